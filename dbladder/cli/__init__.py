@@ -1,0 +1,42 @@
+"""The `dbladder` command: a thin layer over the library.
+
+Each subcommand lives in its own module, parses options, builds a config, calls one library
+function and prints. `main` turns dbladder's own errors into one line and an exit code (1 for a
+runtime error, 2 for a usage error); only a bug shows a traceback.
+"""
+
+from __future__ import annotations
+
+import sys
+
+import click
+
+from ..errors import DbladderError
+from . import engines, seed
+
+
+@click.group(context_settings={"help_option_names": ["-h", "--help"], "max_content_width": 100})
+@click.version_option(package_name="dbladder")
+def cli() -> None:
+    """Which database holds my web app, and where does each one stop?"""
+
+
+cli.add_command(engines.engines)
+cli.add_command(seed.seed)
+
+
+def main() -> None:
+    try:
+        cli.main(standalone_mode=False)
+    except click.exceptions.Abort:
+        click.echo("Aborted.", err=True)
+        sys.exit(130)
+    except click.ClickException as exc:
+        exc.show()
+        sys.exit(exc.exit_code)
+    except DbladderError as exc:
+        click.echo(f"Error: {exc}", err=True)
+        sys.exit(exc.exit_code)
+    except KeyboardInterrupt:
+        click.echo("Interrupted.", err=True)
+        sys.exit(130)

@@ -1,0 +1,49 @@
+"""`dbladder engines`: what decides the outcome, for one database."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+
+import click
+
+from ..engines import opened
+from ..engines.base import EngineInfo
+from .common import db_option, engine_options, pool_option, warn_if_not_durable
+
+
+async def _describe(url: str, pool_size: int) -> EngineInfo:
+    async with opened(url, engine_options(pool_size)) as engine:
+        return await engine.describe()
+
+
+def render(info: EngineInfo) -> str:
+    """The engine settings as aligned `key: value` lines (the service prints them too)."""
+    lines = [
+        ("engine", f"{info.engine} {info.server_version}"),
+        ("driver", f"{info.driver} {info.driver_version}"),
+        ("url", info.url),
+        ("transport", info.transport),
+        ("durable", "yes" if info.durable else f"NO ({info.durability_note})"),
+        *((f"  {k}", v) for k, v in info.durability.items()),
+        ("isolation", info.isolation),
+        ("pool size", str(info.pool_size)),
+        ("prepared", info.prepared_statements),
+        *((k, v) for k, v in info.settings.items()),
+    ]
+    width = max(len(k) for k, _ in lines)
+    return "\n".join(f"{k.ljust(width)}  {v}" for k, v in lines)
+
+
+@click.command()
+@db_option
+@pool_option
+@click.option("--json", "as_json", is_flag=True, help="Print the settings as JSON.")
+def engines(db_url: str, pool_size: int, as_json: bool) -> None:
+    """Show the engine's versions, transport, durability, isolation and pool."""
+    info = asyncio.run(_describe(db_url, pool_size))
+    if as_json:
+        click.echo(json.dumps(info.to_dict(), indent=2))
+    else:
+        click.echo(render(info))
+    warn_if_not_durable(info)

@@ -1,0 +1,43 @@
+"""Engines: one module per database, all behind the interface in `base`.
+
+`create_engine(url)` picks the module from the URL scheme; the modules are imported lazily so
+that a missing optional driver only matters to the engine that needs it.
+"""
+
+from __future__ import annotations
+
+import importlib
+from collections.abc import AsyncIterator
+from contextlib import asynccontextmanager
+
+from ..urls import DatabaseURL, parse_url
+from .base import Engine, EngineInfo, EngineOptions, Session
+
+__all__ = ["ENGINES", "Engine", "EngineInfo", "EngineOptions", "Session", "create_engine", "opened"]
+
+# engine name -> "module:class"
+ENGINES = {
+    "sqlite": "dbladder.engines.sqlite:SQLiteEngine",
+    "postgresql": "dbladder.engines.postgres:PostgresEngine",
+    "mariadb": "dbladder.engines.mariadb:MariaDBEngine",
+}
+
+
+def create_engine(url: str | DatabaseURL, options: EngineOptions | None = None) -> Engine:
+    """An unopened engine for a database URL (see `dbladder.urls` for the forms accepted)."""
+    parsed = parse_url(url) if isinstance(url, str) else url
+    module_name, class_name = ENGINES[parsed.engine].split(":")
+    engine_class = getattr(importlib.import_module(module_name), class_name)
+    engine: Engine = engine_class(parsed, (options or EngineOptions()).checked())
+    return engine
+
+
+@asynccontextmanager
+async def opened(url: str | DatabaseURL, options: EngineOptions | None = None) -> AsyncIterator[Engine]:
+    """An engine, opened for the block and closed after it."""
+    engine = create_engine(url, options)
+    await engine.open()
+    try:
+        yield engine
+    finally:
+        await engine.close()

@@ -1,0 +1,76 @@
+"""Errors a user can act on.
+
+Every condition a user can cause or fix has its own small class with a message that says what
+to do. The CLI turns `UsageError` into exit code 2 and any other `DbladderError` into exit
+code 1, printing only the message: a user mistake never shows a traceback.
+"""
+
+from __future__ import annotations
+
+
+class DbladderError(Exception):
+    """Base for every error dbladder reports to a user (exit code 1)."""
+
+    exit_code = 1
+
+
+class UsageError(DbladderError):
+    """The command line or configuration is wrong (exit code 2)."""
+
+    exit_code = 2
+
+
+class BadURL(UsageError):
+    """A database URL that cannot be parsed or misses a required part."""
+
+
+class UnknownEngine(UsageError):
+    """A URL scheme that names no engine dbladder knows."""
+
+
+class InvalidConfig(UsageError):
+    """One or more configuration fields are invalid; the message lists every problem."""
+
+    def __init__(self, problems: list[str]):
+        self.problems = problems
+        super().__init__("invalid configuration:\n  - " + "\n  - ".join(problems))
+
+
+class ServerUnreachable(DbladderError):
+    """The database server did not accept a connection."""
+
+
+class AuthenticationFailed(DbladderError):
+    """The server refused the user name or password."""
+
+
+class MissingDatabase(DbladderError):
+    """The server has no database of the given name."""
+
+
+class NotWritable(DbladderError):
+    """A SQLite path whose file or folder cannot be created or written."""
+
+
+class NotSeeded(DbladderError):
+    """The database has no shop schema or data; `dbladder seed` creates it."""
+
+
+class PoolTimeout(DbladderError):
+    """No pooled connection became free in time (the service answers 503)."""
+
+
+class OutOfStock(DbladderError):
+    """An order asked for more of a product than is in stock; the transaction was rolled back."""
+
+    def __init__(self, product_id: int):
+        self.product_id = product_id
+        super().__init__(f"not enough stock for product {product_id}")
+
+
+class UnknownProduct(DbladderError):
+    """An order named a product id that does not exist; the transaction was rolled back."""
+
+    def __init__(self, product_id: int):
+        self.product_id = product_id
+        super().__init__(f"no product with id {product_id}")

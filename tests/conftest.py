@@ -1,0 +1,102 @@
+"""Fixtures that give each test its own real database.
+
+SQLite tests get a file in a temporary folder. PostgreSQL and MariaDB tests get a database with a
+unique name on the local server, created before the test and dropped after it. Where a server is
+not running, those tests skip with the reason; under CI (DBLADDER_REQUIRE_SERVERS=1, set by
+.ci/run) a missing server fails them instead, so CI can never pass by skipping.
+
+The servers can be pointed elsewhere with DBLADDER_TEST_POSTGRES_URL and DBLADDER_TEST_MARIADB_URL
+(the database part of the URL is replaced by the unique name).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import os
+import uuid
+from collections.abc import Iterator
+
+import pytest
+
+from dbladder.urls import DatabaseURL, parse_url
+
+POSTGRES_URL = os.environ.get("DBLADDER_TEST_POSTGRES_URL", "postgresql://postgres@127.0.0.1:5432/postgres")
+MARIADB_URL = os.environ.get("DBLADDER_TEST_MARIADB_URL", "mariadb://root@127.0.0.1:3306/test")
+REQUIRE_SERVERS = os.environ.get("DBLADDER_REQUIRE_SERVERS") == "1"
+
+
+def unique_name(prefix: str = "dbladder_test") -> str:
+    return f"{prefix}_{uuid.uuid4().hex[:12]}"
+
+
+def _unavailable(what: str, exc: BaseException) -> None:
+    message = f"{what} is not reachable ({type(exc).__name__}: {exc})"
+    if REQUIRE_SERVERS:
+        pytest.fail(message + "; DBLADDER_REQUIRE_SERVERS=1 makes this a failure", pytrace=False)
+    pytest.skip(message)
+
+
+async def _postgres_admin(url: DatabaseURL, statement: str) -> None:
+    import asyncpg
+
+    connection = await asyncpg.connect(
+        user=url.user, password=url.password, host=url.host, port=url.port, database=url.database, timeout=5
+    )
+    try:
+        await connection.execute(statement)
+    finally:
+        await connection.close()
+
+
+async def _mariadb_admin(url: DatabaseURL, statement: str) -> None:
+    import asyncmy
+
+    connection = await asyncmy.connect(
+        user=url.user or "root", password=url.password or "", host=url.host or "127.0.0.1",
+        port=url.port or 3306, connect_timeout=5,
+    )
+    try:
+        async with connection.cursor() as cursor:
+            await cursor.execute(statement)
+    finally:
+        connection.close()
+
+
+@pytest.fixture
+def sqlite_url(tmp_path) -> str:
+    return f"sqlite:///{tmp_path}/shop.db"
+
+
+@pytest.fixture
+def postgres_url() -> Iterator[str]:
+    admin = parse_url(POSTGRES_URL)
+    name = unique_name()
+    try:
+        asyncio.run(_postgres_admin(admin, f'CREATE DATABASE "{name}"'))
+    except Exception as exc:
+        _unavailable(f"PostgreSQL at {admin.redacted}", exc)
+    try:
+        yield admin.with_database(name).raw
+    finally:
+        asyncio.run(_postgres_admin(admin, f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)'))
+
+
+@pytest.fixture
+def mariadb_url() -> Iterator[str]:
+    admin = parse_url(MARIADB_URL)
+    name = unique_name()
+    try:
+        asyncio.run(_mariadb_admin(admin, f"CREATE DATABASE `{name}`"))
+    except Exception as exc:
+        _unavailable(f"MariaDB at {admin.redacted}", exc)
+    try:
+        yield admin.with_database(name).raw
+    finally:
+        asyncio.run(_mariadb_admin(admin, f"DROP DATABASE IF EXISTS `{name}`"))
+
+
+@pytest.fixture(params=["sqlite", "postgresql", "mariadb"])
+def any_url(request) -> str:
+    """A fresh, empty database on each engine in turn: the engine contract runs against all three."""
+    fixture = {"sqlite": "sqlite_url", "postgresql": "postgres_url", "mariadb": "mariadb_url"}[request.param]
+    return request.getfixturevalue(fixture)

@@ -45,7 +45,9 @@ class SeedReport:
         }
 
 
-def _flatten(table: str, chunks: Iterable[list[Row]], counter: list[int], progress: ProgressCallback | None) -> Iterator[Row]:
+def _flatten(
+    table: str, chunks: Iterable[list[Row]], counter: list[int], progress: ProgressCallback | None
+) -> Iterator[Row]:
     for chunk in chunks:
         yield from chunk
         counter[0] += len(chunk)
@@ -53,7 +55,9 @@ def _flatten(table: str, chunks: Iterable[list[Row]], counter: list[int], progre
             progress(table, len(chunk))
 
 
-async def seed_shop(engine: Engine, config: shop.SeedConfig, progress: ProgressCallback | None = None) -> SeedReport:
+async def seed_shop(
+    engine: Engine, config: shop.SeedConfig, progress: ProgressCallback | None = None
+) -> SeedReport:
     """Replace the shop's tables in `engine` with the data set `config` describes."""
     config = config.checked()
     started = time.perf_counter()

@@ -52,8 +52,11 @@ async def _mariadb_admin(url: DatabaseURL, statement: str) -> None:
     import asyncmy
 
     connection = await asyncmy.connect(
-        user=url.user or "root", password=url.password or "", host=url.host or "127.0.0.1",
-        port=url.port or 3306, connect_timeout=5,
+        user=url.user or "root",
+        password=url.password or "",
+        host=url.host or "127.0.0.1",
+        port=url.port or 3306,
+        connect_timeout=5,
     )
     try:
         async with connection.cursor() as cursor:

@@ -17,7 +17,12 @@ db_option = click.option(
     help="Database URL: sqlite:///file.db, postgresql://user@host:port/db, mariadb://user@host:port/db.",
 )
 pool_option = click.option(
-    "--pool", "pool_size", default=DEFAULT_POOL_SIZE, show_default=True, type=int, help="Connection pool size."
+    "--pool",
+    "pool_size",
+    default=DEFAULT_POOL_SIZE,
+    show_default=True,
+    type=int,
+    help="Connection pool size.",
 )
 
 

@@ -35,15 +35,26 @@ async def _seed(url: str, config: shop.SeedConfig, console: Console) -> SeedRepo
 @click.command()
 @db_option
 @click.option("--products", default=shop.SeedConfig.products, show_default=True, type=int)
-@click.option("--orders", default=shop.SeedConfig.orders, show_default=True, type=int, help="Each with 2 items.")
-@click.option("--seed", "seed_number", default=shop.SeedConfig.seed, show_default=True, type=int,
-              help="Random seed: the same number gives the same rows on every engine.")
+@click.option(
+    "--orders", default=shop.SeedConfig.orders, show_default=True, type=int, help="Each with 2 items."
+)
+@click.option(
+    "--seed",
+    "seed_number",
+    default=shop.SeedConfig.seed,
+    show_default=True,
+    type=int,
+    help="Random seed: the same number gives the same rows on every engine.",
+)
 def seed(db_url: str, products: int, orders: int, seed_number: int) -> None:
     """Replace the shop's tables with a deterministic data set."""
     config = shop.SeedConfig(products=products, orders=orders, seed=seed_number).checked()
     console = Console(stderr=True)
     report = asyncio.run(_seed(db_url, config, console))
     for load in report.tables:
-        click.echo(f"{load.table:<12} {load.rows:>12,} rows {load.seconds:8.2f} s {load.rows_per_second:>12,.0f} rows/s")
+        click.echo(
+            f"{load.table:<12} {load.rows:>12,} rows {load.seconds:8.2f} s "
+            f"{load.rows_per_second:>12,.0f} rows/s"
+        )
     click.echo(f"{'indexes':<12} {'':>12}      {report.finish_seconds:8.2f} s")
     click.echo(f"{'total':<12} {report.rows:>12,} rows {report.total_seconds:8.2f} s")

@@ -202,4 +202,3 @@ class Engine(Protocol):
     def counters(self) -> dict[str, int]:
         """Engine-specific event counts since open (SQLite: busy waits on the file lock)."""
         ...
-

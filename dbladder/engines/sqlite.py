@@ -33,7 +33,12 @@ from .pool import Pool
 JOURNAL_MODES = ("WAL", "DELETE", "TRUNCATE", "PERSIST", "MEMORY", "OFF")
 SYNCHRONOUS = ("OFF", "NORMAL", "FULL", "EXTRA")
 SYNCHRONOUS_BY_NUMBER = dict(enumerate(SYNCHRONOUS))
-DEFAULT_SETTINGS = {"journal_mode": "WAL", "synchronous": "FULL", "busy_timeout": "5000", "cache_size": "-10240"}
+DEFAULT_SETTINGS = {
+    "journal_mode": "WAL",
+    "synchronous": "FULL",
+    "busy_timeout": "5000",
+    "cache_size": "-10240",
+}
 
 # sqlite3.c, sqliteDefaultBusyCallback: the sleep before each retry, then 100 ms from there on.
 BUSY_DELAYS_MS = (1, 2, 5, 10, 15, 20, 25, 25, 25, 50, 50, 100)
@@ -47,13 +52,17 @@ def parse_settings(url: DatabaseURL) -> dict[str, str]:
     problems = []
     unknown = sorted(set(url.params) - set(DEFAULT_SETTINGS))
     if unknown:
-        problems.append(f"unknown SQLite setting(s) {', '.join(unknown)}; known: {', '.join(DEFAULT_SETTINGS)}")
+        problems.append(
+            f"unknown SQLite setting(s) {', '.join(unknown)}; known: {', '.join(DEFAULT_SETTINGS)}"
+        )
     settings = dict(DEFAULT_SETTINGS)
     for key in DEFAULT_SETTINGS:
         if key in url.params:
             settings[key] = url.params[key].strip().upper()
     if settings["journal_mode"] not in JOURNAL_MODES:
-        problems.append(f"journal_mode must be one of {', '.join(JOURNAL_MODES)}, not {settings['journal_mode']!r}")
+        problems.append(
+            f"journal_mode must be one of {', '.join(JOURNAL_MODES)}, not {settings['journal_mode']!r}"
+        )
     sync = settings["synchronous"]
     if sync.isdigit() and int(sync) in SYNCHRONOUS_BY_NUMBER:
         settings["synchronous"] = SYNCHRONOUS_BY_NUMBER[int(sync)]
@@ -148,21 +157,25 @@ class SQLiteEngine:
         folder = Path(self.path).parent
         if not folder.is_dir():
             raise NotWritable(f"cannot create the SQLite file {self.path}: folder {folder} does not exist")
-        if not os.access(folder, os.W_OK) or (os.path.exists(self.path) and not os.access(self.path, os.W_OK)):
+        if not os.access(folder, os.W_OK) or (
+            os.path.exists(self.path) and not os.access(self.path, os.W_OK)
+        ):
             raise NotWritable(f"cannot write the SQLite file {self.path}: permission denied")
         try:
             connection = await self._pool.acquire()
         except apsw.Error as exc:
             raise NotWritable(f"cannot open the SQLite file {self.path}: {exc}") from None
         try:
-            mode = connection.db.execute("PRAGMA journal_mode").fetchall()[0][0].upper()
+            mode = str(connection.db.execute("PRAGMA journal_mode").fetchall()[0][0]).upper()
             connection.db.execute("SELECT count(*) FROM sqlite_master").fetchall()
         except apsw.NotADBError:
             await self._pool.release(connection, broken=True)
             raise NotWritable(f"{self.path} is not a SQLite database") from None
         await self._pool.release(connection)
         if mode != self.settings["journal_mode"]:
-            raise NotWritable(f"SQLite refused journal_mode={self.settings['journal_mode']} on {self.path} (got {mode})")
+            raise NotWritable(
+                f"SQLite refused journal_mode={self.settings['journal_mode']} on {self.path} (got {mode})"
+            )
 
     async def close(self) -> None:
         await self._pool.close()
@@ -200,10 +213,17 @@ class SQLiteEngine:
             }
         values["journal_mode"] = values["journal_mode"].upper()
         values["synchronous"] = SYNCHRONOUS_BY_NUMBER.get(int(values["synchronous"]), values["synchronous"])
-        durable = values["synchronous"] in ("FULL", "EXTRA") and values["journal_mode"] not in ("OFF", "MEMORY")
-        note = "" if durable else (
-            f"journal_mode={values['journal_mode']}, synchronous={values['synchronous']}: a commit can be "
-            "acknowledged before it reaches the disk"
+        durable = values["synchronous"] in ("FULL", "EXTRA") and values["journal_mode"] not in (
+            "OFF",
+            "MEMORY",
+        )
+        note = (
+            ""
+            if durable
+            else (
+                f"journal_mode={values['journal_mode']}, synchronous={values['synchronous']}: "
+                "a commit can be acknowledged before it reaches the disk"
+            )
         )
         return EngineInfo(
             engine=self.name,
@@ -257,7 +277,9 @@ class SQLiteEngine:
 
     async def table_exists(self, name: str) -> bool:
         async with self.read() as session:
-            row = await session.fetch_one("SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = ?", (name,))
+            row = await session.fetch_one(
+                "SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = ?", (name,)
+            )
         return row is not None
 
     def counters(self) -> dict[str, int]:

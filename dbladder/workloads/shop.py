@@ -159,7 +159,10 @@ class SeedConfig:
     def validate(self) -> list[str]:
         problems = []
         if not 2 <= self.products <= 100_000_000:
-            problems.append(f"products must be from 2 to 100,000,000 (an order has 2 distinct products), not {self.products}")
+            problems.append(
+                "products must be from 2 to 100,000,000 (an order has 2 distinct products), "
+                f"not {self.products}"
+            )
         if not 0 <= self.orders <= 1_000_000_000:
             problems.append(f"orders must be from 0 to 1,000,000,000, not {self.orders}")
         if not 0 <= self.seed < 2**63:
@@ -207,7 +210,9 @@ def product_rows(config: SeedConfig) -> Iterator[list[Row]]:
     for start in range(1, config.products + 1, config.chunk_rows):
         ids = np.arange(start, min(start + config.chunk_rows, config.products + 1), dtype=np.int64)
         categories = _below(config.seed, "category", ids, CATEGORIES)
-        names = [f"category {c:02d} product {i}" for i, c in zip(ids.tolist(), categories.tolist(), strict=True)]
+        names = [
+            f"category {c:02d} product {i}" for i, c in zip(ids.tolist(), categories.tolist(), strict=True)
+        ]
         yield list(
             zip(
                 ids.tolist(),
@@ -242,7 +247,15 @@ def order_rows(config: SeedConfig, prices: np.ndarray) -> Iterator[list[Row]]:
         low, high, qty_low, qty_high = _items(config, ids)
         totals = qty_low * prices[low - 1] + qty_high * prices[high - 1]
         customers = 1 + _below(config.seed, "customer", ids, CUSTOMERS)
-        yield list(zip(ids.tolist(), customers.tolist(), totals.tolist(), (FIRST_ORDER_AT + ids).tolist(), strict=True))
+        yield list(
+            zip(
+                ids.tolist(),
+                customers.tolist(),
+                totals.tolist(),
+                (FIRST_ORDER_AT + ids).tolist(),
+                strict=True,
+            )
+        )
 
 
 def item_rows(config: SeedConfig, prices: np.ndarray) -> Iterator[list[Row]]:

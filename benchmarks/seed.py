@@ -97,7 +97,8 @@ def main() -> int:
         if goal and (config.products, config.orders) == (100_000, 1_000_000):
             verdict = f"  goal <= {goal} s: {'met' if report.total_seconds <= goal else 'MISSED'}"
         print(
-            f"{engine:<11} total {report.total_seconds:6.2f} s  {report.rows / report.total_seconds:>10,.0f} rows/s  "
+            f"{engine:<11} total {report.total_seconds:6.2f} s  "
+            f"{report.rows / report.total_seconds:>10,.0f} rows/s  "
             f"(indexes {report.finish_seconds:.2f} s){verdict}"
         )
         print(f"{'':<11} {tables}")

@@ -74,3 +74,23 @@ class UnknownProduct(DbladderError):
     def __init__(self, product_id: int):
         self.product_id = product_id
         super().__init__(f"no product with id {product_id}")
+
+
+class DatabaseTimeout(DbladderError):
+    """The database did not finish in time (e.g. SQLite's write lock stayed busy); the service answers 503."""
+
+
+class InvalidRequest(DbladderError):
+    """A request to the shop service that fails validation; the service answers 400 with this message."""
+
+
+class WriterUnavailable(DbladderError):
+    """The service's single SQLite writer process is not answering (the service answers 503)."""
+
+
+class ServiceFailed(DbladderError):
+    """The shop service did not start, or a process of it died; the message says why (and shows its log)."""
+
+
+class PortInUse(DbladderError):
+    """Something already listens on the address the service was asked to bind."""

@@ -22,7 +22,7 @@ pool_option = click.option(
     default=DEFAULT_POOL_SIZE,
     show_default=True,
     type=int,
-    help="Connection pool size.",
+    help="Connection pool size (for the service: in all, shared among its workers).",
 )
 
 

@@ -1,0 +1,59 @@
+"""`dbladder serve`: run the shop web service in front of one database."""
+
+from __future__ import annotations
+
+import click
+
+from ..service import ServiceConfig, ServiceStarted
+from ..service import serve as run_service
+from ..service.config import DEFAULT_HOST, DEFAULT_PORT
+from .common import db_option, pool_option, warn_if_not_durable
+from .engines import render
+
+
+def _announce(started: ServiceStarted) -> None:
+    click.echo(started.summary())
+    click.echo(render(started.engine))
+    warn_if_not_durable(started.engine)
+    for warning in started.warnings:
+        click.secho(f"WARNING: {warning}", fg="yellow", err=True)
+
+
+@click.command()
+@db_option
+@click.option(
+    "--host", default=DEFAULT_HOST, show_default=True, help="Address to bind (loopback unless told)."
+)
+@click.option(
+    "--port", default=DEFAULT_PORT, show_default=True, type=int, help="Port to bind; 0 picks a free one."
+)
+@click.option("--workers", default=1, show_default=True, type=int, help="Worker processes.")
+@pool_option
+@click.option(
+    "--pool-timeout",
+    default=5.0,
+    show_default=True,
+    type=float,
+    help="Seconds a request waits for a connection before it is answered 503.",
+)
+@click.option(
+    "--sqlite-writers",
+    default=0,
+    show_default=True,
+    type=click.IntRange(0, 1),
+    help="SQLite only: 1 sends every write of every worker through one connection in one writer process.",
+)
+def serve(
+    db_url: str, host: str, port: int, workers: int, pool_size: int, pool_timeout: float, sqlite_writers: int
+) -> None:
+    """Serve the shop's JSON API until Ctrl-C or SIGTERM (in-flight requests finish first)."""
+    config = ServiceConfig(
+        db_url=db_url,
+        host=host,
+        port=port,
+        workers=workers,
+        pool_size=pool_size,
+        pool_timeout=pool_timeout,
+        sqlite_writers=sqlite_writers,
+    ).checked()
+    run_service(config, on_started=_announce)

@@ -1,0 +1,27 @@
+"""The shop web service: one app in front of SQLite, PostgreSQL or MariaDB.
+
+    from dbladder.service import ServiceConfig, running_service
+
+    with running_service(ServiceConfig("sqlite:///shop.db", port=0, workers=2)) as service:
+        service.request("GET", "/products/1")
+
+Modules: `config` (ServiceConfig), `validation` (what clients may send), `responses` (router and
+JSON answers), `app` (the RSGI app and handlers), `writer` (the single SQLite writer), `stats`
+(counters shared by the processes), `server` (serve, running_service), `consistency` (the
+two-instance check).
+"""
+
+from __future__ import annotations
+
+from .config import ServiceConfig
+from .server import Response, RunningService, ServiceStarted, check_database, running_service, serve
+
+__all__ = [
+    "Response",
+    "RunningService",
+    "ServiceConfig",
+    "ServiceStarted",
+    "check_database",
+    "running_service",
+    "serve",
+]

@@ -1,0 +1,368 @@
+"""Starting and stopping the service: `serve` runs it in this process, `running_service` in a child.
+
+`serve(config)` checks the database, creates the files the processes share, starts the single
+SQLite writer when asked, and runs granian's multi-process server until SIGINT or SIGTERM: then
+granian stops accepting, lets in-flight requests finish, and each worker closes its pool in
+`__rsgi_del__`; the writer is stopped last, because draining workers may still need it.
+
+`running_service(config)` is the same from Python (the load ladder, tests, the instance check):
+it starts `python -m dbladder.service` in its own session, waits until every worker answers,
+yields a handle, and on exit stops it and ends anything of its session still alive, by PID.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import http.client
+import json
+import logging
+import math
+import multiprocessing
+import os
+import signal
+import socket
+import subprocess
+import sys
+import tempfile
+import time
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass
+from multiprocessing.process import BaseProcess
+from pathlib import Path
+from typing import Any
+
+from granian.constants import Interfaces
+from granian.log import LOGGING_CONFIG, LogLevels
+from granian.server import MPServer
+
+from ..engines import opened
+from ..engines.base import EngineInfo
+from ..errors import NotSeeded, PortInUse, ServiceFailed
+from ..workloads import shop
+from . import stats
+from .app import app_loader
+from .config import CONFIG_ENV, RuntimePaths, ServiceConfig
+from .writer import run_writer_process
+
+log = logging.getLogger(__name__)
+
+WRITER_START_SECONDS = 30.0
+
+
+@dataclass(frozen=True)
+class ServiceStarted:
+    """What a starting service tells its caller once it listens."""
+
+    url: str
+    config: ServiceConfig
+    engine: EngineInfo
+    warnings: tuple[str, ...] = ()
+
+    def summary(self) -> str:
+        """One line: where it listens and how it runs."""
+        writers = ", one SQLite writer process" if self.config.sqlite_writers == 1 else ""
+        return (
+            f"listening on {self.url} ({self.config.workers} worker(s), pool {self.config.pool_size} "
+            f"in all, {self.config.pool_per_worker} per worker{writers})"
+        )
+
+
+async def check_database(config: ServiceConfig) -> EngineInfo:
+    """The engine's settings, after checking that the database is reachable and holds the shop."""
+    async with opened(config.db_url, config.engine_options) as engine:
+        for table in shop.SCHEMA.tables:
+            if not await engine.table_exists(table.name):
+                raise NotSeeded(
+                    f"{engine.url.redacted} has no {table.name} table; create the shop with "
+                    f"`dbladder seed --db {engine.url.redacted}`"
+                )
+        return await engine.describe()
+
+
+def connection_warnings(config: ServiceConfig, info: EngineInfo) -> tuple[str, ...]:
+    """A warning when the pools together may open more connections than the server allows."""
+    limit = info.settings.get("max_connections", "")
+    wanted = config.workers * config.pool_per_worker
+    if limit.isdigit() and wanted > int(limit):
+        return (
+            f"a pool of {wanted} connections, but the server allows max_connections={limit}: "
+            "a request that cannot get a connection is answered 503",
+        )
+    return ()
+
+
+def check_port_free(config: ServiceConfig) -> None:
+    """PortInUse when something listens on the address already.
+
+    granian binds with SO_REUSEPORT, so without this check a second service on the same port
+    would start quietly and take half of the first one's connections.
+    """
+    family = socket.AF_INET6 if ":" in config.host else socket.AF_INET
+    with socket.socket(family, socket.SOCK_STREAM) as probe:
+        # SO_REUSEADDR tolerates connections in TIME_WAIT, never another listener.
+        probe.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+        try:
+            probe.bind((config.host, config.port))
+        except OSError as exc:
+            raise PortInUse(
+                f"cannot listen on {config.base_url}: {exc.strerror}; "
+                "choose another --port (0 picks a free one)"
+            ) from None
+
+
+def with_free_port(config: ServiceConfig) -> ServiceConfig:
+    """The configuration with port 0 replaced by a port that is free now."""
+    if config.port != 0:
+        return config
+    family = socket.AF_INET6 if ":" in config.host else socket.AF_INET
+    with socket.socket(family, socket.SOCK_STREAM) as probe:
+        probe.bind((config.host, 0))
+        port = probe.getsockname()[1]
+    return config.replace(port=port)
+
+
+def serve(config: ServiceConfig, on_started: Callable[[ServiceStarted], None] | None = None) -> None:
+    """Run the service in this process until SIGINT or SIGTERM; `on_started` once it listens."""
+    config = with_free_port(config.checked())
+    check_port_free(config)
+    info = asyncio.run(check_database(config))
+    with tempfile.TemporaryDirectory(prefix="dbladder-service-") as folder:
+        paths = RuntimePaths(
+            stats=Path(folder) / "stats",
+            writer_socket=Path(folder) / "writer.sock" if config.sqlite_writers == 1 else None,
+        )
+        stats.create(paths.stats, slots=config.workers + 1)
+        writer = _start_writer(config, paths) if paths.writer_socket is not None else None
+        try:
+            server = granian_server(config)
+            if on_started is not None:
+                started = ServiceStarted(config.base_url, config, info, connection_warnings(config, info))
+                server.on_startup(lambda: on_started(started))
+            try:
+                # granian types the loaded app as a callable; an object with __rsgi__ is accepted too.
+                server.serve(target_loader=app_loader(config, paths), wrap_loader=False)  # type: ignore[arg-type]
+            except SystemExit as exc:
+                if exc.code:
+                    raise ServiceFailed(
+                        "a worker process exited unexpectedly; its error is in the log above"
+                    ) from None
+        finally:
+            if writer is not None:
+                _stop_writer(writer, config.shutdown_timeout)
+
+
+def granian_server(config: ServiceConfig) -> MPServer:
+    """granian configured as the service runs it (benchmarks serve a bare app with the same settings)."""
+    logging_config: dict[str, Any] = json.loads(json.dumps(LOGGING_CONFIG))
+    # The app's own errors (a 500 logs its traceback) go where granian's go.
+    logging_config["loggers"]["dbladder"] = {"handlers": ["console"], "level": "WARNING", "propagate": False}
+    # MPServer: worker processes (the default on a GIL build too), each with its own engine.
+    return MPServer(
+        "dbladder.service",
+        address=config.host,
+        port=config.port,
+        interface=Interfaces.RSGI,
+        workers=config.workers,
+        backpressure=config.max_in_flight,
+        websockets=False,
+        log_level=LogLevels.warning,
+        log_dictconfig=logging_config,
+        workers_kill_timeout=math.ceil(config.shutdown_timeout),
+    )
+
+
+def _start_writer(config: ServiceConfig, paths: RuntimePaths) -> BaseProcess:
+    # spawn, not fork: the writer starts from a clean interpreter, whatever this process holds.
+    context = multiprocessing.get_context("spawn")
+    receive, send = context.Pipe(duplex=False)
+    process = context.Process(
+        target=run_writer_process,
+        args=(config, paths.writer_socket, paths.stats, send),
+        name="dbladder-sqlite-writer",
+    )
+    process.start()
+    send.close()
+    try:
+        if not receive.poll(WRITER_START_SECONDS):
+            raise ServiceFailed(f"the SQLite writer did not start within {WRITER_START_SECONDS:g} s")
+        problem = receive.recv()
+    except EOFError:
+        problem = f"the SQLite writer exited during start (exit code {process.exitcode})"
+    except BaseException:
+        _stop_writer(process, 1.0)
+        raise
+    finally:
+        receive.close()
+    if problem:
+        _stop_writer(process, 1.0)
+        raise ServiceFailed(problem)
+    return process
+
+
+def _stop_writer(process: BaseProcess, timeout: float) -> None:
+    if process.is_alive():
+        process.terminate()
+        process.join(timeout)
+        if process.is_alive():
+            process.kill()
+    process.join()
+
+
+# ---------------------------------------------------------------------------------------------
+# The service as a child process, for Python callers
+
+
+@dataclass(frozen=True)
+class Response:
+    status: int
+    body: Any  # decoded JSON, or the text when the body is not JSON
+
+
+@dataclass
+class RunningService:
+    """A service started by `running_service`: where it listens, how to reach it, how to stop it."""
+
+    config: ServiceConfig
+    process: subprocess.Popen[bytes]
+    log_path: Path
+
+    @property
+    def url(self) -> str:
+        return self.config.base_url
+
+    @property
+    def pid(self) -> int:
+        """The service's main process (granian's); workers and the writer are its children."""
+        return self.process.pid
+
+    def begin_stop(self) -> None:
+        """SIGTERM, as a process manager would send: stop accepting, finish in-flight requests, exit."""
+        if self.process.poll() is None:
+            self.process.send_signal(signal.SIGTERM)
+
+    def stop(self, timeout: float | None = None) -> int:
+        """Stop the service and every process of it; its exit code (negative: killed by that signal)."""
+        stop_process_tree(self.process, self.config.shutdown_timeout + 5.0 if timeout is None else timeout)
+        return self.process.returncode
+
+    def request(self, method: str, path: str, body: Any = None, timeout: float = 10.0) -> Response:
+        """One HTTP request on a new connection; `body` is sent as JSON (bytes as they are)."""
+        return http_request(self.config.host, self.config.port, method, path, body, timeout)
+
+    def stats(self) -> dict[str, Any]:
+        """`GET /stats`: the counters of every process of the service."""
+        response = self.request("GET", "/stats")
+        if response.status != 200:
+            raise ServiceFailed(f"GET /stats answered {response.status}: {response.body}")
+        result: dict[str, Any] = response.body
+        return result
+
+    def log(self) -> str:
+        """Everything the service printed so far."""
+        return self.log_path.read_text(errors="replace")
+
+
+def http_request(
+    host: str, port: int, method: str, path: str, body: Any = None, timeout: float = 10.0
+) -> Response:
+    """One JSON request with the standard library; the status and the decoded body."""
+    payload = body if isinstance(body, bytes) or body is None else json.dumps(body).encode()
+    connection = http.client.HTTPConnection(host, port, timeout=timeout)
+    try:
+        connection.request(method, path, body=payload, headers={"content-type": "application/json"})
+        answer = connection.getresponse()
+        raw = answer.read()
+    finally:
+        connection.close()
+    try:
+        decoded = json.loads(raw) if raw else None
+    except ValueError:
+        decoded = raw.decode(errors="replace")
+    return Response(answer.status, decoded)
+
+
+@contextlib.contextmanager
+def running_service(config: ServiceConfig, *, startup_timeout: float = 60.0) -> Iterator[RunningService]:
+    """The service running in a child process for the block; port 0 picks a free port.
+
+    Returns once every worker answers `/stats`; raises ServiceFailed (with the end of the log) if
+    it does not within `startup_timeout` seconds. On exit it stops the service with SIGTERM, waits
+    for in-flight requests, and ends any process of the service still alive, so none is left.
+    """
+    config = with_free_port(config.checked())
+    with tempfile.TemporaryDirectory(prefix="dbladder-run-") as folder:
+        log_path = Path(folder) / "service.log"
+        with open(log_path, "wb") as log_file:
+            process = subprocess.Popen(
+                [sys.executable, "-m", "dbladder.service"],
+                env={**os.environ, CONFIG_ENV: config.to_json()},
+                stdin=subprocess.DEVNULL,
+                stdout=log_file,
+                stderr=subprocess.STDOUT,
+                start_new_session=True,  # its own process group: nothing of it can outlive the block
+            )
+        service = RunningService(config, process, log_path)
+        try:
+            _wait_until_ready(service, time.monotonic() + startup_timeout)
+            yield service
+        finally:
+            service.stop()
+
+
+def _wait_until_ready(service: RunningService, deadline: float) -> None:
+    while True:
+        if service.process.poll() is not None:
+            raise ServiceFailed(
+                f"the service exited with code {service.process.returncode}:\n{_tail(service.log())}"
+            )
+        try:
+            response = service.request("GET", "/stats", timeout=1.0)
+            if response.status == 200 and response.body["ready_workers"] >= service.config.workers:
+                return
+        except (OSError, http.client.HTTPException):
+            pass  # not listening yet
+        if time.monotonic() > deadline:
+            raise ServiceFailed(
+                f"the service did not answer on {service.url} in time:\n{_tail(service.log())}"
+            )
+        time.sleep(0.05)
+
+
+def _tail(text: str, lines: int = 30) -> str:
+    return "\n".join(text.rstrip().splitlines()[-lines:])
+
+
+def stop_process_tree(process: subprocess.Popen[bytes], timeout: float) -> None:
+    """SIGTERM a process started in its own session, then SIGKILL whatever of that session remains."""
+    if process.poll() is None:
+        process.send_signal(signal.SIGTERM)
+        try:
+            process.wait(timeout)
+        except subprocess.TimeoutExpired:
+            process.kill()
+            process.wait()
+    deadline = time.monotonic() + 5.0
+    while leftovers := session_members(process.pid):
+        for pid in leftovers:
+            with contextlib.suppress(ProcessLookupError):
+                os.kill(pid, signal.SIGKILL)
+        if time.monotonic() > deadline:
+            break
+        time.sleep(0.02)
+
+
+def session_members(session_id: int) -> list[int]:
+    """Ids of live processes in a session (from /proc; empty where there is none)."""
+    members = []
+    for entry in Path("/proc").iterdir():
+        if not entry.name.isdigit():
+            continue
+        try:
+            fields = (entry / "stat").read_text().rsplit(")", 1)[1].split()
+        except (OSError, IndexError):
+            continue
+        # After the command name: state, ppid, pgrp, session. Zombies are already dead.
+        if fields[3] == str(session_id) and fields[0] != "Z":
+            members.append(int(entry.name))
+    return members

@@ -1,0 +1,261 @@
+"""One SQLite writer for every worker process (`--sqlite-writers 1`, seed 000).
+
+SQLite lets one connection write at a time; when every worker writes through its own pool, the
+losers sleep on the file lock (the busy handler) and their whole event loop sleeps with them.
+With one writer, every write of every worker goes through exactly one connection, owned by one
+writer process; workers forward `create_order` to it over a Unix socket, so writes queue inside
+the service instead of sleeping on the lock.
+
+The protocol is a 4-byte big-endian length and a msgpack body, both ways. Requests carry an id
+(replies can come in any order) and a deadline on the shared monotonic clock: a write that has
+not started by then is refused with TIMED_OUT, the same promise as the pool timeout, so a 503 never
+hides an order that was created after all.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import dataclasses
+import itertools
+import logging
+import signal
+import struct
+import time
+from collections.abc import Sequence
+from multiprocessing.connection import Connection
+from pathlib import Path
+
+import msgspec
+
+from ..engines import create_engine
+from ..engines.base import Engine
+from ..errors import (
+    DatabaseTimeout,
+    DbladderError,
+    OutOfStock,
+    PoolTimeout,
+    UnknownProduct,
+    WriterUnavailable,
+)
+from ..workloads import shop
+from . import stats
+from .config import ServiceConfig
+
+log = logging.getLogger(__name__)
+
+FRAME = struct.Struct(">I")
+MAX_FRAME_BYTES = 64 * 1024  # an order has at most MAX_ITEMS_PER_ORDER items: far below this
+# How long past its deadline a worker waits for a reply before it gives the writer up: the write
+# may have started just before the deadline and still needs its commit.
+REPLY_GRACE_SECONDS = 10.0
+
+OK, OUT_OF_STOCK, UNKNOWN_PRODUCT, TIMED_OUT, FAILED = range(5)
+
+
+class WriteRequest(msgspec.Struct, array_like=True, frozen=True):
+    request_id: int
+    deadline: float  # time.monotonic() by which the write must have started
+    customer_id: int
+    items: list[tuple[int, int]]
+
+
+class WriteReply(msgspec.Struct, array_like=True, frozen=True):
+    request_id: int
+    outcome: int
+    order_id: int = 0
+    total_cents: int = 0
+    product_id: int = 0
+    message: str = ""
+
+
+_encoder = msgspec.msgpack.Encoder()
+_request_decoder = msgspec.msgpack.Decoder(WriteRequest)
+_reply_decoder = msgspec.msgpack.Decoder(WriteReply)
+
+
+def _frame(message: msgspec.Struct) -> bytes:
+    body = _encoder.encode(message)
+    return FRAME.pack(len(body)) + body
+
+
+async def _read_frame(reader: asyncio.StreamReader) -> bytes:
+    (size,) = FRAME.unpack(await reader.readexactly(FRAME.size))
+    if size > MAX_FRAME_BYTES:
+        raise ConnectionError(f"a frame of {size} bytes is over the {MAX_FRAME_BYTES}-byte bound")
+    return await reader.readexactly(size)
+
+
+# ---------------------------------------------------------------------------------------------
+# The writer process
+
+
+class _Writer:
+    def __init__(self, engine: Engine, slot: stats.Slot):
+        self._engine = engine
+        self._slot = slot
+        self._tasks: set[asyncio.Task[None]] = set()
+
+    async def serve_connection(self, reader: asyncio.StreamReader, out: asyncio.StreamWriter) -> None:
+        try:
+            while True:
+                request = _request_decoder.decode(await _read_frame(reader))
+                task = asyncio.create_task(self._write(request, out))
+                self._tasks.add(task)
+                task.add_done_callback(self._tasks.discard)
+        except (asyncio.IncompleteReadError, ConnectionError, msgspec.DecodeError):
+            pass  # the worker went away (or spoke nonsense): its pending writes still finish
+        finally:
+            out.close()
+
+    async def _write(self, request: WriteRequest, out: asyncio.StreamWriter) -> None:
+        reply = await self._outcome(request)
+        self._slot.values["busy_waits"] = self._engine.counters().get("busy_waits", 0)
+        self._slot.flush()
+        if not out.is_closing():
+            out.write(_frame(reply))
+
+    async def _outcome(self, request: WriteRequest) -> WriteReply:
+        rid = request.request_id
+        if time.monotonic() > request.deadline:
+            return WriteReply(
+                rid, TIMED_OUT, message="the write waited too long for the single SQLite writer"
+            )
+        try:
+            order_id, total = await shop.create_order(self._engine, request.customer_id, request.items)
+        except OutOfStock as exc:
+            return WriteReply(rid, OUT_OF_STOCK, product_id=exc.product_id)
+        except UnknownProduct as exc:
+            return WriteReply(rid, UNKNOWN_PRODUCT, product_id=exc.product_id)
+        except (PoolTimeout, DatabaseTimeout) as exc:
+            return WriteReply(rid, TIMED_OUT, message=str(exc))
+        except Exception as exc:
+            log.exception("the SQLite writer failed to create an order")
+            return WriteReply(rid, FAILED, message=f"{type(exc).__name__}: {exc}")
+        self._slot.add("orders_created")
+        return WriteReply(rid, OK, order_id=order_id, total_cents=total)
+
+    async def drain(self, timeout: float) -> None:
+        """Let the writes already received finish."""
+        if self._tasks:
+            await asyncio.wait(set(self._tasks), timeout=timeout)
+
+
+async def _serve(config: ServiceConfig, socket_path: Path, stats_path: Path, ready: Connection) -> None:
+    # Exactly one connection: a pool of one, whatever the service's pool size.
+    engine = create_engine(config.db_url, dataclasses.replace(config.engine_options, pool_size=1))
+    try:
+        await engine.open()
+    except DbladderError as exc:
+        ready.send(f"the SQLite writer cannot open the database: {exc}")
+        return
+    slot = stats.Slot(stats_path, "writer")
+    writer = _Writer(engine, slot)
+    stop = asyncio.Event()
+    loop = asyncio.get_running_loop()
+    loop.add_signal_handler(signal.SIGTERM, stop.set)
+    server = await asyncio.start_unix_server(writer.serve_connection, path=str(socket_path))
+    ready.send("")
+    try:
+        await stop.wait()
+    finally:
+        server.close()
+        await writer.drain(config.shutdown_timeout)
+        await engine.close()
+        slot.close()
+
+
+def run_writer_process(config: ServiceConfig, socket_path: Path, stats_path: Path, ready: Connection) -> None:
+    """The writer process's body: serve writes on `socket_path` until SIGTERM.
+
+    It sends one message on `ready`: "" once it accepts writes, or why it could not start.
+    SIGINT is ignored: on Ctrl-C the parent first lets the workers finish their requests, which
+    may still need the writer, and then stops it with SIGTERM.
+    """
+    signal.signal(signal.SIGINT, signal.SIG_IGN)
+    asyncio.run(_serve(config, socket_path, stats_path, ready))
+
+
+# ---------------------------------------------------------------------------------------------
+# The worker side
+
+
+class WriterClient:
+    """A worker's connection to the writer process; many requests in flight on one socket."""
+
+    def __init__(self, socket_path: Path, timeout: float):
+        self._path = str(socket_path)
+        self._timeout = timeout
+        self._ids = itertools.count(1)
+        self._pending: dict[int, asyncio.Future[WriteReply]] = {}
+        self._out: asyncio.StreamWriter | None = None
+        self._reader_task: asyncio.Task[None] | None = None
+        self._connecting = asyncio.Lock()
+
+    async def _connection(self) -> asyncio.StreamWriter:
+        if self._out is not None and not self._out.is_closing():
+            return self._out
+        async with self._connecting:
+            if self._out is None or self._out.is_closing():
+                try:
+                    reader, self._out = await asyncio.open_unix_connection(self._path)
+                except OSError as exc:
+                    raise WriterUnavailable(
+                        f"cannot reach the SQLite writer at {self._path}: {exc}"
+                    ) from None
+                self._reader_task = asyncio.create_task(self._read_replies(reader))
+            return self._out
+
+    async def _read_replies(self, reader: asyncio.StreamReader) -> None:
+        try:
+            while True:
+                reply = _reply_decoder.decode(await _read_frame(reader))
+                future = self._pending.get(reply.request_id)
+                if future is not None and not future.done():
+                    future.set_result(reply)
+        except (asyncio.IncompleteReadError, ConnectionError, msgspec.DecodeError):
+            pass
+        finally:
+            if self._out is not None:
+                self._out.close()
+            for future in self._pending.values():
+                if not future.done():
+                    future.set_exception(WriterUnavailable("the SQLite writer closed the connection"))
+
+    async def create_order(self, customer_id: int, items: Sequence[tuple[int, int]]) -> tuple[int, int]:
+        """What `shop.create_order` returns or raises, done by the writer process."""
+        out = await self._connection()
+        request_id = next(self._ids)
+        future: asyncio.Future[WriteReply] = asyncio.get_running_loop().create_future()
+        self._pending[request_id] = future
+        try:
+            out.write(
+                _frame(WriteRequest(request_id, time.monotonic() + self._timeout, customer_id, list(items)))
+            )
+            try:
+                async with asyncio.timeout(self._timeout + REPLY_GRACE_SECONDS):
+                    reply = await future
+            except TimeoutError:
+                raise WriterUnavailable(
+                    f"the SQLite writer did not answer within {self._timeout + REPLY_GRACE_SECONDS:g} s"
+                ) from None
+        finally:
+            del self._pending[request_id]
+        if reply.outcome == OK:
+            return reply.order_id, reply.total_cents
+        if reply.outcome == OUT_OF_STOCK:
+            raise OutOfStock(reply.product_id)
+        if reply.outcome == UNKNOWN_PRODUCT:
+            raise UnknownProduct(reply.product_id)
+        if reply.outcome == TIMED_OUT:
+            raise PoolTimeout(f"{reply.message} (waited more than {self._timeout:g} s)")
+        # FAILED: an unexpected error in the writer, a bug; the app answers 500 as for its own.
+        raise RuntimeError(f"the SQLite writer failed: {reply.message}")
+
+    async def close(self) -> None:
+        if self._reader_task is not None:
+            self._reader_task.cancel()
+            with contextlib.suppress(asyncio.CancelledError):
+                await self._reader_task
+        if self._out is not None:
+            self._out.close()

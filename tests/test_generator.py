@@ -14,14 +14,14 @@ from dbladder.load.generator import (
     HISTOGRAMS,
     OUTCOMES,
     Generator,
+    HttpTarget,
     LiveView,
-    ProcessSpec,
     fell_behind,
     merge_snapshots,
-    run_processes,
 )
 from dbladder.load.histogram import Histogram
 from dbladder.load.mix import Mix, operations
+from dbladder.load.processes import ProcessSpec, run_processes
 from dbladder.load.schedule import Clock, FakeClock, Ladder, MonotonicClock
 
 
@@ -40,8 +40,8 @@ async def run_ladder(
     parts: int = 1,
 ) -> dict[str, Any]:
     generator = Generator(
-        ladder, clock or MonotonicClock(), operations(Mix(write_share=0.2), stream=part), HOST, port,
-        in_flight, timeout, part, parts,
+        ladder, clock or MonotonicClock(), operations(Mix(write_share=0.2), stream=part),
+        HttpTarget(HOST, port, in_flight, timeout), part, parts,
     )  # fmt: skip
     await generator.run()
     return generator.recorder.snapshot()
@@ -122,7 +122,10 @@ def test_cancelling_mid_run_keeps_the_finished_levels() -> None:
     async def main() -> tuple[dict[str, Any], LiveView | None]:
         async with ScriptedServer() as server:
             generator = Generator(
-                Ladder(40, 40, 3, 0.5), MonotonicClock(), operations(Mix()), HOST, server.port, 50, 2.0
+                Ladder(40, 40, 3, 0.5),
+                MonotonicClock(),
+                operations(Mix()),
+                HttpTarget(HOST, server.port, 50, 2.0),
             )
             task = asyncio.create_task(generator.run())
             await asyncio.sleep(0.75)

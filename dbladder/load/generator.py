@@ -10,27 +10,21 @@ the send, its schedule lag (send - due), and its outcome. Requests due in a leve
 kept apart and left out of that level's figures. The generator also notes the CPU time it used
 per level, so a reporter can flag a level where the generator rather than the service fell behind
 (`fell_behind`). A `Recorder` snapshot is plain data (dicts, lists, histogram to_dict()), so
-several processes' snapshots merge in the parent (`merge_snapshots`, `run_processes`).
+several processes' snapshots merge in the parent (`merge_levels`; `processes.py` runs them).
 """
 
 from __future__ import annotations
 
 import asyncio
-import contextlib
-import gc
-import multiprocessing
-import queue
 import time
 from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass
-from typing import Any
-
-import uvloop
+from typing import Any, Protocol
 
 from .histogram import Histogram
-from .http import CONNECT, PROTOCOL, TIMEOUT, ConnectionPool, RequestRenderer
-from .mix import Mix, Operation, operations
-from .schedule import Clock, Ladder, Level, MonotonicClock, ladder_due_times
+from .http import CONNECT, PROTOCOL, TIMEOUT, ConnectionPool, RequestRenderer, ResultCallback
+from .mix import Operation
+from .schedule import Clock, Ladder, Level, ladder_due_times
 
 DROPPED = "dropped"
 OUTCOMES = ("2xx", "3xx", "4xx", "5xx", TIMEOUT, CONNECT, PROTOCOL, DROPPED)
@@ -42,6 +36,44 @@ LATE_BURST = 32
 """Requests sent back to back while behind schedule before the driver lets the event loop run."""
 HISTOGRAMS = ("latency_from_due", "latency_from_send", "schedule_lag")
 """The histograms of a level snapshot, each a Histogram.to_dict() of microseconds."""
+
+
+class Target(Protocol):
+    """Where requests go: over HTTP to the service, or straight to an engine (direct mode).
+
+    `render` turns an operation into whatever `send` takes; `send` starts it and returns False at
+    the in-flight limit (the request is then dropped), else calls `callback(token, result, body)`
+    exactly once later, `result` being an HTTP status or a failure cause (`TIMEOUT`, `CONNECT`,
+    `PROTOCOL`). Every request settles within `timeout` plus `sweep_interval` seconds.
+    """
+
+    timeout: float
+    sweep_interval: float
+
+    @property
+    def in_flight(self) -> int: ...
+
+    def render(self, op: Operation) -> Any: ...
+
+    def send(self, payload: Any, callback: ResultCallback, token: Any = None) -> bool: ...
+
+    def close(self) -> None: ...
+
+
+class HttpTarget:
+    """The shop service over HTTP/1.1 keep-alive connections, one request in flight on each."""
+
+    def __init__(self, host: str, port: int, in_flight: int, timeout: float):
+        self._pool = ConnectionPool(host, port, in_flight, timeout)
+        self.render = RequestRenderer(f"{host}:{port}")
+        self.send = self._pool.send
+        self.close = self._pool.close
+        self.timeout = self._pool.timeout
+        self.sweep_interval = self._pool.sweep_interval
+
+    @property
+    def in_flight(self) -> int:
+        return self._pool.in_flight
 
 
 class LevelRecord:
@@ -119,47 +151,47 @@ class Recorder:
         self.late_start = 0.0
         """Seconds after the run start at which this process began its schedule (0 if it was ready)."""
 
-    def snapshot(self) -> dict[str, Any]:
-        """The figures so far as dicts, lists and numbers (JSON-ready; `merge_snapshots` combines them).
+    def level_snapshot(self, index: int) -> dict[str, Any]:
+        """One level's figures so far as dicts, lists and numbers (JSON-ready; `merge_levels` combines them).
 
         A level's "state" is "pending" (not reached), "running", "finished" (every request due in
         it has its outcome) or "interrupted" (the run stopped first; "abandoned" counts the
         requests still in flight then, which have no outcome).
         """
-        levels = []
-        for record, warmup in zip(self.levels, self.warmups, strict=True):
-            level = record.level
-            if not record.started:
-                state = "pending"
-            elif record.scheduled and record.in_flight == 0:
-                state = "finished"
-            else:
-                state = "interrupted" if self.interrupted else "running"
-            levels.append(
-                {
-                    "index": level.index,
-                    "rate": level.rate,
-                    "start": level.start,
-                    "hold": level.hold,
-                    "warmup": level.warmup,
-                    "state": state,
-                    "outcomes": dict(record.outcomes),
-                    "abandoned": record.in_flight,
-                    "warmup_requests": warmup.lag.count + warmup.outcomes[DROPPED],
-                    "latency_from_due": record.from_due.to_dict(),
-                    "latency_from_send": record.from_send.to_dict(),
-                    "schedule_lag": record.lag.to_dict(),
-                    "cpu_seconds": record.cpu_seconds,
-                    "wall_seconds": record.wall_seconds,
-                    "cpu_share": record.cpu_seconds / record.wall_seconds if record.wall_seconds else 0.0,
-                }
-            )
+        record, warmup = self.levels[index], self.warmups[index]
+        level = record.level
+        if not record.started:
+            state = "pending"
+        elif record.scheduled and record.in_flight == 0:
+            state = "finished"
+        else:
+            state = "interrupted" if self.interrupted else "running"
+        return {
+            "index": level.index,
+            "rate": level.rate,
+            "start": level.start,
+            "hold": level.hold,
+            "warmup": level.warmup,
+            "state": state,
+            "outcomes": dict(record.outcomes),
+            "abandoned": record.in_flight,
+            "warmup_requests": warmup.lag.count + warmup.outcomes[DROPPED],
+            "latency_from_due": record.from_due.to_dict(),
+            "latency_from_send": record.from_send.to_dict(),
+            "schedule_lag": record.lag.to_dict(),
+            "cpu_seconds": record.cpu_seconds,
+            "wall_seconds": record.wall_seconds,
+            "cpu_share": record.cpu_seconds / record.wall_seconds if record.wall_seconds else 0.0,
+        }
+
+    def snapshot(self) -> dict[str, Any]:
+        """Every level's figures so far (`level_snapshot`), and the process's own state."""
         return {
             "parts": self.parts,
             "processes": 1,
             "interrupted": self.interrupted,
             "late_start": self.late_start,
-            "levels": levels,
+            "levels": [self.level_snapshot(index) for index in range(len(self.levels))],
         }
 
 
@@ -176,10 +208,7 @@ class Generator:
         ladder: Ladder,
         clock: Clock,
         operations: Iterator[Operation],
-        host: str,
-        port: int,
-        in_flight: int,
-        timeout: float,
+        target: Target,
         part: int = 0,
         parts: int = 1,
     ):
@@ -187,8 +216,7 @@ class Generator:
         self._clock = clock
         self._now = clock.now
         self._operations = operations
-        self._render = RequestRenderer(f"{host}:{port}")
-        self._pool = ConnectionPool(host, port, in_flight, timeout)
+        self._target = target
         self._part = part
         self._parts = parts
         self.recorder = Recorder(ladder.levels(), part, parts)
@@ -210,8 +238,8 @@ class Generator:
         # Locals, not attributes, inside the loop: this runs once per request.
         now = self._clock.now
         sleep_until = self._clock.sleep_until
-        send = self._pool.send
-        render = self._render
+        send = self._target.send
+        render = self._target.render
         on_result = self._on_result
         next_operation = self._operations.__next__
         records, warmups = self.recorder.levels, self.recorder.warmups
@@ -250,7 +278,7 @@ class Generator:
             self._stop()
             raise
         finally:
-            self._pool.close()
+            self._target.close()
         return self.recorder
 
     def progress(self) -> LiveView | None:
@@ -316,9 +344,9 @@ class Generator:
     async def _drain(self) -> None:
         # Every request settles within the timeout plus one sweep of the pool; the margin covers
         # the sweep and the callback, so this wait is bounded even if the server never answers.
-        pool = self._pool
-        deadline = time.monotonic() + pool.timeout + 2 * pool.sweep_interval + 0.05
-        while pool.in_flight and time.monotonic() < deadline:
+        target = self._target
+        deadline = time.monotonic() + target.timeout + 2 * target.sweep_interval + 0.05
+        while target.in_flight and time.monotonic() < deadline:
             await asyncio.sleep(0.002)
         last = self.recorder.levels[-1]
         last.cpu_seconds += time.process_time() - self._cpu_mark
@@ -348,140 +376,44 @@ def fell_behind(
 _STATE_ORDER = ("finished", "running", "pending", "interrupted")
 
 
-def merge_snapshots(snapshots: Iterable[dict[str, Any]]) -> dict[str, Any]:
-    """Combine the snapshots of several processes (parts of one ladder) into one of the same shape.
+def merge_levels(parts: Sequence[dict[str, Any]]) -> dict[str, Any]:
+    """Combine one level's snapshots from several processes into one of the same shape.
 
-    Histograms merge, counts and CPU seconds add up; a level is only as finished as its least
-    finished part; "cpu_share" and "late_start" become the largest of any one process, since
-    each process is one CPU's worth of generator.
+    Histograms merge, counts and CPU seconds add up; the level is only as finished as its least
+    finished part; "cpu_share" becomes the largest of any one process, since each process is one
+    CPU's worth of generator.
     """
+    if not parts:
+        raise ValueError("merge_levels needs at least one level snapshot")
+    level = {key: parts[0][key] for key in ("index", "rate", "start", "hold", "warmup")}
+    level["state"] = max((part["state"] for part in parts), key=_STATE_ORDER.index)
+    level["outcomes"] = {cause: sum(part["outcomes"][cause] for part in parts) for cause in OUTCOMES}
+    for key in ("abandoned", "warmup_requests", "cpu_seconds"):
+        level[key] = sum(part[key] for part in parts)
+    for name in HISTOGRAMS:
+        histogram = Histogram()
+        for part in parts:
+            histogram.merge(Histogram.from_dict(part[name]))
+        level[name] = histogram.to_dict()
+    level["wall_seconds"] = max(part["wall_seconds"] for part in parts)
+    level["cpu_share"] = max(part["cpu_share"] for part in parts)
+    return level
+
+
+def merge_snapshots(snapshots: Iterable[dict[str, Any]]) -> dict[str, Any]:
+    """Combine the snapshots of several processes (parts of one ladder) into one of the same shape;
+    "late_start" becomes the largest of any one process."""
     snapshots = list(snapshots)
     if not snapshots:
         raise ValueError("merge_snapshots needs at least one snapshot")
     if len({snapshot["parts"] for snapshot in snapshots}) > 1:
         raise ValueError("merge_snapshots needs snapshots of parts of one ladder (the same `parts`)")
-    merged: list[dict[str, Any]] = []
-    for parts in zip(*(snapshot["levels"] for snapshot in snapshots), strict=True):
-        level = {key: parts[0][key] for key in ("index", "rate", "start", "hold", "warmup")}
-        level["state"] = max((part["state"] for part in parts), key=_STATE_ORDER.index)
-        level["outcomes"] = {cause: sum(part["outcomes"][cause] for part in parts) for cause in OUTCOMES}
-        for key in ("abandoned", "warmup_requests", "cpu_seconds"):
-            level[key] = sum(part[key] for part in parts)
-        for name in HISTOGRAMS:
-            histogram = Histogram()
-            for part in parts:
-                histogram.merge(Histogram.from_dict(part[name]))
-            level[name] = histogram.to_dict()
-        level["wall_seconds"] = max(part["wall_seconds"] for part in parts)
-        level["cpu_share"] = max(part["cpu_share"] for part in parts)
-        merged.append(level)
     return {
         "parts": snapshots[0]["parts"],
         "processes": sum(snapshot["processes"] for snapshot in snapshots),
         "interrupted": any(snapshot["interrupted"] for snapshot in snapshots),
         "late_start": max(snapshot["late_start"] for snapshot in snapshots),
-        "levels": merged,
+        "levels": [
+            merge_levels(parts) for parts in zip(*(snapshot["levels"] for snapshot in snapshots), strict=True)
+        ],
     }
-
-
-# ---------------------------------------------------------------------------------------------
-# Whole processes: one generator per process, on uvloop, and N of them merged.
-
-
-@dataclass(frozen=True)
-class ProcessSpec:
-    """What a generator process needs; plain and picklable, so a spawned process can rebuild it.
-
-    `in_flight` is per process.
-    """
-
-    ladder: Ladder
-    mix: Mix
-    host: str
-    port: int
-    in_flight: int = 1000
-    timeout: float = 5.0
-
-
-def run_process(
-    spec: ProcessSpec, part: int = 0, parts: int = 1, origin: float | None = None
-) -> dict[str, Any]:
-    """Run one generator on a fresh uvloop event loop until its ladder ends; return its snapshot.
-
-    `origin` is the run start as a time.perf_counter() value (the system-wide monotonic clock
-    on Linux), so processes started one by one still share one schedule; None starts now.
-    Ctrl-C stops the run and returns the snapshot so far, marked "interrupted".
-
-    It calls gc.freeze() before the run: a full collection walking every object loaded so far
-    (modules, the mix's tables) stalled the loop for 30 ms on a 2-CPU VM, a schedule lag spike;
-    frozen, a collection only walks what the run itself allocates.
-    """
-    clock = MonotonicClock()
-    if origin is not None:
-        clock.origin = origin
-    generator = Generator(
-        spec.ladder, clock, operations(spec.mix, stream=part), spec.host, spec.port,
-        spec.in_flight, spec.timeout, part, parts,
-    )  # fmt: skip
-    gc.collect()
-    gc.freeze()
-    try:
-        with asyncio.Runner(loop_factory=uvloop.new_event_loop) as runner:
-            runner.run(generator.run())
-    except KeyboardInterrupt:
-        generator.recorder.interrupted = True
-    finally:
-        gc.unfreeze()
-    return generator.recorder.snapshot()
-
-
-def _child(spec: ProcessSpec, part: int, parts: int, origin: float, results: Any) -> None:
-    # Interrupted before its loop ran, a process reports nothing; the parent counts it as missing.
-    with contextlib.suppress(KeyboardInterrupt):
-        results.put(run_process(spec, part, parts, origin))
-
-
-def run_processes(spec: ProcessSpec, processes: int, start_delay: float = 1.5) -> dict[str, Any]:
-    """Run the ladder split over `processes` generator processes and merge their snapshots.
-
-    Process k sends part k of every level and draws mix stream k. All share one run start,
-    `start_delay` seconds from now, which must cover a process's start-up (about 0.5 s) or
-    its first requests leave late ("late_start" in the result). Ctrl-C reaches every process
-    (one process group); each returns what it has and the merge is "interrupted". The wait is
-    bounded: a process that has not reported by the end of the ladder plus its timeout and a
-    margin is stopped, and "missing_parts" counts it.
-    """
-    if processes < 1:
-        raise ValueError(f"processes must be 1 or more, not {processes}")
-    context = multiprocessing.get_context("spawn")  # no fork of a process that may hold an event loop
-    results = context.Queue()
-    origin = time.perf_counter() + start_delay
-    children = [
-        context.Process(target=_child, args=(spec, part, processes, origin, results), daemon=True)
-        for part in range(processes)
-    ]
-    for child in children:
-        child.start()
-    deadline = time.monotonic() + start_delay + spec.ladder.duration + spec.timeout + 30
-    snapshots: list[dict[str, Any]] = []
-    interrupted = False
-    while len(snapshots) < processes and time.monotonic() < deadline:
-        try:
-            snapshots.append(results.get(timeout=0.5))
-        except queue.Empty:
-            if not any(child.is_alive() for child in children) and results.empty():
-                break
-        except KeyboardInterrupt:
-            interrupted = True
-            deadline = min(deadline, time.monotonic() + spec.timeout + 5)
-    for child in children:
-        child.join(timeout=1)
-        if child.is_alive():
-            child.terminate()
-            child.join(timeout=1)
-    if not snapshots:
-        raise RuntimeError("no generator process reported a result")
-    merged = merge_snapshots(snapshots)
-    merged["interrupted"] = merged["interrupted"] or interrupted or len(snapshots) < processes
-    merged["missing_parts"] = processes - len(snapshots)
-    return merged

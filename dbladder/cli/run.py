@@ -1,0 +1,216 @@
+"""`dbladder run`: seed, start the service, climb the ladder, print the table and the ceiling."""
+
+from __future__ import annotations
+
+import dataclasses
+from pathlib import Path
+from typing import Any
+
+import click
+from rich.console import Console
+from rich.status import Status
+
+from ..engines.base import DEFAULT_POOL_SIZE
+from ..load.passmark import PassMark
+from ..load.presets import DEFAULT_PRESET, PRESETS, get_preset
+from ..load.processes import Live
+from ..report import terminal
+from ..runner import TARGETS, RunConfig, default_out_dir, run_ladder
+from ..workloads import shop
+from .common import db_option
+
+
+class TerminalProgress:
+    """Finished levels as table lines; the level in progress on one line that redraws itself."""
+
+    def __init__(self, console: Console):
+        self.console = console
+        self.status: Status | None = None
+        self.table_started = False
+        self.seeded: dict[str, int] = {}
+
+    def message(self, text: str) -> None:
+        self.console.print(text, highlight=False, soft_wrap=True)
+
+    def seeding(self, table: str, rows: int, planned: dict[str, int]) -> None:
+        self.seeded[table] = self.seeded.get(table, 0) + rows
+        done, total = sum(self.seeded.values()), sum(planned.values())
+        self._status(f"seeding {table}: {done:,} of {total:,} rows ({100 * done / total:.0f} %)")
+
+    def live(self, view: Live) -> None:
+        phase = "warming up" if view.warming_up else f"{view.elapsed:4.0f} s"
+        self._status(
+            f"level {view.level + 1} at {view.rate:,.0f} req/s, {phase}: offered {view.offered_rate:,.0f}/s, "
+            f"achieved {view.achieved_rate:,.0f}/s, p95 {view.p95_ms:.1f} ms, failures {view.failures:,}"
+        )
+
+    def level(self, row: dict[str, Any]) -> None:
+        self._stop_status()
+        if not self.table_started:
+            self.console.print(terminal.header(), highlight=False, soft_wrap=True)
+            self.table_started = True
+        self.console.print(
+            terminal.level_line(row), highlight=False, soft_wrap=True, style=None if row["passed"] else "red"
+        )
+
+    def _status(self, text: str) -> None:
+        if self.status is None:
+            self.status = self.console.status(text)
+            self.status.start()
+        else:
+            self.status.update(text)
+
+    def _stop_status(self) -> None:
+        if self.status is not None:
+            self.status.stop()
+            self.status = None
+
+    def close(self) -> None:
+        self._stop_status()
+
+
+@click.command()
+@db_option
+@click.option(
+    "--preset",
+    type=click.Choice(list(PRESETS)),
+    default=DEFAULT_PRESET,
+    show_default=True,
+    help="A named round: " + "; ".join(f"{p.name}: {p.description}" for p in PRESETS.values()) + ".",
+)
+@click.option("--writes", type=float, help="Share of requests that create an order (0 to 1). [preset]")
+@click.option("--start", type=float, help="Offered rate of the first level, req/s. [preset]")
+@click.option("--step", type=float, help="Rate added per level, req/s. [preset]")
+@click.option("--steps", type=int, help="Number of levels. [preset]")
+@click.option("--hold", type=float, help="Seconds each level is held. [preset]")
+@click.option(
+    "--warmup", type=float, help="Seconds at the start of each level left out of its figures. [preset]"
+)
+@click.option(
+    "--p95",
+    "p95_ms",
+    type=float,
+    default=PassMark.p95_ms,
+    show_default=True,
+    help="Pass mark: p95 under this many ms.",
+)
+@click.option(
+    "--max-fail",
+    "max_fail_pct",
+    type=float,
+    default=PassMark.max_fail_pct,
+    show_default=True,
+    help="Pass mark: failed requests under this percentage.",
+)
+@click.option("--continue-after-fail", is_flag=True, help="Climb every level even after one fails.")
+@click.option("--products", type=int, default=shop.SeedConfig.products, show_default=True)
+@click.option("--orders", type=int, default=shop.SeedConfig.orders, show_default=True)
+@click.option("--seed", "seed_number", type=int, default=shop.SeedConfig.seed, show_default=True)
+@click.option("--no-seed", is_flag=True, help="Use the data already in the database instead of fresh data.")
+@click.option(
+    "--target",
+    type=click.Choice(TARGETS),
+    default="http",
+    show_default=True,
+    help="http: through the web service; direct: the same mix straight through the engine driver.",
+)
+@click.option(
+    "--workers", type=int, default=RunConfig.workers, show_default=True, help="Service worker processes."
+)
+@click.option(
+    "--pool",
+    "pool_size",
+    type=int,
+    default=DEFAULT_POOL_SIZE,
+    show_default=True,
+    help="Database connections in all.",
+)
+@click.option(
+    "--sqlite-writers", type=click.IntRange(0, 1), help="1: every write through one connection. [preset]"
+)
+@click.option("--generators", type=int, default=1, show_default=True, help="Load generator processes.")
+@click.option(
+    "--in-flight",
+    type=int,
+    default=RunConfig.in_flight,
+    show_default=True,
+    help="Requests awaiting an answer per generator process; beyond it a request is dropped.",
+)
+@click.option(
+    "--timeout", type=float, default=RunConfig.timeout, show_default=True, help="Per-request timeout, s."
+)
+@click.option(
+    "--precise-clock",
+    is_flag=True,
+    help="Busy-wait for due times: microsecond schedule lag, but the generator takes a whole CPU.",
+)
+@click.option(
+    "--out",
+    "out_dir",
+    type=click.Path(file_okay=False, path_type=Path),
+    help="Output folder (default: a new timestamped folder under ./results).",
+)
+@click.option(
+    "--service",
+    "service_url",
+    metavar="URL",
+    help="Send the load to a service already running at URL (http://host:port) instead of starting one.",
+)
+@click.option("--allow-remote-target", is_flag=True, help="Allow load to a non-loopback address.")
+def run(**options: Any) -> None:
+    """Climb a load ladder against one database and report where it stops."""
+    config = build_config(options)
+    console = Console(stderr=True)
+    progress = TerminalProgress(console)
+    try:
+        result = run_ladder(config, progress)
+    finally:
+        progress.close()
+    click.echo("")
+    if not result["levels"]:
+        click.echo("no level finished")
+    click.echo(terminal.summary(result))
+    click.echo(f"saved    {config.out_dir / 'result.json'}")
+
+
+def build_config(options: dict[str, Any]) -> RunConfig:
+    """A RunConfig from the command's options: the preset, with explicit options over it."""
+    preset = get_preset(options["preset"])
+    ladder = dataclasses.replace(
+        preset.ladder,
+        **{
+            name: options[name]
+            for name in ("start", "step", "steps", "hold", "warmup")
+            if options[name] is not None
+        },
+    )
+    seed = (
+        None
+        if options["no_seed"]
+        else shop.SeedConfig(
+            products=options["products"], orders=options["orders"], seed=options["seed_number"]
+        )
+    )
+    sqlite_writers = options["sqlite_writers"]
+    if sqlite_writers is None:
+        sqlite_writers = preset.sqlite_writers or 0
+    return RunConfig(
+        db_url=options["db_url"],
+        preset=preset.name,
+        ladder=ladder,
+        write_share=preset.write_share if options["writes"] is None else options["writes"],
+        pass_mark=PassMark(options["p95_ms"], options["max_fail_pct"]),
+        seed=seed,
+        target=options["target"],
+        workers=options["workers"],
+        pool_size=options["pool_size"],
+        sqlite_writers=sqlite_writers,
+        generator_processes=options["generators"],
+        in_flight=options["in_flight"],
+        timeout=options["timeout"],
+        precise_clock=options["precise_clock"],
+        continue_after_fail=options["continue_after_fail"],
+        out_dir=options["out_dir"] or default_out_dir(),
+        service_url=options["service_url"],
+        allow_remote_target=options["allow_remote_target"],
+    ).checked()

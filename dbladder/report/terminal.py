@@ -1,0 +1,61 @@
+"""The terminal's view of a run: the per-level table in the seeds' shape and the ceiling."""
+
+from __future__ import annotations
+
+from typing import Any
+
+COLUMNS = (
+    # header, width, how to render a level row
+    ("level", 5, lambda r: str(r["index"] + 1)),
+    ("offered", 8, lambda r: f"{r['offered_rps']:,.0f}"),
+    ("achieved", 9, lambda r: f"{r['achieved_rps']:,.0f}"),
+    ("p50", 8, lambda r: _ms(r["p50_ms"])),
+    ("p95", 8, lambda r: _ms(r["p95_ms"])),
+    ("p99", 8, lambda r: _ms(r["p99_ms"])),
+    ("max", 8, lambda r: _ms(r["max_ms"])),
+    ("fail%", 6, lambda r: f"{r['fail_pct']:.2f}"),
+    ("dropped", 7, lambda r: f"{r['dropped']:,}"),
+    ("result", 6, lambda r: ("pass" if r["passed"] else "FAIL") + ("*" if r["flags"] else "")),
+)
+
+
+def _ms(value: float) -> str:
+    return f"{value:.1f}" if value < 100 else f"{value:,.0f}"
+
+
+def header() -> str:
+    """The table's header line (latencies in ms, from when each request was due)."""
+    return "  ".join(name.rjust(width) for name, width, _ in COLUMNS)
+
+
+def level_line(row: dict[str, Any]) -> str:
+    """One level as a table line; failed levels and flags are explained on the lines below it."""
+    line = "  ".join(render(row).rjust(width) for _, width, render in COLUMNS)
+    notes = [*row["reasons"], *row["flags"]]
+    return "\n".join([line, *(f"{'':>7}^ {note}" for note in notes)])
+
+
+def summary(result: dict[str, Any]) -> str:
+    """The result first: the ceiling, why the run stopped, and the run's own flags."""
+    engine = result.get("engine") or {}
+    mark = result["pass_mark"]
+    ceiling = result["ceiling_rps"]
+    lines = [
+        f"engine   {engine.get('engine', '?')} {engine.get('server_version', '')}".rstrip(),
+        f"pass     p95 < {mark['p95_ms']:g} ms and < {mark['max_fail_pct']:g} % failed",
+        "ceiling  "
+        + (
+            f"{ceiling:,.0f} req/s (the highest step held)"
+            if ceiling is not None
+            else "none: the first step failed"
+        ),
+        f"stopped  {result['stopped_because']}",
+    ]
+    lines += [f"flag     {flag}" for flag in result.get("flags", [])]
+    return "\n".join(lines)
+
+
+def render(result: dict[str, Any]) -> str:
+    """The whole run: table, then the summary."""
+    table = [header(), *(level_line(row) for row in result["levels"])]
+    return "\n".join([*table, "", summary(result)])

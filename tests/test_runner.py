@@ -227,8 +227,12 @@ def test_ctrl_c_keeps_the_finished_levels_and_leaves_no_process(run_in_subproces
     assert len(result["levels"]) >= 2 and all(level["state"] == "finished" for level in result["levels"])
     assert "stopped  interrupted by the user (Ctrl-C)" in stdout
     assert "Traceback" not in stderr
+    # Helpers such as multiprocessing's resource tracker leave a moment after their parent.
+    deadline = time.monotonic() + 10
+    while any(_alive(pid) for pid in descendants) and time.monotonic() < deadline:
+        time.sleep(0.1)
     for pid in descendants:
-        assert not _alive(pid), f"process {pid} outlived the run"
+        assert not _alive(pid), f"process {pid} ({_name(pid)}) outlived the run"
 
 
 def _children(pid: int) -> list[int]:
@@ -246,6 +250,13 @@ def _children(pid: int) -> list[int]:
                     found.append(int(entry))
                     frontier.append(int(entry))
     return found
+
+
+def _name(pid: int) -> str:
+    try:
+        return Path(f"/proc/{pid}/cmdline").read_bytes().replace(b"\0", b" ").decode()[:120]
+    except OSError:
+        return "gone"
 
 
 def _alive(pid: int) -> bool:

@@ -94,3 +94,19 @@ class ServiceFailed(DbladderError):
 
 class PortInUse(DbladderError):
     """Something already listens on the address the service was asked to bind."""
+
+
+class BundleError(DbladderError):
+    """A result bundle (a folder with result.json or compare.json) that cannot be read."""
+
+
+class MissingBundle(UsageError, BundleError):
+    """The path given is not a bundle: no such folder, or no result.json or compare.json in it (exit 2)."""
+
+
+class CorruptBundle(BundleError):
+    """A bundle's JSON cannot be parsed or does not match its schema; the message names the field."""
+
+
+class UnknownBundleVersion(BundleError):
+    """A bundle written under a schema version this dbladder does not read (a newer or older release)."""

@@ -104,6 +104,8 @@ def write_json(path: Path, data: dict[str, Any]) -> None:
     path.parent.mkdir(parents=True, exist_ok=True)
     handle, temporary = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
     try:
+        # mkstemp creates 0600; a result is for sharing, so give it the usual 0644.
+        os.chmod(temporary, 0o644)
         with os.fdopen(handle, "w") as stream:
             json.dump(data, stream, indent=2)
             stream.write("\n")

@@ -32,6 +32,7 @@ from .load.passmark import PassMark
 from .load.presets import DEFAULT_PRESET, get_preset
 from .load.processes import Fleet, LevelDone, Live, ProcessSpec
 from .load.schedule import Ladder
+from .report.bundle import write_bundle
 from .result import SCHEMA, ceiling_of, level_row, write_json
 from .seeding import SeedReport, seed_shop
 from .service import ServiceConfig, running_service
@@ -390,4 +391,7 @@ def run_ladder(config: RunConfig, progress: Progress | None = None) -> dict[str,
                 run.result["flags"].append("generator errors: " + "; ".join(final["errors"]))
             if final["late_start"] > 0.05:
                 run.result["flags"].append(f"the generator started {final['late_start']:.2f} s late")
-    return run.finish(status, stopped_because)
+    result = run.finish(status, stopped_because)
+    # The reports are built from the files just written, as `dbladder report` would rebuild them.
+    write_bundle(result, config.out_dir)
+    return result

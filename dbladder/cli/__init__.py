@@ -12,7 +12,7 @@ import sys
 import click
 
 from ..errors import DbladderError
-from . import check_instances, engines, run, seed, serve
+from . import check_instances, engines, report, run, seed, serve
 
 
 @click.group(context_settings={"help_option_names": ["-h", "--help"], "max_content_width": 100})
@@ -26,6 +26,7 @@ cli.add_command(seed.seed)
 cli.add_command(run.run)
 cli.add_command(serve.serve)
 cli.add_command(check_instances.check_instances)
+cli.add_command(report.report)
 
 
 def main() -> None:

@@ -171,6 +171,7 @@ def run(**options: Any) -> None:
         click.echo("no level finished")
     click.echo(terminal.summary(result))
     click.echo(f"saved    {config.out_dir / 'result.json'}")
+    click.echo(f"report   {config.out_dir / 'report.html'} (and report.md, levels.csv, timeseries.csv)")
 
 
 def build_config(options: dict[str, Any]) -> RunConfig:

@@ -1,0 +1,340 @@
+"""The report's "what this does not show": the limits of a result, worked out from the result itself.
+
+Each caveat is a short lead and a sentence, in the manner of seed 001's closing section. They are
+generated from what the runs recorded (runs per engine, spread, steal, durability, data size, the
+generator's own flags), so a report never claims more than its data carries and never forgets to
+say when a figure was not measured.
+"""
+
+from __future__ import annotations
+
+import itertools
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import Any
+
+from .figures import host_cpu, number, plain, rate
+from .runs import Group, Round, RunView, level
+
+STEAL_PCT = 5.0  # above this mean steal in a level, another tenant was taking CPU (as observe/flags.py)
+SHORT_HOLD_S = 30.0  # seed 000 holds each level 30 s, seed 001 80 to 170 s
+
+
+@dataclass(frozen=True)
+class Caveat:
+    lead: str
+    text: str
+
+
+def _listing(numbers: Sequence[int]) -> str:
+    return ", ".join(str(n) for n in numbers)
+
+
+def _one_run(rounds: Sequence[Round]) -> list[Caveat]:
+    single = sorted({group.label for round_ in rounds for group in round_.groups if len(group.runs) == 1})
+    if not single:
+        return []
+    engines = {group.label for round_ in rounds for group in round_.groups}
+    who = "this engine" if len(engines) == 1 else _names(single)
+    return [
+        Caveat(
+            "One run.",
+            f"Each figure for {who} comes from a single run. Repeated runs on the same machine move by "
+            "a few percent (seed 001's four spike runs moved by up to 6 %), so a gap of that size from "
+            "one run is not a result.",
+        )
+    ]
+
+
+def _spread(rounds: Sequence[Round]) -> list[Caveat]:
+    found = []
+    for round_ in rounds:
+        groups = sorted(round_.groups, key=lambda group: group.median, reverse=True)
+        for high, low in itertools.pairwise(groups):
+            gap = high.median - low.median
+            spread = max(high.highest - high.lowest, low.highest - low.lowest)
+            if gap > 0 and (spread >= gap or level(high, low, round_.step)):
+                found.append(
+                    Caveat(
+                        "Spread larger than the gap.",
+                        f"In {round_.title}, {_range(high)} and {_range(low)}: the runs of one engine "
+                        f"differ by up to {rate(spread)} req/s, the medians by {rate(gap)}.",
+                    )
+                )
+    return found
+
+
+def _range(group: Group) -> str:
+    return f"{group.label} ran {' / '.join(rate(run.sort_value) for run in group.runs)} req/s"
+
+
+def _step(rounds: Sequence[Round]) -> list[Caveat]:
+    steps = sorted({round_.step for round_ in rounds})
+    return [
+        Caveat(
+            "Precision is one step.",
+            f"Each ceiling is a step on the ladder (steps of {' / '.join(rate(s) for s in steps)} req/s): "
+            "the limit lies between the ceiling and the next step, and differences below a step are "
+            "not real.",
+        )
+    ]
+
+
+def _names(names: Sequence[str]) -> str:
+    """Names joined as a sentence lists them: A; A and B; A, B and C."""
+    return names[0] if len(names) == 1 else ", ".join(names[:-1]) + " and " + names[-1]
+
+
+def _bounds(runs: Sequence[RunView]) -> list[Caveat]:
+    found = []
+    unreached: dict[float, list[str]] = {}
+    for run in runs:
+        if run.lower_bound:
+            unreached.setdefault(run.levels[-1]["offered_rps"], []).append(run.name)
+    for top, names in unreached.items():
+        found.append(
+            Caveat(
+                "Limit not reached.",
+                f"{_names(names)} held every level {'it' if len(names) == 1 else 'they'} climbed, up to "
+                f"{rate(top)} req/s: the limit lies higher; climb further (--start, --step, --steps) "
+                "to find it.",
+            )
+        )
+    for run in runs:
+        if run.ceiling is None and run.levels:
+            found.append(
+                Caveat(
+                    "No level held.",
+                    f"{run.name} failed its first level ({rate(run.levels[0]['offered_rps'])} req/s): "
+                    "its limit is below the ladder; start lower.",
+                )
+            )
+        if run.result.get("status") not in ("complete", None):
+            found.append(
+                Caveat(
+                    "Run not complete.",
+                    f"{run.name} ended as {run.result['status']!r} ({run.result.get('stopped_because')}): "
+                    f"it has {len(run.levels)} finished level(s).",
+                )
+            )
+    return found
+
+
+def _steal(runs: Sequence[RunView]) -> list[Caveat]:
+    measured = False
+    worst: tuple[float, RunView, int] | None = None
+    for run in runs:
+        for row in run.levels:
+            host = host_cpu(row)
+            if host is None or "steal" not in host:
+                continue
+            measured = True
+            if worst is None or host["steal"] > worst[0]:
+                worst = (host["steal"], run, row["index"] + 1)
+    if not measured:
+        return [
+            Caveat(
+                "CPU steal not measured.",
+                "The host's CPU figures were not recorded for this run: on a shared host, CPU taken by "
+                "other tenants would go unseen (seed 001 saw steal climb from 6 % to 50 % on a shared host).",
+            )
+        ]
+    if worst is not None and worst[0] > STEAL_PCT:
+        steal, run, level_number = worst
+        return [
+            Caveat(
+                "CPU steal.",
+                f"Steal reached {steal:.1f} % of the CPU at level {level_number} of {run.name}: another "
+                "tenant took CPU time during the run, so its figures, and runs at other times, are not "
+                "comparable.",
+            )
+        ]
+    return []
+
+
+def _durability(rounds: Sequence[Round], runs: Sequence[RunView]) -> list[Caveat]:
+    found = []
+    for run in runs:
+        engine = run.result.get("engine")
+        if engine is None:
+            found.append(
+                Caveat("Engine not described.", f"{run.name} recorded no engine settings or durability.")
+            )
+        elif not engine.get("durable", True):
+            found.append(
+                Caveat(
+                    "Durability not equal.",
+                    f"{run.name} may acknowledge a write before it reaches the disk "
+                    f"({engine.get('durability_note') or 'see its settings'}): its write figures are not "
+                    "comparable with a durable engine's.",
+                )
+            )
+    for round_ in rounds:
+        for group in round_.groups:
+            kinds = {repr((run.result.get("engine") or {}).get("durability")) for run in group.runs}
+            if len(kinds) > 1:
+                found.append(
+                    Caveat(
+                        "Durability changed between runs.",
+                        f"The runs of {group.label} in {round_.title} report different durability settings.",
+                    )
+                )
+    return found
+
+
+def _data(runs: Sequence[RunView]) -> list[Caveat]:
+    found = []
+    unsized: dict[tuple[int, int, int], list[str]] = {}
+    for run in runs:
+        seeding = run.result.get("seeding")
+        seed = run.result.get("config", {}).get("seed")
+        if seeding is None or seed is None:
+            found.append(
+                Caveat(
+                    "Data not fresh.",
+                    f"{run.name} used data already in the database: its size and whether it was cached "
+                    "were not recorded.",
+                )
+            )
+            continue
+        size = _database_bytes(run.result)
+        memory = _memory(run.result.get("environment") or {})
+        if size is None or memory is None:
+            rows = sum(int(table.get("rows", 0)) for table in seeding.get("tables", {}).values())
+            unsized.setdefault((seed.get("products", 0), seed.get("orders", 0), rows), []).append(run.name)
+            continue
+        fits = "fits" if size < memory else "does not fit"
+        text = (
+            f"{run.name}'s database ({size / 2**20:,.0f} MiB) {fits} in the machine's memory "
+            f"({memory / 2**30:,.1f} GiB)."
+        )
+        if size < memory:
+            found.append(Caveat("Dataset in memory.", text + _LARGER))
+        else:
+            found.append(Caveat("Dataset larger than memory.", text))
+    for (products, orders, rows), names in unsized.items():
+        who = "The run" if len(runs) == 1 else "Every run" if len(names) == len(runs) else ", ".join(names)
+        found.append(
+            Caveat(
+                "Dataset in memory.",
+                f"{who} used {rate(products)} products and {rate(orders)} orders ({rate(rows)} rows in "
+                "all), loaded just before the run; the database size was not recorded, but data this small "
+                "and this fresh is most likely served from memory." + _LARGER,
+            )
+        )
+    return found
+
+
+_LARGER = " A dataset larger than memory can change the order (seed 001: at 20 M orders)."
+
+
+def _memory(environment: dict[str, Any]) -> float | None:
+    """The memory the run could use in bytes (a cgroup limit below the machine's, else the machine's)."""
+    for key in ("memory_limit_bytes", "memory_total_bytes"):
+        found = number(environment.get(key))
+        if found is not None:
+            return found
+    return None
+
+
+def _database_bytes(result: dict[str, Any]) -> float | None:
+    """The database's size on disk, where the run recorded it."""
+    for block, key in (
+        ("seeding", "database_bytes"),
+        ("environment", "data_size_bytes"),
+        ("", "data_size_bytes"),
+    ):
+        found = number((result.get(block) or {}).get(key) if block else result.get(key))
+        if found is not None:
+            return found
+    return None
+
+
+def _generator(runs: Sequence[RunView]) -> list[Caveat]:
+    where = []
+    flags = []
+    for run in runs:
+        flagged = [
+            row["index"] + 1
+            for row in run.levels
+            if any("generator fell behind" in flag for flag in row["flags"])
+        ]
+        if flagged:
+            where.append(f"level{'s' if len(flagged) > 1 else ''} {_listing(flagged)} of {run.name}")
+        flags += [Caveat("Flag.", f"{run.name}: {flag}") for flag in run.result.get("flags", [])]
+        other = [
+            f"level {row['index'] + 1}: {flag}"
+            for row in run.levels
+            for flag in row["flags"]
+            if "generator fell behind" not in flag
+        ]
+        if other:
+            flags.append(Caveat("Flagged levels.", f"{run.name}: " + "; ".join(other) + "."))
+    if where:
+        flags.insert(
+            0,
+            Caveat(
+                "Generator flagged.",
+                f"At {_names(where)} the load generator fell behind its schedule: requests left late, so "
+                "latency there includes the generator's own delay, and the service saw less than the "
+                "offered rate at times.",
+            ),
+        )
+    return flags
+
+
+def _machine(runs: Sequence[RunView]) -> list[Caveat]:
+    http = [run for run in runs if run.result.get("config", {}).get("target") == "http"]
+    if not http:
+        return []
+    environment = http[0].result.get("environment") or {}
+    cpus = environment.get("cpu_cores") or environment.get("cpu_count")
+    cores = f"this machine's {plain(cpus)} CPUs" if cpus else "this machine's CPUs"
+    return [
+        Caveat(
+            "One machine.",
+            f"The load generator, the service and the database shared {cores}: the limit found is the "
+            "machine's, not the database's alone. A database on its own machine is a different test.",
+        )
+    ]
+
+
+def _pool_and_hold(runs: Sequence[RunView]) -> list[Caveat]:
+    pools = sorted({run.result.get("config", {}).get("pool_size") for run in runs} - {None})
+    holds = sorted({run.result.get("config", {}).get("ladder", {}).get("hold") for run in runs} - {None})
+    found = []
+    if pools:
+        found.append(
+            Caveat(
+                "Other pool sizes.",
+                f"{'The run' if len(runs) == 1 else 'Every run'} used a pool of "
+                f"{' / '.join(plain(p) for p in pools)} connections; "
+                "another pool size can change the order.",
+            )
+        )
+    if holds and min(holds) < SHORT_HOLD_S:
+        found.append(
+            Caveat(
+                "Short holds.",
+                f"Each level was held {' / '.join(plain(h) for h in holds)} s (the seed posts hold 30 to "
+                "170 s): short holds miss slow effects such as checkpoints and cache turnover.",
+            )
+        )
+    return found
+
+
+def caveats(rounds: Sequence[Round]) -> list[Caveat]:
+    """Everything the runs in `rounds` do not show, most important first."""
+    runs = [run for round_ in rounds for run in round_.runs]
+    return [
+        *_one_run(rounds),
+        *_spread(rounds),
+        *_bounds(runs),
+        *_step(rounds),
+        *_durability(rounds, runs),
+        *_steal(runs),
+        *_generator(runs),
+        *_data(runs),
+        *_machine(runs),
+        *_pool_and_hold(runs),
+    ]

@@ -1,0 +1,80 @@
+"""levels.csv and timeseries.csv: the figures as flat tables for a spreadsheet or pandas.
+
+levels.csv has one row per level of every run: the run's engine label, run number and round,
+then every figure of the level row with nested objects flattened (`sent_p95_ms`,
+`machine_host_usr`); the histograms stay in the JSON. A failure cause that did not occur reads 0;
+a machine figure that was not measured stays empty.
+
+timeseries.csv has one row per per-second sample (the sampler's flat rows), with the engine and
+run columns first when the bundle holds several runs. A run that was not sampled leaves only the
+header.
+"""
+
+from __future__ import annotations
+
+import csv
+import io
+from collections.abc import Iterable, Mapping, Sequence
+from pathlib import Path
+from typing import Any
+
+from .runs import RunView
+
+RUN_COLUMNS = ("engine", "run", "round")
+SAMPLE_RUN_COLUMNS = ("run_index", "engine", "run")
+"""Columns that say which run a sample belongs to in a comparison's timeseries.csv."""
+
+
+def _flat(row: Mapping[str, Any], prefix: str = "") -> dict[str, Any]:
+    flat: dict[str, Any] = {}
+    for key, value in row.items():
+        name = f"{prefix}_{key}" if prefix else str(key)
+        if key == "histograms" and not prefix:
+            continue
+        if isinstance(value, Mapping):
+            flat.update(_flat(value, name))
+        elif isinstance(value, list | tuple):
+            flat[name] = "; ".join(str(item) for item in value)
+        else:
+            flat[name] = value
+    return flat
+
+
+def _text(rows: Sequence[Mapping[str, Any]], first: Sequence[str] = ()) -> str:
+    header = list(dict.fromkeys([*first, *(key for row in rows for key in row)]))
+    stream = io.StringIO()
+    writer = csv.DictWriter(stream, fieldnames=header or ["t"], lineterminator="\n", extrasaction="ignore")
+    writer.writeheader()
+    writer.writerows(rows)
+    return stream.getvalue()
+
+
+def levels_csv(runs: Iterable[tuple[RunView, str]]) -> str:
+    """levels.csv for (run, round title) pairs."""
+    rows = []
+    for run, round_title in runs:
+        for level in run.levels:
+            row = {"engine": run.label, "run": run.number, "round": round_title, **_flat(level)}
+            rows.append(row)
+    failure_keys = [
+        key for key in dict.fromkeys(k for row in rows for k in row) if key.startswith("failures_")
+    ]
+    for row in rows:
+        for key in failure_keys:
+            row.setdefault(key, 0)
+    return _text(rows, RUN_COLUMNS)
+
+
+def timeseries_csv(samples: Sequence[Mapping[str, Any]]) -> str:
+    """timeseries.csv from flat per-second samples (nested ones are flattened); header only when none."""
+    rows = [_flat(sample) for sample in samples]
+    first = [column for column in SAMPLE_RUN_COLUMNS if rows and column in rows[0]]
+    return _text(rows, first or ["t"])
+
+
+def read_timeseries(path: Path) -> list[dict[str, str]]:
+    """The rows of a timeseries.csv (values as the text written), or none when the file is missing."""
+    if not path.is_file():
+        return []
+    with path.open(newline="", encoding="utf-8") as stream:
+        return [dict(row) for row in csv.DictReader(stream)]

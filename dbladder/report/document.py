@@ -1,0 +1,204 @@
+"""The report as blocks (headings, paragraphs, tables, settings files, plots), built once from results.
+
+`markdown.py` and `html.py` each render these blocks; neither decides what the report says, so the
+two can never disagree. The order is the seed posts': the result first, then the setup with every
+setting written out (`setup.py`), then each run's per-level table, then what the result does not
+show (`caveats.py`).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from functools import partial
+from typing import Any
+
+from . import figures as fig
+from .blocks import Block, Bullets, Column, Heading, Paragraph, Plots, Report, Table
+from .caveats import caveats
+from .runs import Round, RunView, difference, group_cell, round_verdict, rounds_of
+from .setup import pass_mark_words, setup_section
+
+
+def build(results: Sequence[dict[str, Any]], samples: int | None = None) -> Report:
+    """The whole report for one or more results (`samples`: per-second samples in timeseries.csv)."""
+    rounds = rounds_of(results)
+    groups = [group for round_ in rounds for group in round_.groups]
+    labels = list(dict.fromkeys(group.label for group in groups))
+    if len(results) == 1:
+        run = rounds[0].runs[0]
+        title = f"{run.name}: {_ceiling_words(run)}"
+    else:
+        title = " vs ".join(labels)
+    dates = sorted({str(r.get("started_at", ""))[:10] for r in results} - {""})
+    subtitle = "; ".join(round_.title for round_ in rounds) + (f" ({', '.join(dates)})" if dates else "")
+    blocks: list[Block] = [
+        *_result_section(rounds),
+        *setup_section(rounds),
+        *_levels_section(rounds, len(results)),
+        Heading(2, "What this does not show"),
+        Bullets([f"**{caveat.lead}** {caveat.text}" for caveat in caveats(rounds)]),
+        Paragraph(_files_note(results, samples)),
+    ]
+    return Report(title, subtitle, blocks, rounds)
+
+
+def _ceiling_words(run: RunView) -> str:
+    if run.ceiling is None:
+        return "no level held"
+    return f"held {fig.rate(run.ceiling)} req/s" + (" (no level failed)" if run.lower_bound else "")
+
+
+def _result_section(rounds: list[Round]) -> list[Block]:
+    marks = list(dict.fromkeys(pass_mark_words(run.result) for round_ in rounds for run in round_.runs))
+    blocks: list[Block] = [
+        Heading(2, "Result"),
+        Paragraph(
+            f"The pass mark for a level is {' / '.join(marks)}; the ceiling is the offered rate of the "
+            "highest level held, in requests per second. `≥` marks a run in which no level failed "
+            "(its limit lies higher), `<` one whose first level already failed."
+        ),
+    ]
+    labels = list(dict.fromkeys(group.label for round_ in rounds for group in round_.groups))
+    compare = len(labels) > 1
+    columns = [Column("round", numeric=False), Column("runs"), *(Column(label) for label in labels)]
+    if compare:
+        columns.append(Column("difference", numeric=False))
+    rows = []
+    for round_ in rounds:
+        by_label = {group.label: group for group in round_.groups}
+        runs = sorted({len(group.runs) for group in round_.groups})
+        row = [round_.title, " / ".join(str(n) for n in runs)]
+        row += [group_cell(by_label[label]) if label in by_label else "-" for label in labels]
+        if compare:
+            row.append(difference(round_.groups, round_.step) or "-")
+        rows.append(row)
+    blocks.append(Table(columns, rows, kind="result"))
+    for round_ in rounds:
+        verdict = " ".join(round_verdict(round_))
+        blocks.append(Paragraph(f"**{round_.title}.** {verdict}" if len(rounds) > 1 else verdict))
+        blocks.append(Plots(round_))
+    return blocks
+
+
+_Render = Callable[[dict[str, Any]], str]
+
+
+def level_columns(levels: Sequence[dict[str, Any]]) -> list[tuple[Column, _Render]]:
+    """The columns of a per-level table: the seed posts' figures, then whichever CPU figures exist."""
+    columns: list[tuple[Column, _Render]] = [
+        (Column("level"), lambda r: str(r["index"] + 1)),
+        (Column("offered req/s"), lambda r: fig.rate(r["offered_rps"])),
+        (Column("achieved req/s"), lambda r: fig.rate(r["achieved_rps"])),
+        (Column("p50 ms"), lambda r: fig.ms(r["p50_ms"])),
+        (Column("p95 ms"), lambda r: fig.ms(r["p95_ms"])),
+        (Column("p99 ms"), lambda r: fig.ms(r["p99_ms"])),
+        (Column("max ms"), lambda r: fig.ms(r["max_ms"])),
+        (Column("fail %"), lambda r: fig.pct(r["fail_pct"])),
+        (Column("dropped"), lambda r: fig.rate(r["dropped"])),
+    ]
+    if fig.any_level(levels, fig.host_cpu):
+        columns += [
+            (Column(f"host {_SHORT.get(kind, kind)} %"), _host_column(kind)) for kind in fig.HOST_KINDS
+        ]
+    if fig.any_level(levels, fig.load_average):
+        columns.append((Column("load"), _figure_column(fig.load_average, 1)))
+    for group in ("service", "database"):
+        cpu = partial(fig.group_cpu, group=group)
+        if fig.any_level(levels, cpu):
+            columns.append((Column(f"{_SHORT.get(group, group)} CPU %"), _figure_column(cpu)))
+    for group in ("service", "database"):
+        per_1k = partial(fig.group_cpu_per_1k, group=group)
+        if fig.any_level(levels, per_1k):
+            columns.append((Column(f"{_SHORT.get(group, group)} CPU ms/1k"), _figure_column(per_1k, 1)))
+    columns.append((Column("gen CPU %"), _figure_column(fig.generator_cpu)))
+    for part in fig.BREAKDOWN_PARTS:
+        if any(part in fig.breakdown(row) for row in levels):
+            heading = _BREAKDOWN_HEADINGS[part]
+            columns.append((Column(heading), _figure_column(partial(_part, key=part), 2)))
+    columns.append((Column("result", numeric=False), _verdict))
+    return columns
+
+
+# Short column headings keep a level table with every CPU column on a laptop screen.
+_SHORT = {"iowait": "wait", "database": "db"}
+_BREAKDOWN_HEADINGS = {"pool_wait": "pool wait ms", "database": "in db ms", "other": "other ms"}
+
+
+def _optional(value: float | None, digits: int = 0) -> str:
+    return "-" if value is None else f"{value:,.{digits}f}"
+
+
+def _figure_column(figure: Callable[[dict[str, Any]], float | None], digits: int = 0) -> _Render:
+    """A column of an optional figure: "-" where a level has none."""
+    return lambda row: _optional(figure(row), digits)
+
+
+def _host_column(kind: str) -> _Render:
+    return lambda row: _optional((fig.host_cpu(row) or {}).get(kind))
+
+
+def _part(row: dict[str, Any], key: str) -> float | None:
+    return fig.breakdown(row).get(key)
+
+
+def _verdict(row: dict[str, Any]) -> str:
+    return ("pass" if row["passed"] else "FAIL") + ("*" if row["flags"] else "")
+
+
+def _levels_section(rounds: list[Round], result_count: int) -> list[Block]:
+    blocks: list[Block] = [
+        Heading(2, "Levels"),
+        Paragraph(
+            "Latency in ms from when each request was due (waiting for a connection counts). "
+            "Host CPU columns are % of all CPUs; service, db (database server) and gen (load "
+            "generator) CPU are % of one CPU (two busy processes read 200), and without a machine "
+            "sample gen CPU is the busiest generator process's own count; CPU ms/1k is CPU "
+            "milliseconds per 1,000 requests. Pool wait, in db and other: the service's mean time "
+            "per request waiting for a connection, holding one, and the rest. `*`: the level "
+            "carries a flag, explained below its table."
+        ),
+    ]
+    for round_ in rounds:
+        for run in round_.runs:
+            heading = run.name if result_count == 1 else f"{run.name}: {round_.title}"
+            blocks.append(Heading(3, heading))
+            levels = run.levels
+            if not levels:
+                blocks.append(Paragraph("No level finished."))
+                continue
+            columns = level_columns(levels)
+            blocks.append(
+                Table(
+                    [column for column, _ in columns],
+                    [[render(row) for _, render in columns] for row in levels],
+                    failed=[not row["passed"] for row in levels],
+                    kind="levels",
+                )
+            )
+            notes = [
+                f"Level {row['index'] + 1}: " + "; ".join([*row["reasons"], *row["flags"]])
+                for row in levels
+                if row["reasons"] or row["flags"]
+            ]
+            database_cpu = fig.any_level(levels, partial(fig.group_cpu, group="database"))
+            if not fig.any_level(levels, fig.host_cpu) and not database_cpu:
+                notes.append("CPU of the host, the service and the database: not measured in this run.")
+            elif not database_cpu and (run.result.get("engine") or {}).get("engine") == "sqlite":
+                notes.append("SQLite runs inside the service's processes: its CPU is in the service's.")
+            if notes:
+                blocks.append(Bullets(notes))
+    return blocks
+
+
+def _files_note(results: Sequence[dict[str, Any]], samples: int | None) -> str:
+    source = "result.json" if len(results) == 1 else "compare.json"
+    series = (
+        f"timeseries.csv ({samples} per-second samples)"
+        if samples
+        else "timeseries.csv (empty: the machine was not sampled in this run)"
+    )
+    version = results[0].get("dbladder_version", "?")
+    return (
+        f"Built by dbladder {version} from `{source}`; beside it: levels.csv, {series}, "
+        "report.md, report.html."
+    )

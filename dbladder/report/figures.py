@@ -1,0 +1,140 @@
+"""Figures as the reports show them: number formats, and the optional machine figures of a level.
+
+Machine figures (host CPU by kind, CPU per process group, the service's time breakdown) exist only
+when a run sampled the machine. Every accessor here returns None (or an empty dict) when a figure
+is missing, so a reporter says "not measured" instead of showing a 0 it never measured.
+
+The sampler's level summary (`dbladder.observe.summary.summarise`) is flat (`machine.host_usr`,
+`machine.service_cpu_pct`, None where a figure does not exist); a nested spelling
+(`machine.host.usr`, `machine.groups.service.cpu_pct`) is read too. This module is the one place
+that knows where each figure lives.
+"""
+
+from __future__ import annotations
+
+import math
+import re
+from collections.abc import Iterable, Mapping
+from typing import Any
+
+HOST_KINDS = ("usr", "sys", "iowait", "idle", "steal")
+"""Host CPU kinds, % of all CPUs; they add up to 100."""
+GROUPS = ("service", "database", "generator")
+"""Process groups the sampler measures, each in % of one CPU."""
+
+
+def rate(value: float) -> str:
+    """A request rate: whole requests per second with thousands separators."""
+    return f"{value:,.0f}"
+
+
+def ms(value: float) -> str:
+    """A latency in ms: one decimal below 100 ms, whole numbers above (the terminal's format)."""
+    return f"{value:.1f}" if value < 100 else f"{value:,.0f}"
+
+
+def pct(value: float, digits: int = 2) -> str:
+    """A percentage without the sign."""
+    return f"{value:.{digits}f}"
+
+
+def plain(value: Any) -> str:
+    """Any setting or fact as text: numbers without a trailing .0, None as "-", lists joined."""
+    if value is None:
+        return "-"
+    if isinstance(value, bool):
+        return "yes" if value else "no"
+    if isinstance(value, float):
+        return f"{value:g}" if math.isfinite(value) else str(value)
+    if isinstance(value, list | tuple):
+        return ", ".join(plain(item) for item in value) or "-"
+    return str(value)
+
+
+def number(value: Any) -> float | None:
+    """`value` as a finite float, or None when it is missing or not a number."""
+    if isinstance(value, bool) or not isinstance(value, int | float):
+        return None
+    return float(value) if math.isfinite(value) else None
+
+
+def _lookup(block: Any, *paths: tuple[str, ...]) -> float | None:
+    """The first path through nested dicts that ends at a number."""
+    for path in paths:
+        node = block
+        for key in path:
+            node = node.get(key) if isinstance(node, Mapping) else None
+        found = number(node)
+        if found is not None:
+            return found
+    return None
+
+
+def host_cpu(level: Mapping[str, Any]) -> dict[str, float] | None:
+    """The host's CPU shares by HOST_KINDS for a level (% of all CPUs), or None when not measured."""
+    machine = level.get("machine")
+    if not isinstance(machine, Mapping):
+        return None
+    shares = {kind: _lookup(machine, (f"host_{kind}",), ("host", kind)) for kind in HOST_KINDS}
+    if all(value is None for value in shares.values()):
+        return None
+    return {kind: value for kind, value in shares.items() if value is not None}
+
+
+def group_cpu(level: Mapping[str, Any], group: str) -> float | None:
+    """A process group's CPU during a level, % of one CPU (two busy processes read 200), or None."""
+    machine = level.get("machine")
+    return _lookup(machine, (f"{group}_cpu_pct",), ("groups", group, "cpu_pct"))
+
+
+def group_cpu_per_1k(level: Mapping[str, Any], group: str) -> float | None:
+    """A group's CPU milliseconds per 1,000 requests answered in a level, or None."""
+    machine = level.get("machine")
+    return _lookup(machine, (f"{group}_cpu_ms_per_1k",), ("groups", group, "cpu_ms_per_1k"))
+
+
+def generator_cpu(level: Mapping[str, Any]) -> float | None:
+    """The load generator's CPU, % of one CPU: the sampler's group figure, else the generator's own."""
+    sampled = group_cpu(level, "generator")
+    if sampled is not None:
+        return sampled
+    share = _lookup(level, ("generator", "cpu_share"))
+    return None if share is None else 100 * share
+
+
+BREAKDOWN_PARTS = ("pool_wait", "database", "other")
+"""Where a request's time inside the service went: waiting for a connection, holding one, the rest."""
+
+
+def breakdown(level: Mapping[str, Any]) -> dict[str, float]:
+    """The service's mean time per request in each of BREAKDOWN_PARTS during a level, ms.
+
+    The sampler may keep the breakdown apart (`service_breakdown`) or merged into the level's
+    machine summary; parts without a figure are left out.
+    """
+    found = {}
+    for part in BREAKDOWN_PARTS:
+        value = _lookup(
+            level,
+            ("service_breakdown", f"{part}_mean_ms"),
+            ("service_breakdown", f"{part}_ms"),
+            ("machine", f"{part}_mean_ms"),
+        )
+        if value is not None:
+            found[part] = value
+    return found
+
+
+def load_average(level: Mapping[str, Any]) -> float | None:
+    """The host's 1-minute load average during a level (mean of the samples), or None."""
+    return _lookup(level.get("machine"), ("load1",), ("host", "load1"))
+
+
+def heading(key: str) -> str:
+    """A column heading from a field name: `pool_wait_ms` -> "pool wait ms"."""
+    return re.sub(r"_+", " ", key).strip()
+
+
+def any_level(levels: Iterable[Mapping[str, Any]], predicate: Any) -> bool:
+    """Whether `predicate(level)` gives a figure for any level."""
+    return any(predicate(level) not in (None, {}) for level in levels)

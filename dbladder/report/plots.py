@@ -1,0 +1,235 @@
+"""The report's four plots for one round, one line per run, as inline SVG (`svg.py`).
+
+1. achieved against offered rate, with the line where they are equal;
+2. p50, p95 and p99 against the level, three panels on one log axis, the pass mark on p95;
+3. failed % against the level, with the pass mark;
+4. CPU against the level, three panels on one axis: database, service, generator; a panel says
+   "not measured in this run" when no run has its figures.
+
+Every plot marks each run's ceiling with a dotted vertical line in its colour; failed levels have
+open markers. Colour and marker shape follow the engine, the line's dash the run number.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass
+from functools import partial
+from typing import Any
+
+from . import figures as fig
+from .runs import Round, RunView
+from .svg import DASHES, MARKERS, PALETTE, Axis, Chart, Point
+
+RATE_LABEL = "offered rate, req/s"
+
+
+@dataclass(frozen=True)
+class Series:
+    run: RunView
+    color: str
+    marker: str
+    dash: str
+
+
+@dataclass(frozen=True)
+class Figure:
+    """One plot (or row of panels) with its caption."""
+
+    key: str  # "throughput", "latency", "failures" or "cpu"
+    caption: str
+    svgs: list[str]
+    wide: bool = False
+
+
+def series_of(round_: Round) -> list[Series]:
+    """Each run of the round with its colour and marker (by engine) and dash (by run number)."""
+    dashes = list(DASHES)
+    return [
+        Series(
+            run, PALETTE[g % len(PALETTE)], MARKERS[g % len(MARKERS)], dashes[(run.number - 1) % len(dashes)]
+        )
+        for g, group in enumerate(round_.groups)
+        for run in group.runs
+    ]
+
+
+def _points(
+    run: RunView, value: Callable[[dict[str, Any]], float | None], what: str, unit: str
+) -> list[Point]:
+    points = []
+    for row in run.levels:
+        figure = value(row)
+        tip = (
+            f"{run.name}, level {row['index'] + 1} ({fig.rate(row['offered_rps'])} req/s offered): "
+            + (f"{what} {figure:,.3g} {unit}" if figure is not None else f"{what} not measured")
+            + ("" if row["passed"] else " - failed")
+        )
+        points.append(Point(row["offered_rps"], figure, hollow=not row["passed"], tip=tip))
+    return points
+
+
+def _figure(row: dict[str, Any], key: str) -> float | None:
+    return fig.number(row.get(key))
+
+
+def _x_axis(round_: Round) -> Axis:
+    rates = [row["offered_rps"] for run in round_.runs for row in run.levels] or [round_.start]
+    return Axis.covering(rates, RATE_LABEL, pad=0.04)
+
+
+def _ceilings(chart: Chart, all_series: list[Series]) -> None:
+    """Each run's ceiling as a dotted line; runs sharing a ceiling share its label."""
+    labelled: list[float] = []
+    for item in all_series:
+        ceiling = item.run.ceiling
+        if ceiling is None:
+            continue
+        text = f"ceiling {fig.rate(ceiling)}" if ceiling not in labelled else ""
+        chart.vline(ceiling, text, item.color, row=len(labelled))
+        if text:
+            labelled.append(ceiling)
+
+
+def _pass_mark(round_: Round) -> dict[str, float]:
+    mark = round_.runs[0].result.get("pass_mark", {}) if round_.runs else {}
+    return {"p95_ms": float(mark.get("p95_ms", 0)), "max_fail_pct": float(mark.get("max_fail_pct", 0))}
+
+
+def throughput(round_: Round, all_series: list[Series]) -> Figure:
+    """Achieved against offered rate: where the lines leave the diagonal, requests go unanswered."""
+    x = _x_axis(round_)
+    achieved = [row["achieved_rps"] for s in all_series for row in s.run.levels]
+    offered = [row["offered_rps"] for s in all_series for row in s.run.levels]
+    y = Axis.covering([*achieved, *offered], "achieved rate, req/s", pad=0.04)
+    chart = Chart("Achieved against offered rate", x, y)
+    chart.diagonal("achieved = offered")
+    for s in all_series:
+        chart.series(
+            s.run.name,
+            _points(s.run, lambda r: r["achieved_rps"], "achieved", "req/s"),
+            s.color,
+            dash=s.dash,
+            marker=s.marker,
+            key="achieved_rps",
+        )
+    _ceilings(chart, all_series)
+    return Figure(
+        "throughput",
+        "Answered requests per second against the offered rate. Below the dashed diagonal the "
+        "service answered less than it was sent.",
+        [chart.svg()],
+    )
+
+
+def latency(round_: Round, all_series: list[Series]) -> Figure:
+    """p50, p95, p99 in three panels sharing one log axis, so the panels compare by eye."""
+    x = _x_axis(round_)
+    mark = _pass_mark(round_)
+    keys = ("p50_ms", "p95_ms", "p99_ms")
+    values = [row[key] for s in all_series for row in s.run.levels for key in keys]
+    y = Axis.covering([*values, mark["p95_ms"]], "ms from when due (log)", log=True)
+    svgs = []
+    for key in keys:
+        name = key.split("_")[0]
+        chart = Chart(f"{name} latency", x, y, width=430, height=360, left=58)
+        for s in all_series:
+            chart.series(
+                s.run.name,
+                _points(s.run, partial(_figure, key=key), name, "ms"),
+                s.color,
+                dash=s.dash,
+                marker=s.marker,
+                key=key,
+            )
+        if key == "p95_ms":
+            chart.hline(mark["p95_ms"], f"pass mark {fig.plain(mark['p95_ms'])} ms")
+        _ceilings(chart, all_series)
+        svgs.append(chart.svg())
+    return Figure(
+        "latency",
+        "Latency percentiles against the level, on a log axis shared by the three panels; "
+        "the pass mark applies to p95.",
+        svgs,
+        wide=True,
+    )
+
+
+def failures(round_: Round, all_series: list[Series]) -> Figure:
+    """Failed % (errors, timeouts, dropped) against the level, with the pass mark's bound."""
+    x = _x_axis(round_)
+    mark = _pass_mark(round_)
+    values = [row["fail_pct"] for s in all_series for row in s.run.levels]
+    y = Axis.covering([*values, mark["max_fail_pct"] * 1.5], "failed requests, %")
+    chart = Chart("Failed requests", x, y)
+    for s in all_series:
+        chart.series(
+            s.run.name,
+            _points(s.run, lambda r: r["fail_pct"], "failed", "%"),
+            s.color,
+            dash=s.dash,
+            marker=s.marker,
+            key="fail_pct",
+        )
+    chart.hline(mark["max_fail_pct"], f"pass mark {fig.plain(mark['max_fail_pct'])} %")
+    _ceilings(chart, all_series)
+    return Figure(
+        "failures",
+        "Failed requests (error answers, timeouts, connection failures and requests dropped by the "
+        "generator) as a share of all requests due in the level.",
+        [chart.svg()],
+    )
+
+
+def cpu(round_: Round, all_series: list[Series]) -> Figure:
+    """Database, service and generator CPU against the level: three panels sharing one axis."""
+    x = _x_axis(round_)
+    panels: list[tuple[str, Callable[[dict[str, Any]], float | None]]] = [
+        ("database", partial(fig.group_cpu, group="database")),
+        ("service", partial(fig.group_cpu, group="service")),
+        ("generator", fig.generator_cpu),
+    ]
+    values = [
+        figure
+        for s in all_series
+        for row in s.run.levels
+        for _, value in panels
+        if (figure := value(row)) is not None
+    ]
+    y = Axis.covering([*values, 100.0], "CPU, % of one CPU")
+    svgs = []
+    for name, value in panels:
+        chart = Chart(f"{name} CPU", x, y, width=430, height=360, left=58)
+        measured = any(value(row) is not None for s in all_series for row in s.run.levels)
+        for s in all_series:
+            if measured:
+                chart.series(
+                    s.run.name,
+                    _points(s.run, value, f"{name} CPU", "% of one CPU"),
+                    s.color,
+                    dash=s.dash,
+                    marker=s.marker,
+                    key=f"{name}_cpu_pct",
+                )
+        if not measured:
+            chart.note("not measured in this run")
+        _ceilings(chart, all_series)
+        svgs.append(chart.svg())
+    return Figure(
+        "cpu",
+        "CPU used by the database server, the web service and the load generator, in % of one CPU "
+        "(two busy processes read 200), over each level's hold.",
+        svgs,
+        wide=True,
+    )
+
+
+def figures_for(round_: Round) -> list[Figure]:
+    """The round's four plots, in the order the report shows them."""
+    all_series = series_of(round_)
+    return [
+        throughput(round_, all_series),
+        latency(round_, all_series),
+        failures(round_, all_series),
+        cpu(round_, all_series),
+    ]

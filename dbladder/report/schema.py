@@ -1,0 +1,51 @@
+"""The JSON Schemas of result.json and compare.json, shipped in the package, and checking a document.
+
+docs/result-schema.md documents every field; `result.schema.json` says the same to a machine (a
+test keeps the two in step). A document is checked when a bundle is loaded, so a report of a
+truncated, hand-edited or foreign file fails with one line naming the field, not a traceback
+from deep inside a renderer. Fields may be added without a new version (the schemas allow
+unknown ones); a field that changes meaning or disappears needs one.
+"""
+
+from __future__ import annotations
+
+import json
+from functools import cache
+from importlib import resources
+from typing import Any
+
+from jsonschema import Draft202012Validator
+from jsonschema.exceptions import best_match
+
+RESULT_SCHEMA = "dbladder.result/1"
+COMPARE_SCHEMA = "dbladder.compare/1"
+FILES = {RESULT_SCHEMA: "result.schema.json", COMPARE_SCHEMA: "compare.schema.json"}
+
+
+@cache
+def json_schema(version: str) -> dict[str, Any]:
+    """The JSON Schema (as data) of a document version: RESULT_SCHEMA or COMPARE_SCHEMA."""
+    text = resources.files(__package__).joinpath(FILES[version]).read_text(encoding="utf-8")
+    data: dict[str, Any] = json.loads(text)
+    return data
+
+
+@cache
+def _validator(version: str) -> Draft202012Validator:
+    return Draft202012Validator(json_schema(version))
+
+
+def _where(path: Any) -> str:
+    """A JSON path as `levels[2].p95_ms`."""
+    text = ""
+    for part in path:
+        text += f"[{part}]" if isinstance(part, int) else f".{part}" if text else str(part)
+    return text or "the document"
+
+
+def problem(document: Any, version: str) -> str | None:
+    """What is wrong with `document` as a `version` document, in one line; None when it is valid."""
+    error = best_match(_validator(version).iter_errors(document))
+    if error is None:
+        return None
+    return f"{_where(error.absolute_path)}: {error.message}"

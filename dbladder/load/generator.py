@@ -342,15 +342,19 @@ class Generator:
         self.recorder.interrupted = True
 
     async def _drain(self) -> None:
-        # Every request settles within the timeout plus one sweep of the pool; the margin covers
-        # the sweep and the callback, so this wait is bounded even if the server never answers.
-        target = self._target
-        deadline = time.monotonic() + target.timeout + 2 * target.sweep_interval + 0.05
-        while target.in_flight and time.monotonic() < deadline:
-            await asyncio.sleep(0.002)
+        await wait_for_answers(self._target)
         last = self.recorder.levels[-1]
         last.cpu_seconds += time.process_time() - self._cpu_mark
         last.wall_seconds += self._clock.now() - self._wall_mark
+
+
+async def wait_for_answers(target: Target) -> None:
+    """Wait until no request is in flight on `target`, or until every one must have settled."""
+    # Every request settles within the timeout plus one sweep of the pool; the margin covers
+    # the sweep and the callback, so this wait is bounded even if the server never answers.
+    deadline = time.monotonic() + target.timeout + 2 * target.sweep_interval + 0.05
+    while target.in_flight and time.monotonic() < deadline:
+        await asyncio.sleep(0.002)
 
 
 def fell_behind(
@@ -374,6 +378,8 @@ def fell_behind(
 
 
 _STATE_ORDER = ("finished", "running", "pending", "interrupted")
+_PLAN_KEYS = ("users", "ramp")
+"""Keys of a closed-model (users.py) level snapshot that describe the plan, the same in every part."""
 
 
 def merge_levels(parts: Sequence[dict[str, Any]]) -> dict[str, Any]:
@@ -381,11 +387,12 @@ def merge_levels(parts: Sequence[dict[str, Any]]) -> dict[str, Any]:
 
     Histograms merge, counts and CPU seconds add up; the level is only as finished as its least
     finished part; "cpu_share" becomes the largest of any one process, since each process is one
-    CPU's worth of generator.
+    CPU's worth of generator. A closed-model phase's "users" and "ramp" (users.py) are kept.
     """
     if not parts:
         raise ValueError("merge_levels needs at least one level snapshot")
     level = {key: parts[0][key] for key in ("index", "rate", "start", "hold", "warmup")}
+    level |= {key: parts[0][key] for key in _PLAN_KEYS if key in parts[0]}
     level["state"] = max((part["state"] for part in parts), key=_STATE_ORDER.index)
     level["outcomes"] = {cause: sum(part["outcomes"][cause] for part in parts) for cause in OUTCOMES}
     for key in ("abandoned", "warmup_requests", "cpu_seconds"):

@@ -6,6 +6,9 @@ level as soon as all its requests have an outcome, and its live view twice a sec
 merges a level once every process has reported it (`Fleet.events`), so the caller can judge it
 and stop the run after the first failed level without waiting for the whole ladder.
 
+With `ProcessSpec.users` (the closed model, users.py) process k runs a `UsersGenerator` with
+every N-th user instead; its phases take the place of levels, in the events as in the result.
+
 The processes ignore Ctrl-C: the parent decides. On Ctrl-C the caller calls `stop()`, the
 processes cancel their schedules, and `finish()` still collects what each one measured.
 """
@@ -20,7 +23,7 @@ import queue
 import signal
 import time
 from collections.abc import Iterator
-from dataclasses import asdict, dataclass
+from dataclasses import asdict, dataclass, field
 from typing import Any
 
 import uvloop
@@ -31,6 +34,7 @@ from .direct import DirectTarget
 from .generator import Generator, HttpTarget, Recorder, Target, merge_levels, merge_snapshots
 from .mix import Mix, operations
 from .schedule import Ladder, MonotonicClock
+from .users import UserPlan, UsersGenerator, merge_users_snapshots
 
 REPORT_INTERVAL = 0.5
 """Seconds between a process's reports of finished levels and of its live view."""
@@ -44,10 +48,13 @@ class ProcessSpec:
     pool of `pool_size` per process). `in_flight` is per process. `precise_clock` busy-waits the
     last 2 ms before each due time (MonotonicClock's spin): schedule lag in microseconds, at the
     price of a whole CPU, which on a small machine is taken from the service and the database.
+    Give either `ladder` (the open model) or `users` (the closed model), not both; with `users`,
+    `in_flight` should be at least the most users a process runs, or users find no connection
+    and count their requests as dropped.
     """
 
-    ladder: Ladder
-    mix: Mix
+    ladder: Ladder | None = None
+    mix: Mix = field(default_factory=Mix)
     host: str = "127.0.0.1"
     port: int = 0
     in_flight: int = 1000
@@ -56,6 +63,18 @@ class ProcessSpec:
     db_url: str = ""
     pool_size: int = 100
     precise_clock: bool = False
+    users: UserPlan | None = None
+
+    def __post_init__(self) -> None:
+        if (self.ladder is None) == (self.users is None):
+            raise ValueError("a ProcessSpec needs a ladder (open model) or users (closed model), not both")
+
+    @property
+    def duration(self) -> float:
+        """Seconds from the run start to the end of the ladder or plan."""
+        if self.users is not None:
+            return self.users.duration
+        return self.ladder.duration if self.ladder is not None else 0.0
 
 
 @dataclass(frozen=True)
@@ -98,7 +117,14 @@ async def _drive(
     clock = MonotonicClock(spin=0.002 if spec.precise_clock else 0.0)
     if origin is not None:
         clock.origin = origin
-    generator = Generator(spec.ladder, clock, operations(spec.mix, stream=part), target, part, parts)
+    stream = operations(spec.mix, stream=part)
+    generator: Generator | UsersGenerator
+    if spec.users is not None:
+        generator = UsersGenerator(spec.users, clock, stream, target, part, parts)
+    elif spec.ladder is not None:
+        generator = Generator(spec.ladder, clock, stream, target, part, parts)
+    else:
+        raise ValueError("the ProcessSpec has neither a ladder nor users")
     task = asyncio.get_running_loop().create_task(generator.run())
     reported = 0
     try:
@@ -199,7 +225,7 @@ class Fleet:
         self._done: dict[int, dict[str, Any]] = {}
         self.errors: dict[int, str] = {}
         self._next_level = 0
-        self._deadline = time.monotonic() + start_delay + spec.ladder.duration + spec.timeout + 30
+        self._deadline = time.monotonic() + start_delay + spec.duration + spec.timeout + 30
 
     def __enter__(self) -> Fleet:
         for child in self._children:
@@ -251,7 +277,8 @@ class Fleet:
         if not self._done:
             detail = "; ".join(f"process {part}: {error}" for part, error in sorted(self.errors.items()))
             raise GeneratorFailed(f"no generator process reported a result ({detail or 'none answered'})")
-        merged = merge_snapshots(self._done.values())
+        merge = merge_users_snapshots if self.spec.users is not None else merge_snapshots
+        merged = merge(self._done.values())
         merged["missing_parts"] = self.processes - len(self._done)
         merged["interrupted"] = merged["interrupted"] or self._stop.is_set() or merged["missing_parts"] > 0
         merged["errors"] = [self.errors[part] for part in sorted(self.errors)]
@@ -293,6 +320,6 @@ class Fleet:
 
 
 def run_processes(spec: ProcessSpec, processes: int, start_delay: float = 1.5) -> dict[str, Any]:
-    """Run the whole ladder over `processes` generator processes; the merged snapshot."""
+    """Run the whole ladder (or user plan) over `processes` generator processes; the merged snapshot."""
     with Fleet(spec, processes, start_delay) as fleet:
         return fleet.finish()

@@ -86,6 +86,9 @@ def level_row(snapshot: dict[str, Any], pass_mark: PassMark) -> dict[str, Any]:
             name: snapshot[name] for name in ("latency_from_due", "latency_from_send", "schedule_lag")
         },
     }
+    if "users" in snapshot:  # closed model: the phase's users and their arrival ramp
+        row["users"] = snapshot["users"]
+        row["ramp_s"] = snapshot["ramp"]
     reasons = pass_mark.judge(requests, row["p95_ms"], fail_pct)
     if snapshot["state"] != "finished":
         reasons = [f"the level did not finish ({snapshot['state']})", *reasons]

@@ -19,7 +19,7 @@ from collections.abc import Iterator
 from dataclasses import asdict, dataclass, field, replace
 from datetime import UTC, datetime
 from pathlib import Path
-from typing import Any, Protocol
+from typing import Any, Protocol, cast
 from urllib.parse import urlsplit
 
 from . import __version__
@@ -32,6 +32,7 @@ from .load.passmark import PassMark
 from .load.presets import DEFAULT_PRESET, get_preset
 from .load.processes import Fleet, LevelDone, Live, ProcessSpec
 from .load.schedule import Ladder
+from .load.users import UserPlan, spike_recovery
 from .report.bundle import write_bundle
 from .result import SCHEMA, ceiling_of, level_row, write_json
 from .seeding import SeedReport, seed_shop
@@ -50,7 +51,9 @@ class RunConfig:
 
     db_url: str = "sqlite:///shop.db"
     preset: str | None = DEFAULT_PRESET
-    ladder: Ladder = field(default_factory=lambda: get_preset(DEFAULT_PRESET).ladder)
+    ladder: Ladder | None = field(default_factory=lambda: get_preset(DEFAULT_PRESET).ladder)
+    # The closed model (seed 001): users with think time instead of an arrival-rate ladder.
+    users: UserPlan | None = None
     write_share: float = get_preset(DEFAULT_PRESET).write_share
     pass_mark: PassMark = field(default_factory=PassMark)
     # None: use the data already in the database (its size is read from it).
@@ -79,7 +82,13 @@ class RunConfig:
         except DbladderError as exc:
             problems.append(f"db: {exc}")
             url = None
-        problems += self.ladder.validate() + self.pass_mark.validate()
+        if (self.ladder is None) == (self.users is None):
+            problems.append("give either a ladder (open model) or users (closed model)")
+        elif self.users is not None:
+            problems += self.users.validate()
+        elif self.ladder is not None:
+            problems += self.ladder.validate()
+        problems += self.pass_mark.validate()
         if self.seed is not None:
             problems += self.seed.validate()
         if not 0 <= self.write_share <= 1:
@@ -271,6 +280,7 @@ class Run:
         self.result: dict[str, Any] = {
             "schema": SCHEMA,
             "kind": "ladder",
+            "model": "open" if config.users is None else "closed",
             "dbladder_version": __version__,
             "status": "running",
             "started_at": _now(),
@@ -298,7 +308,7 @@ class Run:
         reasons = fell_behind(level, LAG_BOUND_US, cpu_bound)
         row["flags"] += [f"generator fell behind: {reason}" for reason in reasons]
         self.result["levels"].append(row)
-        self.result["ceiling_rps"] = ceiling_of(self.result["levels"])
+        self._figures()
         self.save()
         return row
 
@@ -306,9 +316,52 @@ class Run:
         self.result["status"] = status
         self.result["stopped_because"] = stopped_because
         self.result["finished_at"] = _now()
-        self.result["ceiling_rps"] = ceiling_of(self.result["levels"])
+        self._figures()
         self.save()
         return self.result
+
+    def _figures(self) -> None:
+        """The headline figures: the ceiling, and the most answers per second any level achieved.
+
+        Open model: the offered rate of the highest step held. Closed model (users): the users of the
+        highest level held (`ceiling_users`) and the rate they achieved, since what users offer is
+        not a rate the run chose but whatever the service lets them send.
+        """
+        levels = self.result["levels"]
+        self.result["peak_rps"] = max((level["achieved_rps"] for level in levels), default=None)
+        if self.config.users is None:
+            self.result["ceiling_rps"] = ceiling_of(levels)
+            return
+        held = None
+        for level in levels:
+            if not level["passed"]:
+                break
+            held = level
+        self.result["ceiling_users"] = held["users"] if held else None
+        self.result["ceiling_rps"] = held["achieved_rps"] if held else None
+
+
+def describe_load(config: RunConfig) -> str:
+    """One line saying what load a round sends."""
+    target = f"{config.write_share:.0%} writes, target {config.target}"
+    if config.users is not None:
+        users = ", ".join(f"{phase.users:,}" for phase in config.users.phases)
+        think = f"{config.users.think_min * 1000:g}-{config.users.think_max * 1000:g} ms"
+        return f"users {users} (think {think}), {target}"
+    ladder = cast(Ladder, config.ladder)  # validate() guarantees a ladder when there are no users
+    return (
+        f"climbing {ladder.steps} levels from {ladder.start:g} req/s "
+        f"(+{ladder.step:g} each, {ladder.hold:g} s holds), {target}"
+    )
+
+
+def _spike_figures(final: dict[str, Any]) -> dict[str, Any] | None:
+    """Seed 001's spike: the phases' figures and the seconds until p95 was back within 20 %."""
+    try:
+        recovery = spike_recovery(final)
+    except ValueError as exc:
+        return {"recovery_seconds": None, "note": str(exc)}
+    return {"recovery_seconds": recovery, "tolerance": 0.2}
 
 
 def _now() -> str:
@@ -341,27 +394,30 @@ def run_ladder(config: RunConfig, progress: Progress | None = None) -> dict[str,
         run.result["flags"].append(engine_info.durability_warning)
     run.save()
 
-    stopped_because = "the ladder finished"
+    closed = config.users is not None
+    stopped_because = "every phase ran" if closed else "the ladder finished"
     status = "complete"
     with _target(config, progress) as (host, port, service):
         run.result["service"] = service
+        in_flight = config.in_flight
+        if config.users is not None:
+            # A user whose request finds no free connection is dropped: leave room for every user.
+            most_users = max(phase.users for phase in config.users.phases)
+            in_flight = max(in_flight, -(-most_users // config.generator_processes))
         spec = ProcessSpec(
-            config.ladder,
+            config.ladder if config.users is None else None,
             mix,
+            users=config.users,
             host=host,
             port=port,
-            in_flight=config.in_flight,
+            in_flight=in_flight,
             timeout=config.timeout,
             target=config.target,
             db_url=config.db_url,
             pool_size=max(1, config.pool_size // config.generator_processes),
             precise_clock=config.precise_clock,
         )
-        progress.message(
-            f"climbing {config.ladder.steps} levels from {config.ladder.start:g} req/s "
-            f"(+{config.ladder.step:g} each, {config.ladder.hold:g} s holds), "
-            f"{config.write_share:.0%} writes, target {config.target}"
-        )
+        progress.message(describe_load(config))
         with Fleet(spec, config.generator_processes) as fleet:
             try:
                 for event in fleet.events():
@@ -370,7 +426,8 @@ def run_ladder(config: RunConfig, progress: Progress | None = None) -> dict[str,
                         continue
                     row = run.add_level(event.level)
                     progress.level(row)
-                    if not row["passed"] and not config.continue_after_fail:
+                    # Seed 001 runs every users level: a closed model slows itself down instead.
+                    if not row["passed"] and not config.continue_after_fail and not closed:
                         stopped_because = (
                             f"level {row['index'] + 1} ({row['offered_rps']:g} req/s) failed: "
                             + "; ".join(row["reasons"])
@@ -391,6 +448,8 @@ def run_ladder(config: RunConfig, progress: Progress | None = None) -> dict[str,
                 run.result["flags"].append("generator errors: " + "; ".join(final["errors"]))
             if final["late_start"] > 0.05:
                 run.result["flags"].append(f"the generator started {final['late_start']:.2f} s late")
+            if closed and len(final["levels"]) == 3 and "per_second" in final:
+                run.result["spike"] = _spike_figures(final)
     result = run.finish(status, stopped_because)
     # The reports are built from the files just written, as `dbladder report` would rebuild them.
     write_bundle(result, config.out_dir)

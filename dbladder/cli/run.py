@@ -11,9 +11,11 @@ from rich.console import Console
 from rich.status import Status
 
 from ..engines.base import DEFAULT_POOL_SIZE
+from ..errors import UsageError
 from ..load.passmark import PassMark
 from ..load.presets import DEFAULT_PRESET, PRESETS, get_preset
 from ..load.processes import Live
+from ..load.users import Phase, UserPlan
 from ..report import terminal
 from ..runner import TARGETS, RunConfig, default_out_dir, run_ladder
 from ..workloads import shop
@@ -47,7 +49,7 @@ class TerminalProgress:
     def level(self, row: dict[str, Any]) -> None:
         self._stop_status()
         if not self.table_started:
-            self.console.print(terminal.header(), highlight=False, soft_wrap=True)
+            self.console.print(terminal.header("users" in row), highlight=False, soft_wrap=True)
             self.table_started = True
         self.console.print(
             terminal.level_line(row), highlight=False, soft_wrap=True, style=None if row["passed"] else "red"
@@ -82,7 +84,16 @@ class TerminalProgress:
 @click.option("--start", type=float, help="Offered rate of the first level, req/s. [preset]")
 @click.option("--step", type=float, help="Rate added per level, req/s. [preset]")
 @click.option("--steps", type=int, help="Number of levels. [preset]")
-@click.option("--hold", type=float, help="Seconds each level is held. [preset]")
+@click.option("--hold", type=float, help="Seconds each level (or users phase) is held. [preset]")
+@click.option(
+    "--users",
+    "users_levels",
+    metavar="N,N,...",
+    help="Closed model: users per level, e.g. 100,200,400 (users presets). [preset]",
+)
+@click.option(
+    "--ramp", type=float, help="Closed model: seconds over which each level's users arrive. [preset]"
+)
 @click.option(
     "--warmup", type=float, help="Seconds at the start of each level left out of its figures. [preset]"
 )
@@ -174,17 +185,44 @@ def run(**options: Any) -> None:
     click.echo(f"report   {config.out_dir / 'report.html'} (and report.md, levels.csv, timeseries.csv)")
 
 
+def _users_plan(plan: UserPlan, options: dict[str, Any]) -> UserPlan:
+    """The preset's users plan with --users, --ramp and --hold over it."""
+    ladder_only = [f"--{name}" for name in ("start", "step", "steps", "warmup") if options[name] is not None]
+    if ladder_only:
+        raise UsageError(f"{', '.join(ladder_only)} apply to ladder presets; this preset is closed (users)")
+    phases = list(plan.phases)
+    if options["users_levels"]:
+        try:
+            counts = [int(part) for part in options["users_levels"].split(",")]
+        except ValueError:
+            raise UsageError(
+                f"--users takes whole numbers separated by commas, not {options['users_levels']!r}"
+            ) from None
+        first = phases[0]
+        phases = [Phase(count, first.ramp, first.hold) for count in counts]
+    # --ramp sets every ramp except the spike's "at once" (0) jumps after the first phase.
+    phases = [
+        Phase(
+            phase.users,
+            phase.ramp if options["ramp"] is None or (phase.ramp == 0 and i) else options["ramp"],
+            phase.hold if options["hold"] is None else options["hold"],
+        )
+        for i, phase in enumerate(phases)
+    ]
+    return dataclasses.replace(plan, phases=tuple(phases))
+
+
 def build_config(options: dict[str, Any]) -> RunConfig:
     """A RunConfig from the command's options: the preset, with explicit options over it."""
     preset = get_preset(options["preset"])
-    ladder = dataclasses.replace(
-        preset.ladder,
-        **{
-            name: options[name]
-            for name in ("start", "step", "steps", "hold", "warmup")
-            if options[name] is not None
-        },
-    )
+    ladder, users = preset.ladder, preset.users
+    if users is not None:
+        users = _users_plan(users, options)
+    elif ladder is not None:
+        names = ("start", "step", "steps", "hold", "warmup")
+        ladder = dataclasses.replace(
+            ladder, **{name: options[name] for name in names if options[name] is not None}
+        )
     seed = (
         None
         if options["no_seed"]
@@ -198,7 +236,8 @@ def build_config(options: dict[str, Any]) -> RunConfig:
     return RunConfig(
         db_url=options["db_url"],
         preset=preset.name,
-        ladder=ladder,
+        ladder=ladder if users is None else None,
+        users=users,
         write_share=preset.write_share if options["writes"] is None else options["writes"],
         pass_mark=PassMark(options["p95_ms"], options["max_fail_pct"]),
         seed=seed,

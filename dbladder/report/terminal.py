@@ -23,14 +23,22 @@ def _ms(value: float) -> str:
     return f"{value:.1f}" if value < 100 else f"{value:,.0f}"
 
 
-def header() -> str:
+USERS_COLUMN = ("users", 6, lambda r: f"{r['users']:,}")
+
+
+def _columns(closed: bool) -> tuple[Any, ...]:
+    # The closed model's level is a number of users; what they offered follows from their think time.
+    return (COLUMNS[0], USERS_COLUMN, *COLUMNS[2:]) if closed else COLUMNS
+
+
+def header(closed: bool = False) -> str:
     """The table's header line (latencies in ms, from when each request was due)."""
-    return "  ".join(name.rjust(width) for name, width, _ in COLUMNS)
+    return "  ".join(name.rjust(width) for name, width, _ in _columns(closed))
 
 
 def level_line(row: dict[str, Any]) -> str:
     """One level as a table line; failed levels and flags are explained on the lines below it."""
-    line = "  ".join(render(row).rjust(width) for _, width, render in COLUMNS)
+    line = "  ".join(render(row).rjust(width) for _, width, render in _columns("users" in row))
     notes = [*row["reasons"], *row["flags"]]
     return "\n".join([line, *(f"{'':>7}^ {note}" for note in notes)])
 
@@ -40,22 +48,39 @@ def summary(result: dict[str, Any]) -> str:
     engine = result.get("engine") or {}
     mark = result["pass_mark"]
     ceiling = result["ceiling_rps"]
-    lines = [
-        f"engine   {engine.get('engine', '?')} {engine.get('server_version', '')}".rstrip(),
-        f"pass     p95 < {mark['p95_ms']:g} ms and < {mark['max_fail_pct']:g} % failed",
-        "ceiling  "
-        + (
+    if result.get("model") == "closed":
+        held = (
+            f"{result['ceiling_users']:,} users, {ceiling:,.0f} req/s (the highest level held)"
+            if ceiling is not None
+            else "none: the first level failed"
+        )
+    else:
+        held = (
             f"{ceiling:,.0f} req/s (the highest step held)"
             if ceiling is not None
             else "none: the first step failed"
-        ),
-        f"stopped  {result['stopped_because']}",
+        )
+    lines = [
+        f"engine   {engine.get('engine', '?')} {engine.get('server_version', '')}".rstrip(),
+        f"pass     p95 < {mark['p95_ms']:g} ms and < {mark['max_fail_pct']:g} % failed",
+        f"ceiling  {held}",
     ]
+    if result.get("peak_rps") is not None:
+        lines.append(f"peak     {result['peak_rps']:,.0f} req/s answered at the busiest level")
+    spike = result.get("spike")
+    if spike:
+        recovery = spike.get("recovery_seconds")
+        lines.append(
+            f"recovery p95 back within 20 % of its pre-spike value {recovery:g} s after the spike"
+            if recovery is not None
+            else "recovery p95 did not come back within 20 % of its pre-spike value"
+        )
+    lines.append(f"stopped  {result['stopped_because']}")
     lines += [f"flag     {flag}" for flag in result.get("flags", [])]
     return "\n".join(lines)
 
 
 def render(result: dict[str, Any]) -> str:
     """The whole run: table, then the summary."""
-    table = [header(), *(level_line(row) for row in result["levels"])]
+    table = [header(result.get("model") == "closed"), *(level_line(row) for row in result["levels"])]
     return "\n".join([*table, "", summary(result)])

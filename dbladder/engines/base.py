@@ -202,3 +202,25 @@ class Engine(Protocol):
     def counters(self) -> dict[str, int]:
         """Engine-specific event counts since open (SQLite: busy waits on the file lock)."""
         ...
+
+    async def save_snapshot(self) -> str | None:
+        """Keep a restorable copy of the database's current data (after seeding) beside it.
+
+        Returns an opaque token for `restore_snapshot` and `drop_snapshot`, or None when this
+        engine (or this server, as configured) has no restore faster than seeding again. The
+        snapshot's name derives from the database's, so saving again replaces the last one.
+        Callers guarantee that no other client is connected to the database meanwhile.
+        """
+        ...
+
+    async def restore_snapshot(self, token: str) -> None:
+        """Make the database's data identical to the snapshot `token` (which stays for the next run).
+
+        Callers guarantee that no other client is connected; the engine closes and reopens its own
+        pool as it needs to and is open and usable afterwards.
+        """
+        ...
+
+    async def drop_snapshot(self, token: str) -> None:
+        """Remove the snapshot `token`; nothing happens if it is already gone."""
+        ...

@@ -71,103 +71,118 @@ class TerminalProgress:
         self._stop_status()
 
 
+ROUND_OPTIONS = [
+    click.option(
+        "--preset",
+        type=click.Choice(list(PRESETS)),
+        default=DEFAULT_PRESET,
+        show_default=True,
+        help="A named round: " + "; ".join(f"{p.name}: {p.description}" for p in PRESETS.values()) + ".",
+    ),
+    click.option("--writes", type=float, help="Share of requests that create an order (0 to 1). [preset]"),
+    click.option("--start", type=float, help="Offered rate of the first level, req/s. [preset]"),
+    click.option("--step", type=float, help="Rate added per level, req/s. [preset]"),
+    click.option("--steps", type=int, help="Number of levels. [preset]"),
+    click.option("--hold", type=float, help="Seconds each level (or users phase) is held. [preset]"),
+    click.option(
+        "--users",
+        "users_levels",
+        metavar="N,N,...",
+        help="Closed model: users per level, e.g. 100,200,400 (users presets). [preset]",
+    ),
+    click.option(
+        "--ramp", type=float, help="Closed model: seconds over which each level's users arrive. [preset]"
+    ),
+    click.option(
+        "--warmup", type=float, help="Seconds at the start of each level left out of its figures. [preset]"
+    ),
+    click.option(
+        "--p95",
+        "p95_ms",
+        type=float,
+        default=PassMark.p95_ms,
+        show_default=True,
+        help="Pass mark: p95 under this many ms.",
+    ),
+    click.option(
+        "--max-fail",
+        "max_fail_pct",
+        type=float,
+        default=PassMark.max_fail_pct,
+        show_default=True,
+        help="Pass mark: failed requests under this percentage.",
+    ),
+    click.option("--continue-after-fail", is_flag=True, help="Climb every level even after one fails."),
+    click.option("--products", type=int, default=shop.SeedConfig.products, show_default=True),
+    click.option("--orders", type=int, default=shop.SeedConfig.orders, show_default=True),
+    click.option("--seed", "seed_number", type=int, default=shop.SeedConfig.seed, show_default=True),
+    click.option(
+        "--no-seed", is_flag=True, help="Use the data already in the database instead of fresh data."
+    ),
+    click.option(
+        "--target",
+        type=click.Choice(TARGETS),
+        default="http",
+        show_default=True,
+        help="http: through the web service; direct: the same mix straight through the engine driver.",
+    ),
+    click.option(
+        "--workers", type=int, default=RunConfig.workers, show_default=True, help="Service worker processes."
+    ),
+    click.option(
+        "--pool",
+        "pool_size",
+        type=int,
+        default=DEFAULT_POOL_SIZE,
+        show_default=True,
+        help="Database connections in all.",
+    ),
+    click.option(
+        "--sqlite-writers", type=click.IntRange(0, 1), help="1: every write through one connection. [preset]"
+    ),
+    click.option("--generators", type=int, default=1, show_default=True, help="Load generator processes."),
+    click.option(
+        "--in-flight",
+        type=int,
+        default=RunConfig.in_flight,
+        show_default=True,
+        help="Requests awaiting an answer per generator process; beyond it a request is dropped.",
+    ),
+    click.option(
+        "--timeout", type=float, default=RunConfig.timeout, show_default=True, help="Per-request timeout, s."
+    ),
+    click.option(
+        "--precise-clock",
+        is_flag=True,
+        help="Busy-wait for due times: microsecond schedule lag, but the generator takes a whole CPU.",
+    ),
+    click.option(
+        "--out",
+        "out_dir",
+        type=click.Path(file_okay=False, path_type=Path),
+        help="Output folder (default: a new timestamped folder under ./results).",
+    ),
+    click.option(
+        "--service",
+        "service_url",
+        metavar="URL",
+        help="Send the load to a service already running at URL (http://host:port) instead of starting one.",
+    ),
+    click.option("--allow-remote-target", is_flag=True, help="Allow load to a non-loopback address."),
+]
+"""Every option of a round but --db: `run` and `compare` share them."""
+
+
+def round_options(command: Any) -> Any:
+    """Apply ROUND_OPTIONS to a click command, in the order they are listed."""
+    for option in reversed(ROUND_OPTIONS):
+        command = option(command)
+    return command
+
+
 @click.command()
 @db_option
-@click.option(
-    "--preset",
-    type=click.Choice(list(PRESETS)),
-    default=DEFAULT_PRESET,
-    show_default=True,
-    help="A named round: " + "; ".join(f"{p.name}: {p.description}" for p in PRESETS.values()) + ".",
-)
-@click.option("--writes", type=float, help="Share of requests that create an order (0 to 1). [preset]")
-@click.option("--start", type=float, help="Offered rate of the first level, req/s. [preset]")
-@click.option("--step", type=float, help="Rate added per level, req/s. [preset]")
-@click.option("--steps", type=int, help="Number of levels. [preset]")
-@click.option("--hold", type=float, help="Seconds each level (or users phase) is held. [preset]")
-@click.option(
-    "--users",
-    "users_levels",
-    metavar="N,N,...",
-    help="Closed model: users per level, e.g. 100,200,400 (users presets). [preset]",
-)
-@click.option(
-    "--ramp", type=float, help="Closed model: seconds over which each level's users arrive. [preset]"
-)
-@click.option(
-    "--warmup", type=float, help="Seconds at the start of each level left out of its figures. [preset]"
-)
-@click.option(
-    "--p95",
-    "p95_ms",
-    type=float,
-    default=PassMark.p95_ms,
-    show_default=True,
-    help="Pass mark: p95 under this many ms.",
-)
-@click.option(
-    "--max-fail",
-    "max_fail_pct",
-    type=float,
-    default=PassMark.max_fail_pct,
-    show_default=True,
-    help="Pass mark: failed requests under this percentage.",
-)
-@click.option("--continue-after-fail", is_flag=True, help="Climb every level even after one fails.")
-@click.option("--products", type=int, default=shop.SeedConfig.products, show_default=True)
-@click.option("--orders", type=int, default=shop.SeedConfig.orders, show_default=True)
-@click.option("--seed", "seed_number", type=int, default=shop.SeedConfig.seed, show_default=True)
-@click.option("--no-seed", is_flag=True, help="Use the data already in the database instead of fresh data.")
-@click.option(
-    "--target",
-    type=click.Choice(TARGETS),
-    default="http",
-    show_default=True,
-    help="http: through the web service; direct: the same mix straight through the engine driver.",
-)
-@click.option(
-    "--workers", type=int, default=RunConfig.workers, show_default=True, help="Service worker processes."
-)
-@click.option(
-    "--pool",
-    "pool_size",
-    type=int,
-    default=DEFAULT_POOL_SIZE,
-    show_default=True,
-    help="Database connections in all.",
-)
-@click.option(
-    "--sqlite-writers", type=click.IntRange(0, 1), help="1: every write through one connection. [preset]"
-)
-@click.option("--generators", type=int, default=1, show_default=True, help="Load generator processes.")
-@click.option(
-    "--in-flight",
-    type=int,
-    default=RunConfig.in_flight,
-    show_default=True,
-    help="Requests awaiting an answer per generator process; beyond it a request is dropped.",
-)
-@click.option(
-    "--timeout", type=float, default=RunConfig.timeout, show_default=True, help="Per-request timeout, s."
-)
-@click.option(
-    "--precise-clock",
-    is_flag=True,
-    help="Busy-wait for due times: microsecond schedule lag, but the generator takes a whole CPU.",
-)
-@click.option(
-    "--out",
-    "out_dir",
-    type=click.Path(file_okay=False, path_type=Path),
-    help="Output folder (default: a new timestamped folder under ./results).",
-)
-@click.option(
-    "--service",
-    "service_url",
-    metavar="URL",
-    help="Send the load to a service already running at URL (http://host:port) instead of starting one.",
-)
-@click.option("--allow-remote-target", is_flag=True, help="Allow load to a non-loopback address.")
+@round_options
 def run(**options: Any) -> None:
     """Climb a load ladder against one database and report where it stops."""
     config = build_config(options)

@@ -3,7 +3,8 @@
 Two real runs on a small SQLite (every connection writing, then one writer connection) are made
 once for the module; the Markdown and the HTML of each are read back and compared with its
 result.json figure by figure, the two are compared with `dbladder report`, and headless Chromium
-renders the page (skipped with the reason when `chromium` is missing, except under CI).
+renders the page (skipped with the reason when `chromium` is missing, except under CI). Two more
+real runs take the closed model (seed 001): a users round and a spike, read back the same way.
 """
 
 from __future__ import annotations
@@ -23,6 +24,7 @@ from typing import Any
 import pytest
 
 from dbladder.load.schedule import Ladder
+from dbladder.load.users import UserPlan
 from dbladder.report.bundle import write_bundle
 from dbladder.report.runs import engine_label
 from dbladder.report.schema import RESULT_SCHEMA, problem
@@ -303,7 +305,8 @@ def png_size(path: Path) -> tuple[int, int]:
     return width, height
 
 
-def test_headless_chromium_renders_the_page_without_errors(bundles, tmp_path):
+def render_in_chromium(page: Path, tmp_path: Path) -> Path:
+    """Render a report page in headless Chromium; fail on any console message. Returns the screenshot."""
     browser = chromium()
     screenshot = tmp_path / "report.png"
     done = subprocess.run(
@@ -323,7 +326,7 @@ def test_headless_chromium_renders_the_page_without_errors(bundles, tmp_path):
             "--hide-scrollbars",
             f"--screenshot={screenshot}",
             "--window-size=1280,2000",
-            (bundles[0] / "report.html").as_uri(),
+            page.as_uri(),
         ],
         capture_output=True,
         text=True,
@@ -337,3 +340,167 @@ def test_headless_chromium_renders_the_page_without_errors(bundles, tmp_path):
     assert png_size(screenshot) == (1280, 2000)
     # A blank page compresses to a few kB; the plots, tables and text make it far larger.
     assert screenshot.stat().st_size > 50_000
+    return screenshot
+
+
+def test_headless_chromium_renders_the_page_without_errors(bundles, tmp_path):
+    render_in_chromium(bundles[0] / "report.html", tmp_path)
+
+
+# -- the closed model: a users round and a spike, from real runs -----------------------------------------
+
+
+@pytest.fixture(scope="session")
+def closed_bundles(tmp_path_factory) -> dict[str, Path]:
+    """Two bundles from real closed-model runs on SQLite: users 10, 20, 40, and a spike 10 -> 60 -> 10."""
+    plans = {
+        "users": ("users-read", 0.05, UserPlan.levels((10, 20, 40), ramp=0.5, hold=1.5)),
+        "spike": ("spike", 0.2, UserPlan.spike(base=10, peak=60, hold=2.0, ramp=0.5)),
+    }
+    folders = {}
+    for name, (preset, writes, plan) in plans.items():
+        root = tmp_path_factory.mktemp(f"closed_{name}")
+        config = RunConfig(
+            db_url=f"sqlite:///{root}/shop.db",
+            preset=preset,
+            ladder=None,
+            users=plan,
+            write_share=writes,
+            seed=shop.SeedConfig(products=2000, orders=5000),
+            workers=1,
+            pool_size=8,
+            out_dir=root / "out",
+        )
+        run_ladder(config)  # the runner writes the bundle, reports included
+        folders[name] = config.out_dir
+    return folders
+
+
+CLOSED_FIGURES = {
+    "level": lambda level: level["index"] + 1,
+    "users": lambda level: level["users"],
+    "could send req/s": lambda level: level["offered_rps"],
+    **{key: figure for key, figure in LEVEL_FIGURES.items() if key not in ("level", "offered req/s")},
+}
+
+
+RATE_COLUMNS = ("users", "could send req/s", "achieved req/s", "dropped")
+
+
+def close_rate(shown: str, value: float) -> bool:
+    """A rate as the report prints it: whole requests per second, whatever its size."""
+    return abs(number(shown) - value) <= 0.5 + 1e-9
+
+
+def check_closed_level_table(header: list[str], rows: list[list[str]], result: dict[str, Any]) -> None:
+    assert "offered req/s" not in header
+    assert len(rows) == len(result["levels"])
+    for row, level in zip(rows, result["levels"], strict=True):
+        cells = dict(zip(header, row, strict=True))
+        for column, figure in CLOSED_FIGURES.items():
+            matches = close_rate if column in RATE_COLUMNS else close
+            assert matches(cells[column], figure(level)), (column, cells[column], figure(level))
+        assert cells["result"].rstrip("*") == ("pass" if level["passed"] else "FAIL")
+
+
+def test_closed_results_are_closed_and_validate(closed_bundles):
+    documented = set(re.findall(r"^\| `([^`]+)` \|", DOC.read_text(), re.MULTILINE))
+    for bundle in closed_bundles.values():
+        result = result_of(bundle)
+        assert result["model"] == "closed" and result["config"]["ladder"] is None
+        assert problem(result, RESULT_SCHEMA) is None
+        assert sorted(set(result) - documented) == []
+        assert sorted({f"config.{key}" for key in result["config"]} - documented) == []
+        assert sorted({f"levels[].{key}" for key in result["levels"][0]} - documented) == []
+        for name in ("result.json", "levels.csv", "timeseries.csv", "report.md", "report.html"):
+            assert (bundle / name).is_file(), name
+
+
+def test_a_users_round_renders_in_users_with_result_jsons_figures(closed_bundles):
+    result = result_of(closed_bundles["users"])
+    label = engine_label(result)
+    text = (closed_bundles["users"] / "report.md").read_text()
+    assert re.findall(r"^## (.+)$", text, re.MULTILINE) == [
+        "Result",
+        "Setup",
+        "Levels",
+        "What this does not show",
+    ]
+    assert f"_users-read: 5 % writes, 10 to 40 users ({result['started_at'][:10]})_" in text
+    tables = markdown_tables(text)
+    header, rows = tables[0]
+    assert header == ["round", "runs", label]
+    assert [row[0] for row in rows] == [
+        "users-read: 5 % writes, 10 to 40 users",
+        "users-read: 5 % writes, 10 to 40 users, peak",
+    ]
+    ceiling, users = result["ceiling_rps"], result["ceiling_users"]
+    if ceiling is None:
+        assert rows[0][2] == "< 10 users"
+        assert text.startswith(f"# {label}: no level held\n")
+    else:
+        held, figure = rows[0][2].split(": ")
+        assert number(held.removesuffix(" users")) == users
+        assert close_rate(figure, ceiling)
+        assert text.startswith(f"# {label}: held {users:,} users, {ceiling:,.0f} req/s")
+    assert close_rate(rows[1][2], result["peak_rps"])
+    levels = [(h, r) for h, r in tables if h[0] == "level"]
+    assert len(levels) == 1
+    check_closed_level_table(*levels[0], result)
+    assert "| think time | 50 to 150 ms between an answer and the user's next request, uniform;" in text
+    assert "**Think time limits the rate.**" in text
+
+
+def test_a_spike_renders_its_phases_and_recovery_from_result_json(closed_bundles):
+    result = result_of(closed_bundles["spike"])
+    label = engine_label(result)
+    text = (closed_bundles["spike"] / "report.md").read_text()
+    tables = markdown_tables(text)
+    assert tables[0][0] == ["round", "runs", label]
+    rows = tables[0][1]
+    assert rows[0][0] == "spike: 20 % writes, 10 → 60 → 10 users"
+    assert close_rate(rows[0][2], result["levels"][1]["achieved_rps"])
+    recovery = result["spike"]["recovery_seconds"]
+    expected = "did not recover" if recovery is None else f"{recovery:g} s"
+    if result["spike"].get("note"):
+        expected = "not computed"
+    assert rows[1] == ["spike: 20 % writes, 10 → 60 → 10 users, p95 recovery", "1", expected]
+    phases = next(r for h, r in tables if h[:2] == ["run", "phase"])
+    assert [row[1] for row in phases] == ["before", "spike", "after"]
+    for row, level in zip(phases, result["levels"], strict=True):
+        assert row[0] == label and number(row[2]) == level["users"]
+        assert close_rate(row[3], level["achieved_rps"]) and close(row[4], level["p95_ms"])
+    check_closed_level_table(*next((h, r) for h, r in tables if h[0] == "level"), result)
+    if recovery is not None:
+        assert f"p95 back within 20 % after {recovery:g} s" in text
+
+
+def test_closed_html_has_the_four_plots_against_users_and_nothing_to_fetch(closed_bundles, tmp_path):
+    for name, bundle in closed_bundles.items():
+        result = result_of(bundle)
+        text = (bundle / "report.html").read_text()
+        page = Page(text)
+        assert page.plots == ["throughput", "latency", "failures", "cpu"]
+        assert text.count('<svg class="chart"') == 1 + 3 + 1 + 3
+        assert page.references == []
+        assert not re.search(r"https?://|@import|url\(|<script|<link|<img", text)
+        # Every chart's x axis is users; every plotted point sits at its level's users.
+        assert text.count(">users</text>") == 8
+        assert "offered rate, req/s" not in text
+        levels = [rows for kind, rows in page.tables if kind == "levels"]
+        assert len(levels) == 1
+        check_closed_level_table(levels[0][0], levels[0][1:], result)
+        for key in ("achieved_rps", "p95_ms", "fail_pct"):
+            drawn = [(float(p["data-x"]), float(p["data-y"])) for p in page.points if p["data-key"] == key]
+            expected = [(level["users"], level[key]) for level in result["levels"]]
+            if key.endswith("_ms"):
+                expected = [(x, y) for x, y in expected if y > 0]
+            assert [x for x, _ in drawn] == [x for x, _ in expected], key
+            assert [y for _, y in drawn] == pytest.approx([y for _, y in expected], rel=1e-5), key
+        assert re.findall(r'data-mark="pass" data-y="([^"]+)"', text) == ["50", "1"]
+        ceilings = re.findall(r'data-mark="ceiling" data-x="([^"]+)"', text)
+        if name == "spike" or result["ceiling_users"] is None:
+            assert ceilings == []
+        else:
+            assert ceilings == [f"{result['ceiling_users']:g}"] * (1 + 3 + 1 + 3)
+        render_in_chromium(bundle / "report.html", tmp_path / name)

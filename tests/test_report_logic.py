@@ -22,10 +22,10 @@ from dbladder.errors import CorruptBundle, MissingBundle, UnknownBundleVersion
 from dbladder.load.generator import OUTCOMES
 from dbladder.load.histogram import Histogram
 from dbladder.load.passmark import PassMark
-from dbladder.report import document, html, markdown
+from dbladder.report import document, html, markdown, terminal
 from dbladder.report.bundle import build_reports, load_bundle, write_bundle
 from dbladder.report.caveats import caveats
-from dbladder.report.runs import rounds_of
+from dbladder.report.runs import comparison_table, rounds_of
 from dbladder.report.schema import RESULT_SCHEMA, problem
 from dbladder.report.settings import settings_file
 from dbladder.report.svg import Axis, Chart, Point, linear_ticks, log_ticks
@@ -555,4 +555,257 @@ def test_three_engines_are_each_measured_against_the_best():
     half = with_ceiling(fake_result("mariadb", (1, 1, 1)), 1)  # holds 500
     none = with_ceiling(fake_result("sqlite", (1, 1, 1)), 0)  # holds nothing
     md, _ = texts([none, half, best])
-    assert "| best: PostgreSQL 15.20; MariaDB 10.11.19 -50 %; SQLite 3.54.1: none |" in md
+    # One run each: no spread to judge the gaps by, so the column cannot call a winner.
+    assert (
+        "| cannot tell from one run (best: PostgreSQL 15.20; MariaDB 10.11.19 -50 %; SQLite 3.54.1: none) |"
+        in md
+    )
+
+
+# -- the closed model (seed 001's users and spike) ----------------------------------------------------
+
+THINK = {"think_min": 0.05, "think_max": 0.15}
+
+
+def users_result(
+    engine: str = "sqlite",
+    achieved: tuple[float, ...] = (195.0, 390.0, 700.0),
+    users: tuple[int, ...] = (20, 40, 80),
+    failing_from: int | None = None,
+    **changes: Any,
+) -> dict[str, Any]:
+    """A closed-model result (users with think time) shaped as the runner writes it: level rows with
+    users, `offered_rps` = users / mean think time, and the closed model's headline figures."""
+    levels = []
+    for index, (count, achieved_rps) in enumerate(zip(users, achieved, strict=True)):
+        level = snapshot(index, count / 0.1, 1.0)
+        level["users"], level["ramp"] = count, 1.0
+        row = level_row(level, MARK)
+        row["achieved_rps"] = achieved_rps
+        if failing_from is not None and index >= failing_from:
+            row["passed"], row["reasons"] = False, ["p95 99.0 ms is not under 50 ms"]
+        levels.append(row)
+    held = None
+    for row in levels:  # as the runner's _figures: the last level of the unbroken passes
+        if not row["passed"]:
+            break
+        held = row
+    result = fake_result(engine, (1, 1, 1))
+    result["config"].update(
+        preset="users-read",
+        write_share=0.05,
+        ladder=None,
+        users={"phases": [{"users": count, "ramp": 1.0, "hold": 3.0} for count in users], **THINK},
+    )
+    result.update(
+        model="closed",
+        levels=levels,
+        ceiling_users=held["users"] if held else None,
+        ceiling_rps=held["achieved_rps"] if held else None,
+        peak_rps=max(row["achieved_rps"] for row in levels),
+        stopped_because="every phase ran",
+    )
+    result.update(changes)
+    assert problem(result, RESULT_SCHEMA) is None, problem(result, RESULT_SCHEMA)
+    return result
+
+
+def spike_result(engine: str = "sqlite", recovery: float | None = 2.0, **changes: Any) -> dict[str, Any]:
+    """Seed 001's spike, small: 20 -> 200 -> 20 users."""
+    result = users_result(engine, (195.0, 1500.0, 198.0), (20, 200, 20), spike=None)
+    result["config"].update(preset="spike", write_share=0.2)
+    result["spike"] = {"recovery_seconds": recovery, "tolerance": 0.2}
+    result.update(changes)
+    return result
+
+
+def test_a_users_round_is_read_in_users_with_the_rate_they_achieved():
+    result = users_result(failing_from=2)
+    md, page = texts([result])
+    assert md.startswith("# SQLite 3.54.1: held 40 users, 390 req/s\n")
+    assert "_users-read: 5 % writes, 20 to 80 users (2026-01-02)_" in md
+    assert "| users-read: 5 % writes, 20 to 80 users | 1 | 40 users: 390 req/s |" in md
+    assert "| users-read: 5 % writes, 20 to 80 users, peak | 1 | 700 req/s |" in md
+    assert (
+        "SQLite 3.54.1 held 40 users at 390 req/s; the next level, 80 users, failed "
+        "(p95 99.0 ms is not under 50 ms). Its peak was 700 req/s, at 80 users." in md
+    )
+    rows = levels_table(md)
+    assert [row["users"] for row in rows] == ["20", "40", "80"]
+    assert [row["could send req/s"] for row in rows] == ["200", "400", "800"]
+    assert [row["achieved req/s"] for row in rows] == ["195", "390", "700"]
+    assert "offered req/s" not in md
+    assert "| users | 20, 40, 80 users; each level's users arrive over 1 s, then it is held 3 s;" in md
+    assert "| think time | 50 to 150 ms between an answer and the user's next request, uniform;" in md
+    assert "| ladder |" not in md
+    leads = caveat_leads([result])
+    assert "80 users send at most 800 req/s" in leads["Think time limits the rate."]
+    assert "Precision is one users level." in leads and "Precision is one step." not in leads
+    assert "Each level was held 3 s" in leads["Short holds."]
+    # The plots: x is users, the ceiling is marked at the users level held.
+    throughput = page.split('data-plot="throughput"', 1)[1].split("</figure>", 1)[0]
+    assert re.findall(r'data-key="achieved_rps".*', throughput)
+    assert re.findall(r'class="point" data-x="([^"]+)" data-y="([^"]+)"', throughput) == [
+        ("20", "195"),
+        ("40", "390"),
+        ("80", "700"),
+    ]
+    assert ">users</text>" in throughput and "Achieved rate against users" in throughput
+    assert page.count('data-mark="ceiling" data-x="40"') == 1 + 3 + 1 + 3
+    assert "what the users could send" in throughput
+
+
+def test_a_users_round_that_held_every_level_is_a_lower_bound():
+    result = users_result()
+    md, _ = texts([result])
+    assert md.startswith("# SQLite 3.54.1: held 80 users, 700 req/s (no level failed)\n")
+    assert "| ≥ 80 users: 700 req/s |" in md
+    assert "held every users level up to 80 users (700 req/s at the top): no level failed" in md
+    assert "held every level it ran, up to 80 users: the limit lies higher; add users" in md
+
+
+def test_a_spike_round_shows_its_three_phases_and_the_recovery():
+    md, page = texts([spike_result()])
+    assert md.startswith("# SQLite 3.54.1: 1,500 req/s at the spike, p95 back within 20 % after 2 s\n")
+    assert "| spike: 20 % writes, 20 → 200 → 20 users | 1 | 1,500 req/s |" in md
+    assert "| spike: 20 % writes, 20 → 200 → 20 users, p95 recovery | 1 | 2 s |" in md
+    assert "SQLite 3.54.1 answered 195, 1,500 and 198 req/s before, at and after the spike" in md
+    assert "| SQLite 3.54.1 | spike | 200 | 1,500 |" in md
+    assert "| SQLite 3.54.1 | after | 20 | 198 |" in md and md.count("| SQLite 3.54.1 | before |") == 1
+    # A spike has no ceiling to mark: its plan goes back down.
+    assert 'data-mark="ceiling"' not in page and "a run's ceiling" not in page
+    md, _ = texts([spike_result(recovery=None)])
+    assert "p95 did not recover: never back within 20 % of its pre-spike value" in md
+    assert "| spike: 20 % writes, 20 → 200 → 20 users, p95 recovery | 1 | did not recover |" in md
+
+
+def test_a_three_phase_plan_that_is_no_spike_ignores_the_spike_block():
+    # The runner attaches a spike block (with a note) to any three-phase closed run.
+    result = users_result(spike={"recovery_seconds": None, "note": "a spike needs a phase before and after"})
+    md, _ = texts([result])
+    assert "recovery" not in md and "| users-read: 5 % writes, 20 to 80 users, peak |" in md
+
+
+def test_the_terminal_summary_of_a_spike_shows_its_phases():
+    text = terminal.summary(spike_result())
+    assert "phases   195 / 1,500 / 198 req/s" in text
+    assert "recovery p95 back within 20 % after 2 s" in text
+    assert "ceiling" not in text
+
+
+# -- the one-run rule and the comparison table ------------------------------------------------------
+
+
+def test_with_one_run_of_an_engine_the_difference_cannot_tell():
+    postgres = with_ceiling(fake_result("postgresql", (1, 1, 1)), 2)  # holds 1,000
+    mariadb = with_ceiling(fake_result("mariadb", (1, 1, 1)), 1)  # holds 500
+    md, page = texts([postgres, mariadb])
+    assert "| cannot tell from one run (PostgreSQL 15.20 +100 %) |" in md
+    assert "| PostgreSQL 15.20 +100 % |" not in md
+    assert "One run cannot tell a gap of this size from run-to-run noise." in md
+    assert "cannot tell from one run (PostgreSQL 15.20 +100 %)" in page
+    # Three runs of one engine do not make up for one run of the other.
+    more = [with_ceiling(fake_result("postgresql", (1, 1, 1)), 2) for _ in range(3)]
+    table = comparison_table([*more, mariadb])
+    assert table[1][-1] == "cannot tell from one run (PostgreSQL 15.20 +100 %)"
+    # Users rounds, too.
+    table = comparison_table(
+        [users_result("postgresql", failing_from=2), users_result("mariadb", failing_from=1)]
+    )
+    assert table[1][-1] == "cannot tell from one run (PostgreSQL 15.20 +100 %)"
+
+
+def test_the_comparison_table_calls_overlapping_runs_about_the_same_and_a_clear_gap_a_win():
+    overlap = [
+        *(with_ceiling(fake_result("postgresql", (1, 1, 1)), n) for n in (1, 3, 3)),
+        *(with_ceiling(fake_result("mariadb", (1, 1, 1)), n) for n in (2, 2, 3)),
+    ]
+    assert comparison_table(overlap) == [
+        ["test", "runs", "PostgreSQL 15.20", "MariaDB 10.11.19", "difference"],
+        [
+            "quick: 20 % writes, 500 to 1,500 req/s",
+            "3",
+            "500 / ≥ 1,500 / ≥ 1,500 req/s (median 1,500)",
+            "1,000 / 1,000 / ≥ 1,500 req/s (median 1,000)",
+            "about the same",
+        ],
+    ]
+    gap = [
+        *(with_ceiling(fake_result("postgresql", (1, 1, 1)), 2) for _ in range(3)),
+        *(with_ceiling(fake_result("mariadb", (1, 1, 1)), 1) for _ in range(3)),
+    ]
+    assert comparison_table(gap)[1][2:] == [
+        "1,000 / 1,000 / 1,000 req/s (median 1,000)",
+        "500 / 500 / 500 req/s (median 500)",
+        "PostgreSQL 15.20 +100 %",
+    ]
+
+
+def test_the_comparison_table_of_users_rounds_compares_the_rate_at_the_level_held_and_the_peak():
+    def runs(engine: str, at_40: tuple[float, ...], failing_from: int) -> list[dict[str, Any]]:
+        return [
+            users_result(engine, (at_40[i] / 2, at_40[i], at_40[i] + 10), failing_from=failing_from)
+            for i in range(3)
+        ]
+
+    overlap = [*runs("postgresql", (390, 392, 395), 2), *runs("mariadb", (388, 391, 396), 2)]
+    table = comparison_table(overlap)
+    assert table[1] == [
+        "users-read: 5 % writes, 20 to 80 users",
+        "3",
+        "40 users: 390 / 392 / 395 req/s (median 392)",
+        "40 users: 388 / 391 / 396 req/s (median 391)",
+        "about the same",
+    ]
+    assert table[2][0] == "users-read: 5 % writes, 20 to 80 users, peak" and table[2][-1] == "about the same"
+    gap = [*runs("postgresql", (390, 392, 395), 2), *runs("mariadb", (190, 196, 198), 1)]
+    table = comparison_table(gap)
+    assert table[1][3] == "20 users: 95 / 98 / 99 req/s (median 98)"
+    assert table[1][-1] == "PostgreSQL 15.20 +300 %"
+    md, _ = texts(gap)
+    assert "At the highest users level each held PostgreSQL 15.20 sustained 300 % more than MariaDB" in md
+
+
+def test_a_compare_json_as_dbladder_compare_writes_it_validates_and_renders(tmp_path):
+    runs = []
+    for number in (1, 2, 3):
+        for label, engine, held in (("sqlite", "sqlite", 2), ("postgresql", "postgresql", 1)):
+            result = with_ceiling(fake_result(engine, (1, 1, 1)), held)
+            result["config"]["seed"] = None  # the comparison restored the data, the run loaded nothing
+            result.update(
+                label=label, run=number, fresh={"run": number, "method": "restore", "seconds": 0.25}
+            )
+            runs.append(result)
+    document = {
+        "schema": "dbladder.compare/1",
+        "kind": "compare",
+        "dbladder_version": "0.1.0",
+        "created_at": "2026-01-02T03:04:05+00:00",
+        "status": "complete",
+        "databases": [
+            {"label": "sqlite", "db_url": "sqlite:///a.db"},
+            {"label": "postgresql", "db_url": "x"},
+        ],
+        "runs_per_database": 3,
+        "preparation": {"sqlite": {"method": "restore"}, "postgresql": {"method": "restore"}},
+        "runs": runs,
+        "finished_at": "2026-01-02T03:14:05+00:00",
+    }
+    assert problem(document, "dbladder.compare/1") is None
+    folder = tmp_path / "compare"
+    folder.mkdir()
+    text = json.dumps(document, indent=2) + "\n"
+    (folder / "compare.json").write_text(text)
+    written = build_reports([folder], folder)
+    assert [path.name for path in written] == ["timeseries.csv", "levels.csv", "report.md", "report.html"]
+    assert (folder / "compare.json").read_text() == text  # the writer's fields are kept
+    md = (folder / "report.md").read_text()
+    assert md.startswith("# sqlite vs postgresql\n")
+    assert "| quick: 20 % writes, 500 to 1,500 req/s | 3 | 1,000 / 1,000 / 1,000 req/s (median 1,000) |" in md
+    assert "| sqlite +100 % |" in md
+    assert "### sqlite, run 3: quick" in md
+    assert "the data as seeded, given back by restore before the run in 0.2 s" in md
+    assert "**Data restored.** sqlite and postgresql started every run from the data as seeded" in md
+    leads = caveat_leads(runs)
+    assert "Data restored." in leads and "Data not fresh." not in leads
+    assert comparison_table(runs)[0] == ["test", "runs", "sqlite", "postgresql", "difference"]

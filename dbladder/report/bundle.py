@@ -44,6 +44,9 @@ class Bundle:
     kind: str  # "result" or "compare"
     runs: list[dict[str, Any]]
     samples: list[list[dict[str, Any]]]  # parallel to runs
+    # compare.json as read, with whatever its writer added beside `runs` (`dbladder compare`'s
+    # databases, preparation, status), so rebuilding its reports keeps them; None for a result.
+    document: dict[str, Any] | None = None
 
 
 def _read_json(path: Path) -> Any:
@@ -98,7 +101,7 @@ def load_bundle(path: Path) -> Bundle:
             index = int(row.get("run_index") or 0)
             if 0 <= index < len(by_run):
                 by_run[index].append({k: v for k, v in row.items() if k not in csvfiles.SAMPLE_RUN_COLUMNS})
-        return Bundle(folder, "compare", list(data["runs"]), by_run)
+        return Bundle(folder, "compare", list(data["runs"]), by_run, data)
     raise MissingBundle(f"{folder} is not a bundle: it holds neither {RESULT} nor {COMPARE}")
 
 
@@ -187,6 +190,16 @@ def build_reports(bundles: Sequence[Path], out_dir: Path) -> list[Path]:
         raise UsageError(
             f"{out_dir} holds a single run's {RESULT}: write the comparison to a folder of its own (--out)"
         )
+    document = loaded[0].document if len(loaded) == 1 else None
+    if document is not None:
+        # One comparison: its compare.json stays as its writer left it (in place, untouched).
+        single = loaded[0]
+        written = []
+        if out_dir.resolve() != single.path.resolve():
+            _write_json(out_dir / COMPARE, document)
+            written.append(out_dir / COMPARE)
+        _write_text(out_dir / TIMESERIES, csvfiles.timeseries_csv(_tagged_samples(single)))
+        return [*written, out_dir / TIMESERIES, *_write_reports(load_bundle(out_dir / COMPARE), out_dir)]
     runs = [run for bundle in loaded for run in bundle.runs]
     samples = [per_run for bundle in loaded for per_run in bundle.samples]
     comparison = Bundle(out_dir, "compare", runs, samples)

@@ -13,6 +13,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
+from . import closed
 from .figures import host_cpu, number, plain, rate
 from .runs import Group, Round, RunView, level
 
@@ -69,15 +70,70 @@ def _range(group: Group) -> str:
 
 
 def _step(rounds: Sequence[Round]) -> list[Caveat]:
-    steps = sorted({round_.step for round_ in rounds})
-    return [
-        Caveat(
-            "Precision is one step.",
-            f"Each ceiling is a step on the ladder (steps of {' / '.join(rate(s) for s in steps)} req/s): "
-            "the limit lies between the ceiling and the next step, and differences below a step are "
-            "not real.",
+    found = []
+    steps = sorted({round_.step for round_ in rounds if not round_.closed})
+    if steps:
+        listed = " / ".join(rate(step) for step in steps)
+        found.append(
+            Caveat(
+                "Precision is one step.",
+                f"Each ceiling is a step on the ladder (steps of {listed} req/s): "
+                "the limit lies between the ceiling and the next step, and differences below a step are "
+                "not real.",
+            )
         )
-    ]
+    plans = list(
+        dict.fromkeys(
+            closed.users_words(round_.runs[0].result)
+            for round_ in rounds
+            if round_.closed and not round_.spike
+        )
+    )
+    if plans:
+        found.append(
+            Caveat(
+                "Precision is one users level.",
+                f"A closed round's ceiling is a level of its plan ({' / '.join(plans)}): the limit lies "
+                "between the level held and the next one, and the rate given with it is what those users "
+                "achieved, not the most the engine could serve.",
+            )
+        )
+    return found
+
+
+def _think(rounds: Sequence[Round]) -> list[Caveat]:
+    """A closed model's rate is bounded by its users' think time, whatever the engine could do."""
+    found = []
+    for round_ in rounds:
+        if not round_.closed:
+            continue
+        result = round_.runs[0].result
+        mean, counts = closed.mean_think(result), closed.user_counts(result)
+        if not mean or not counts:
+            continue
+        most = max(counts)
+        found.append(
+            Caveat(
+                "Think time limits the rate.",
+                f"In {round_.title}, each user thinks {closed.think_words(result)} between an answer and its "
+                f"next request, so {rate(most)} users send at most {rate(most / mean)} req/s, and fewer "
+                "as answers slow down: the rate is what the users sent, not what the engine could serve. "
+                "Until the service saturates, every engine reaches about the same rate (seed 001's 800-user "
+                "row); compare latency there, and rates only where they stop growing with the users.",
+            )
+        )
+    return found
+
+
+def _spike(rounds: Sequence[Round]) -> list[Caveat]:
+    """Why a spike's recovery time could not be worked out, when it could not."""
+    found = []
+    for round_ in rounds:
+        for run in round_.runs:
+            note = (run.result.get("spike") or {}).get("note") if run.spike else None
+            if note:
+                found.append(Caveat("Recovery not computed.", f"{run.name}: {note}."))
+    return found
 
 
 def _names(names: Sequence[str]) -> str:
@@ -87,28 +143,30 @@ def _names(names: Sequence[str]) -> str:
 
 def _bounds(runs: Sequence[RunView]) -> list[Caveat]:
     found = []
-    unreached: dict[float, list[str]] = {}
+    unreached: dict[tuple[bool, float], list[str]] = {}
     for run in runs:
         if run.lower_bound:
-            unreached.setdefault(run.levels[-1]["offered_rps"], []).append(run.name)
-    for top, names in unreached.items():
+            unreached.setdefault((run.closed, run.x(run.levels[-1])), []).append(run.name)
+    for (users, top), names in unreached.items():
+        who = f"{_names(names)} held every level {'it' if len(names) == 1 else 'they'} "
         found.append(
             Caveat(
                 "Limit not reached.",
-                f"{_names(names)} held every level {'it' if len(names) == 1 else 'they'} climbed, up to "
-                f"{rate(top)} req/s: the limit lies higher; climb further (--start, --step, --steps) "
-                "to find it.",
+                who + f"ran, up to {rate(top)} users: the limit lies higher; add users (--users) to find it."
+                if users
+                else who + f"climbed, up to {rate(top)} req/s: the limit lies higher; climb further "
+                "(--start, --step, --steps) to find it.",
             )
         )
     for run in runs:
-        if run.ceiling is None and run.levels:
-            found.append(
-                Caveat(
-                    "No level held.",
-                    f"{run.name} failed its first level ({rate(run.levels[0]['offered_rps'])} req/s): "
-                    "its limit is below the ladder; start lower.",
-                )
+        if run.ceiling is None and run.levels and not run.spike:
+            first = (
+                f"{rate(run.levels[0]['users'])} users): its limit is below the plan; start with fewer users."
+                if run.closed
+                else f"{rate(run.levels[0]['offered_rps'])} req/s): its limit is below the ladder; "
+                "start lower."
             )
+            found.append(Caveat("No level held.", f"{run.name} failed its first level ({first}"))
         if run.result.get("status") not in ("complete", None):
             found.append(
                 Caveat(
@@ -185,9 +243,16 @@ def _durability(rounds: Sequence[Round], runs: Sequence[RunView]) -> list[Caveat
 def _data(runs: Sequence[RunView]) -> list[Caveat]:
     found = []
     unsized: dict[tuple[int, int, int], list[str]] = {}
+    restored: list[str] = []
     for run in runs:
         seeding = run.result.get("seeding")
         seed = run.result.get("config", {}).get("seed")
+        fresh = run.result.get("fresh")
+        if seed is None and isinstance(fresh, dict):
+            # A comparison seeded once and gave this run the data as seeded; its size is not in
+            # the result.
+            restored.append(run.label)
+            continue
         if seeding is None or seed is None:
             found.append(
                 Caveat(
@@ -220,6 +285,15 @@ def _data(runs: Sequence[RunView]) -> list[Caveat]:
                 f"{who} used {rate(products)} products and {rate(orders)} orders ({rate(rows)} rows in "
                 "all), loaded just before the run; the database size was not recorded, but data this small "
                 "and this fresh is most likely served from memory." + _LARGER,
+            )
+        )
+    if restored:
+        found.append(
+            Caveat(
+                "Data restored.",
+                f"{_names(list(dict.fromkeys(restored)))} started every run from the data as seeded, given "
+                "back before the run; the results do not record its size, so whether it fits in memory "
+                "is not shown here." + _LARGER,
             )
         )
     return found
@@ -301,7 +375,7 @@ def _machine(runs: Sequence[RunView]) -> list[Caveat]:
 
 def _pool_and_hold(runs: Sequence[RunView]) -> list[Caveat]:
     pools = sorted({run.result.get("config", {}).get("pool_size") for run in runs} - {None})
-    holds = sorted({run.result.get("config", {}).get("ladder", {}).get("hold") for run in runs} - {None})
+    holds = sorted({hold for run in runs for hold in closed.holds(run.result)})
     found = []
     if pools:
         found.append(
@@ -331,6 +405,8 @@ def caveats(rounds: Sequence[Round]) -> list[Caveat]:
         *_spread(rounds),
         *_bounds(runs),
         *_step(rounds),
+        *_think(rounds),
+        *_spike(rounds),
         *_durability(rounds, runs),
         *_steal(runs),
         *_generator(runs),

@@ -15,8 +15,10 @@ from typing import Any
 from . import figures as fig
 from .blocks import Block, Bullets, Column, Heading, Paragraph, Plots, Report, Table
 from .caveats import caveats
-from .runs import Round, RunView, difference, group_cell, round_verdict, rounds_of
+from .closed import recovery_words, spike_levels, think_words
+from .runs import Round, engine_labels, round_rows, rounds_of
 from .setup import pass_mark_words, setup_section
+from .verdicts import round_verdict, title_words
 
 
 def build(results: Sequence[dict[str, Any]], samples: int | None = None) -> Report:
@@ -26,7 +28,7 @@ def build(results: Sequence[dict[str, Any]], samples: int | None = None) -> Repo
     labels = list(dict.fromkeys(group.label for group in groups))
     if len(results) == 1:
         run = rounds[0].runs[0]
-        title = f"{run.name}: {_ceiling_words(run)}"
+        title = f"{run.name}: {title_words(run)}"
     else:
         title = " vs ".join(labels)
     dates = sorted({str(r.get("started_at", ""))[:10] for r in results} - {""})
@@ -42,40 +44,98 @@ def build(results: Sequence[dict[str, Any]], samples: int | None = None) -> Repo
     return Report(title, subtitle, blocks, rounds)
 
 
-def _ceiling_words(run: RunView) -> str:
-    if run.ceiling is None:
-        return "no level held"
-    return f"held {fig.rate(run.ceiling)} req/s" + (" (no level failed)" if run.lower_bound else "")
+def _result_words(rounds: list[Round], marks: list[str]) -> str:
+    """What the result table's figures mean, for the kinds of round in it."""
+    ladders = [round_ for round_ in rounds if not round_.closed]
+    users = [round_ for round_ in rounds if round_.closed and not round_.spike]
+    spikes = [round_ for round_ in rounds if round_.spike]
+    bounds = (
+        "`≥` marks a run in which no level failed (its limit lies higher), `<` one whose first level "
+        "already failed."
+    )
+    if not users and not spikes:
+        return (
+            f"The pass mark for a level is {' / '.join(marks)}; the ceiling is the offered rate of the "
+            f"highest level held, in requests per second. {bounds}"
+        )
+    words = [f"The pass mark for a level is {' / '.join(marks)}."]
+    if ladders:
+        words.append(
+            "In a ladder round the ceiling is the offered rate of the highest level held, in requests "
+            "per second."
+        )
+    if users:
+        think = " / ".join(dict.fromkeys(think_words(round_.runs[0].result) for round_ in users))
+        words.append(
+            f"In a users round (closed model: each user sends a request, waits for the answer, thinks "
+            f"{think} and sends the next) a level is a number of users: the ceiling is the highest users "
+            "level held and the rate, in requests per second, those users achieved there; peak is the "
+            "most answers per second any level achieved."
+        )
+    if spikes:
+        words.append(
+            "A spike round's figure is the rate answered at the spike (the phase with the most users); "
+            "p95 recovery is how long after the spike p95 took to come back near its value before it."
+        )
+    if ladders or users:
+        words.append(bounds)
+    return " ".join(words)
+
+
+def _spike_table(round_: Round) -> Table:
+    """Each spike run's three phases side by side: users, rate, latency, failures, recovery."""
+    columns = [
+        Column("run", numeric=False),
+        Column("phase", numeric=False),
+        Column("users"),
+        Column("achieved req/s"),
+        Column("p95 ms"),
+        Column("p99 ms"),
+        Column("fail %"),
+        Column("result", numeric=False),
+        Column("p95 recovery", numeric=False),
+    ]
+    rows, failed = [], []
+    for run in round_.runs:
+        for name, row in spike_levels(run.result):
+            rows.append(
+                [
+                    run.name,
+                    name,
+                    fig.rate(row["users"]),
+                    fig.rate(row["achieved_rps"]),
+                    fig.ms(row["p95_ms"]),
+                    fig.ms(row["p99_ms"]),
+                    fig.pct(row["fail_pct"]),
+                    _verdict(row),
+                    recovery_words(run.result, short=True) if name == "after" else "",
+                ]
+            )
+            failed.append(not row["passed"])
+    return Table(columns, rows, failed=failed, kind="spike")
 
 
 def _result_section(rounds: list[Round]) -> list[Block]:
     marks = list(dict.fromkeys(pass_mark_words(run.result) for round_ in rounds for run in round_.runs))
-    blocks: list[Block] = [
-        Heading(2, "Result"),
-        Paragraph(
-            f"The pass mark for a level is {' / '.join(marks)}; the ceiling is the offered rate of the "
-            "highest level held, in requests per second. `≥` marks a run in which no level failed "
-            "(its limit lies higher), `<` one whose first level already failed."
-        ),
-    ]
-    labels = list(dict.fromkeys(group.label for round_ in rounds for group in round_.groups))
+    blocks: list[Block] = [Heading(2, "Result"), Paragraph(_result_words(rounds, marks))]
+    labels = engine_labels(rounds)
     compare = len(labels) > 1
     columns = [Column("round", numeric=False), Column("runs"), *(Column(label) for label in labels)]
     if compare:
         columns.append(Column("difference", numeric=False))
     rows = []
     for round_ in rounds:
-        by_label = {group.label: group for group in round_.groups}
-        runs = sorted({len(group.runs) for group in round_.groups})
-        row = [round_.title, " / ".join(str(n) for n in runs)]
-        row += [group_cell(by_label[label]) if label in by_label else "-" for label in labels]
-        if compare:
-            row.append(difference(round_.groups, round_.step) or "-")
-        rows.append(row)
+        for found in round_rows(round_):
+            row = [found.test, found.runs, *(found.cells.get(label, "-") for label in labels)]
+            if compare:
+                row.append(found.difference or "-")
+            rows.append(row)
     blocks.append(Table(columns, rows, kind="result"))
     for round_ in rounds:
         verdict = " ".join(round_verdict(round_))
         blocks.append(Paragraph(f"**{round_.title}.** {verdict}" if len(rounds) > 1 else verdict))
+        if round_.spike:
+            blocks.append(_spike_table(round_))
         blocks.append(Plots(round_))
     return blocks
 
@@ -85,9 +145,17 @@ _Render = Callable[[dict[str, Any]], str]
 
 def level_columns(levels: Sequence[dict[str, Any]]) -> list[tuple[Column, _Render]]:
     """The columns of a per-level table: the seed posts' figures, then whichever CPU figures exist."""
-    columns: list[tuple[Column, _Render]] = [
-        (Column("level"), lambda r: str(r["index"] + 1)),
-        (Column("offered req/s"), lambda r: fig.rate(r["offered_rps"])),
+    columns: list[tuple[Column, _Render]] = [(Column("level"), lambda r: str(r["index"] + 1))]
+    if any("users" in row for row in levels):
+        # Closed model: the level is its users; what they offered is only what they could have
+        # sent had every answer been instant (users / mean think time), so it is labelled so.
+        columns += [
+            (Column("users"), lambda r: fig.rate(r["users"])),
+            (Column("could send req/s"), lambda r: fig.rate(r["offered_rps"])),
+        ]
+    else:
+        columns.append((Column("offered req/s"), lambda r: fig.rate(r["offered_rps"])))
+    columns += [
         (Column("achieved req/s"), lambda r: fig.rate(r["achieved_rps"])),
         (Column("p50 ms"), lambda r: fig.ms(r["p50_ms"])),
         (Column("p95 ms"), lambda r: fig.ms(r["p95_ms"])),
@@ -156,6 +224,13 @@ def _levels_section(rounds: list[Round], result_count: int) -> list[Block]:
             "milliseconds per 1,000 requests. Pool wait, in db and other: the service's mean time "
             "per request waiting for a connection, holding one, and the rest. `*`: the level "
             "carries a flag, explained below its table."
+            + (
+                " In a users round, users is the level's users (their figures cover its hold, after "
+                "they arrived) and could send is users / mean think time: the most they would have "
+                "sent had every answer been instant."
+                if any(round_.closed for round_ in rounds)
+                else ""
+            )
         ),
     ]
     for round_ in rounds:

@@ -114,10 +114,11 @@ def _swatch(item: Series) -> str:
     )
 
 
-def _legend(all_series: list[Series]) -> str:
+def _legend(all_series: list[Series], ceilings: bool = True) -> str:
     entries = [f"<span>{_swatch(item)}{escape(item.run.name)}</span>" for item in all_series]
     entries.append("<span>open marker: a failed level</span>")
-    entries.append("<span>dotted vertical line: a run's ceiling</span>")
+    if ceilings:  # a spike's plots mark no ceiling
+        entries.append("<span>dotted vertical line: a run's ceiling</span>")
     return f'<div class="legend">{"".join(entries)}</div>'
 
 
@@ -135,7 +136,8 @@ def _figure(figure: Figure) -> str:
 def _plots(block: Plots) -> str:
     all_series = series_of(block.round)
     figures = "".join(_figure(figure) for figure in figures_for(block.round))
-    return f'<section class="plots">{_legend(all_series)}<div class="figures">{figures}</div></section>'
+    legend = _legend(all_series, ceilings=not block.round.spike)
+    return f'<section class="plots">{legend}<div class="figures">{figures}</div></section>'
 
 
 def _block(block: Block) -> str:

@@ -1,13 +1,17 @@
 """The report's four plots for one round, one line per run, as inline SVG (`svg.py`).
 
-1. achieved against offered rate, with the line where they are equal;
+The x axis is the level: the offered rate (open model), or the users (closed model, seed 001).
+
+1. achieved against offered rate, with the line where they are equal (closed: achieved rate against
+   users, with the line of what the users could send were every answer instant);
 2. p50, p95 and p99 against the level, three panels on one log axis, the pass mark on p95;
 3. failed % against the level, with the pass mark;
 4. CPU against the level, three panels on one axis: database, service, generator; a panel says
    "not measured in this run" when no run has its figures.
 
-Every plot marks each run's ceiling with a dotted vertical line in its colour; failed levels have
-open markers. Colour and marker shape follow the engine, the line's dash the run number.
+Every plot marks each run's ceiling (closed: the users level held; a spike has none) with a
+dotted vertical line in its colour; failed levels have open markers. Colour and marker shape
+follow the engine, the line's dash the run number.
 """
 
 from __future__ import annotations
@@ -18,10 +22,12 @@ from functools import partial
 from typing import Any
 
 from . import figures as fig
+from .closed import mean_think
 from .runs import Round, RunView
 from .svg import DASHES, MARKERS, PALETTE, Axis, Chart, Point
 
 RATE_LABEL = "offered rate, req/s"
+USERS_LABEL = "users"
 
 
 @dataclass(frozen=True)
@@ -60,12 +66,17 @@ def _points(
     points = []
     for row in run.levels:
         figure = value(row)
+        where = (
+            f"{fig.rate(row['users'])} users"
+            if run.closed
+            else f"{fig.rate(row['offered_rps'])} req/s offered"
+        )
         tip = (
-            f"{run.name}, level {row['index'] + 1} ({fig.rate(row['offered_rps'])} req/s offered): "
+            f"{run.name}, level {row['index'] + 1} ({where}): "
             + (f"{what} {figure:,.3g} {unit}" if figure is not None else f"{what} not measured")
             + ("" if row["passed"] else " - failed")
         )
-        points.append(Point(row["offered_rps"], figure, hollow=not row["passed"], tip=tip))
+        points.append(Point(run.x(row), figure, hollow=not row["passed"], tip=tip))
     return points
 
 
@@ -74,18 +85,19 @@ def _figure(row: dict[str, Any], key: str) -> float | None:
 
 
 def _x_axis(round_: Round) -> Axis:
-    rates = [row["offered_rps"] for run in round_.runs for row in run.levels] or [round_.start]
-    return Axis.covering(rates, RATE_LABEL, pad=0.04)
+    values = [run.x(row) for run in round_.runs for row in run.levels] or [round_.start]
+    return Axis.covering(values, USERS_LABEL if round_.closed else RATE_LABEL, pad=0.04)
 
 
 def _ceilings(chart: Chart, all_series: list[Series]) -> None:
     """Each run's ceiling as a dotted line; runs sharing a ceiling share its label."""
     labelled: list[float] = []
     for item in all_series:
-        ceiling = item.run.ceiling
+        ceiling = item.run.ceiling_x
         if ceiling is None:
             continue
-        text = f"ceiling {fig.rate(ceiling)}" if ceiling not in labelled else ""
+        words = f"{fig.rate(ceiling)} users" if item.run.closed else fig.rate(ceiling)
+        text = f"ceiling {words}" if ceiling not in labelled else ""
         chart.vline(ceiling, text, item.color, row=len(labelled))
         if text:
             labelled.append(ceiling)
@@ -98,12 +110,24 @@ def _pass_mark(round_: Round) -> dict[str, float]:
 
 def throughput(round_: Round, all_series: list[Series]) -> Figure:
     """Achieved against offered rate: where the lines leave the diagonal, requests go unanswered."""
+    if round_.closed:
+        return _users_throughput(round_, all_series)
     x = _x_axis(round_)
     achieved = [row["achieved_rps"] for s in all_series for row in s.run.levels]
     offered = [row["offered_rps"] for s in all_series for row in s.run.levels]
     y = Axis.covering([*achieved, *offered], "achieved rate, req/s", pad=0.04)
     chart = Chart("Achieved against offered rate", x, y)
     chart.diagonal("achieved = offered")
+    _achieved(chart, all_series)
+    return Figure(
+        "throughput",
+        "Answered requests per second against the offered rate. Below the dashed diagonal the "
+        "service answered less than it was sent.",
+        [chart.svg()],
+    )
+
+
+def _achieved(chart: Chart, all_series: list[Series]) -> None:
     for s in all_series:
         chart.series(
             s.run.name,
@@ -114,10 +138,25 @@ def throughput(round_: Round, all_series: list[Series]) -> Figure:
             key="achieved_rps",
         )
     _ceilings(chart, all_series)
+
+
+def _users_throughput(round_: Round, all_series: list[Series]) -> Figure:
+    """Closed model: the rate the users achieved against their number. n users thinking t s on
+    average could send at most n / t req/s; the gap below that line is time spent waiting for answers."""
+    x = _x_axis(round_)
+    achieved = [row["achieved_rps"] for s in all_series for row in s.run.levels]
+    could = [row["offered_rps"] for s in all_series for row in s.run.levels]
+    y = Axis.covering([*achieved, *could], "achieved rate, req/s", pad=0.04)
+    chart = Chart("Achieved rate against users", x, y)
+    think = mean_think(round_.runs[0].result) if round_.runs else None
+    if think:
+        chart.diagonal("what the users could send", slope=1 / think)
+    _achieved(chart, all_series)
     return Figure(
         "throughput",
-        "Answered requests per second against the offered rate. Below the dashed diagonal the "
-        "service answered less than it was sent.",
+        "Answered requests per second against the number of users. The dashed line is what the users "
+        "could send if every answer were instant (users / mean think time); below it, they spent "
+        "time waiting for answers, and where the lines flatten the service is saturated.",
         [chart.svg()],
     )
 

@@ -1,23 +1,32 @@
 """Results grouped as the posts compare them: rounds (the same load), engines in a round, runs of an engine.
 
 A report covers one result or several. Results with the same round key (preset, write share,
-ladder, pass mark, data, target) are one round; within a round, results with the same label
-(`result["label"]` when a caller set one, else engine and version, plus the SQLite single-writer
-switch) are the runs of one engine. Seed 001's result table is the model: one row per round,
-one column per engine, every run's ceiling and the difference.
+ladder or users plan, pass mark, data, target) are one round; within a round, results with the
+same label (`result["label"]` when a caller set one, else engine and version, plus the SQLite
+single-writer switch) are the runs of one engine. Seed 001's result table is the model: one row
+per figure of a round, one column per engine, every run's figure and the difference
+(`comparison_table`, which the terminal prints and the reports show).
+
+The figure a round compares (a run's `headline`): open model, the ceiling (offered rate of the
+highest step held); closed model, the rate the users achieved at the highest users level held,
+with a second row for the peak rate; a spike, the rate answered at the spike, with a second row
+for how long p95 took to recover.
 """
 
 from __future__ import annotations
 
 import re
 import statistics
-from collections.abc import Sequence
-from dataclasses import dataclass, field
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field, replace
 from typing import Any
 
+from . import closed
 from .figures import rate
 
 ENGINE_NAMES = {"sqlite": "SQLite", "postgresql": "PostgreSQL", "mariadb": "MariaDB"}
+ONE_RUN = "cannot tell from one run"
+ROUNDS_TO_ZERO = 0.005  # a gap under 0.5 % of the larger figure would read "+0 %"
 
 
 def engine_label(result: dict[str, Any]) -> str:
@@ -55,15 +64,40 @@ class RunView:
         return list(self.result.get("levels", []))
 
     @property
+    def closed(self) -> bool:
+        """Users with think time (seed 001) rather than a ladder of arrival rates."""
+        return closed.is_closed(self.result)
+
+    @property
+    def spike(self) -> bool:
+        return closed.is_spike(self.result)
+
+    @property
     def ceiling(self) -> float | None:
+        """`ceiling_rps`: the offered rate of the step held, or (closed) the rate its users achieved."""
         value = self.result.get("ceiling_rps")
         return None if value is None else float(value)
+
+    @property
+    def ceiling_users(self) -> int | None:
+        """Closed model: the users of the highest level held; None when open or none held."""
+        value = self.result.get("ceiling_users")
+        return int(value) if self.closed and isinstance(value, int | float) else None
+
+    @property
+    def headline(self) -> float | None:
+        """The figure the result table compares: the ceiling, or a spike's rate at the spike.
+
+        A spike's ceiling would be the phase after the spike (the last of the unbroken passes),
+        which says nothing about the spike itself.
+        """
+        return closed.spike_rate(self.result) if self.spike else self.ceiling
 
     @property
     def lower_bound(self) -> bool:
         """No level failed: the ceiling is where the ladder (or the run) ended, not the engine's limit."""
         levels = self.levels
-        return bool(levels) and all(level["passed"] for level in levels)
+        return not self.spike and bool(levels) and all(level["passed"] for level in levels)
 
     @property
     def first_failure(self) -> dict[str, Any] | None:
@@ -71,32 +105,61 @@ class RunView:
 
     @property
     def sort_value(self) -> float:
-        """The ceiling for ordering: a run that held no level sorts below every run that held one."""
-        return self.ceiling if self.ceiling is not None else 0.0
+        """The headline for ordering: a run that held no level sorts below every run that held one."""
+        headline = self.headline
+        return headline if headline is not None else 0.0
+
+    def x(self, level: dict[str, Any]) -> float:
+        """Where a level sits on the plots' x axis: its users (closed) or its offered rate (open)."""
+        return float(level["users"]) if self.closed and "users" in level else float(level["offered_rps"])
+
+    @property
+    def ceiling_x(self) -> float | None:
+        """Where the plots mark the ceiling; None for a spike (its plan has no ceiling to climb to)."""
+        if self.spike:
+            return None
+        if self.closed:
+            users = self.ceiling_users
+            return None if users is None else float(users)
+        return self.ceiling
 
 
 @dataclass
 class Group:
-    """The runs of one engine in one round."""
+    """The runs of one engine in one round, and the figure its median, lowest and highest are of."""
 
     label: str
     runs: list[RunView] = field(default_factory=list)
+    # None: each run's headline (`sort_value`); else another figure (e.g. the peak rate).
+    figure: Callable[[RunView], float | None] | None = None
+    bounded: bool = True  # whether "no level failed" makes the figure a lower bound
+
+    def value(self, run: RunView) -> float:
+        """A run's figure; a run without one counts as 0, below every run that has one."""
+        if self.figure is None:
+            return run.sort_value
+        found = self.figure(run)
+        return 0.0 if found is None else found
+
+    def of(self, figure: Callable[[RunView], float | None]) -> Group:
+        """The same runs, compared by another figure (which is never a lower bound)."""
+        return replace(self, figure=figure, bounded=False)
 
     @property
     def median(self) -> float:
-        return float(statistics.median(run.sort_value for run in self.runs))
+        return float(statistics.median(self.value(run) for run in self.runs))
 
     @property
     def lowest(self) -> float:
-        return min(run.sort_value for run in self.runs)
+        return min(self.value(run) for run in self.runs)
 
     @property
     def highest(self) -> float:
-        return max(run.sort_value for run in self.runs)
+        return max(self.value(run) for run in self.runs)
 
     @property
     def lower_bound(self) -> bool:
-        return any(run.lower_bound for run in self.runs)
+        return self.bounded and any(run.lower_bound for run in self.runs)
 
 
 @dataclass
@@ -105,25 +168,39 @@ class Round:
 
     key: tuple[Any, ...]
     title: str
-    step: float
-    start: float
+    step: float  # open: the ladder's step (a ceiling's precision); closed: 0
+    start: float  # the first level's x: offered rate (open) or users (closed)
     groups: list[Group] = field(default_factory=list)
 
     @property
     def runs(self) -> list[RunView]:
         return [run for group in self.groups for run in group.runs]
 
+    @property
+    def closed(self) -> bool:
+        return any(run.closed for run in self.runs)
+
+    @property
+    def spike(self) -> bool:
+        return any(run.spike for run in self.runs)
+
 
 def round_key(result: dict[str, Any]) -> tuple[Any, ...]:
     """What must match for two results to be runs of the same round."""
     config = result.get("config", {})
-    ladder = config.get("ladder", {})
     seed = config.get("seed") or {}
     mark = result.get("pass_mark", {})
+    if closed.is_closed(result):
+        plan = closed.plan(result)
+        phases = tuple((p.get("users"), p.get("ramp"), p.get("hold")) for p in closed.phases(result))
+        load: tuple[Any, ...] = ("users", phases, plan.get("think_min"), plan.get("think_max"))
+    else:
+        ladder = config.get("ladder") or {}
+        load = tuple(ladder.get(name) for name in ("start", "step", "steps", "hold", "warmup"))
     return (
         config.get("preset"),
         config.get("write_share"),
-        tuple(ladder.get(name) for name in ("start", "step", "steps", "hold", "warmup")),
+        load,
         (mark.get("p95_ms"), mark.get("max_fail_pct")),
         (seed.get("products"), seed.get("orders")),
         config.get("target"),
@@ -131,14 +208,27 @@ def round_key(result: dict[str, Any]) -> tuple[Any, ...]:
 
 
 def round_title(result: dict[str, Any]) -> str:
-    """A round in words: "quick: 20 % writes, 500 to 2,000 req/s"."""
+    """A round in words: "quick: 20 % writes, 500 to 2,000 req/s", "users-read: 5 % writes, 20 to 80
+    users", "spike: 20 % writes, 20 → 200 → 20 users"."""
     config = result.get("config", {})
-    ladder = config.get("ladder", {})
-    start, step, steps = ladder.get("start", 0), ladder.get("step", 0), ladder.get("steps", 1)
-    top = start + step * (steps - 1)
     share = config.get("write_share")
     writes = "reads only" if share == 0 else f"{100 * share:.0f} % writes" if share is not None else "?"
-    return f"{config.get('preset') or 'custom'}: {writes}, {rate(start)} to {rate(top)} req/s"
+    name = config.get("preset") or "custom"
+    if closed.is_closed(result):
+        return f"{name}: {writes}, {closed.users_words(result)}"
+    ladder = config.get("ladder") or {}
+    start, step, steps = ladder.get("start", 0), ladder.get("step", 0), ladder.get("steps", 1)
+    top = start + step * (steps - 1)
+    return f"{name}: {writes}, {rate(start)} to {rate(top)} req/s"
+
+
+def _run_numbers(results: list[dict[str, Any]]) -> list[int]:
+    """Each run's number: the `run` a comparison recorded when every run has a distinct one, else
+    the order of appearance (bundles merged from two comparisons both have a run 1)."""
+    recorded = [result.get("run") for result in results]
+    if all(isinstance(n, int) and n > 0 for n in recorded) and len(set(recorded)) == len(recorded):
+        return [int(n) for n in recorded if isinstance(n, int)]
+    return list(range(1, len(results) + 1))
 
 
 def rounds_of(results: Sequence[dict[str, Any]]) -> list[Round]:
@@ -148,8 +238,12 @@ def rounds_of(results: Sequence[dict[str, Any]]) -> list[Round]:
     for result in results:
         key = round_key(result)
         if key not in rounds:
-            ladder = result.get("config", {}).get("ladder", {})
-            rounds[key] = Round(key, round_title(result), ladder.get("step", 0), ladder.get("start", 0))
+            if closed.is_closed(result):
+                counts = closed.user_counts(result)
+                rounds[key] = Round(key, round_title(result), 0.0, float(counts[0] if counts else 0))
+            else:
+                ladder = result.get("config", {}).get("ladder") or {}
+                rounds[key] = Round(key, round_title(result), ladder.get("step", 0), ladder.get("start", 0))
             members[key] = {}
         members[key].setdefault(engine_label(result), []).append(result)
     for key, by_label in members.items():
@@ -157,11 +251,17 @@ def rounds_of(results: Sequence[dict[str, Any]]) -> list[Round]:
             group = Group(label)
             group.runs = [
                 RunView(result, label, number, len(group_results))
-                for number, result in enumerate(group_results, start=1)
+                for result, number in zip(group_results, _run_numbers(group_results), strict=True)
             ]
             rounds[key].groups.append(group)
     _distinguish(list(rounds.values()))
     return list(rounds.values())
+
+
+def _hold_words(result: dict[str, Any]) -> str:
+    if closed.is_closed(result):
+        return " / ".join(f"{hold:g}" for hold in sorted(set(closed.holds(result)))) + " s holds"
+    return f"{(result['config'].get('ladder') or {}).get('hold', 0):g} s holds"
 
 
 def _distinguish(rounds: list[Round]) -> None:
@@ -172,8 +272,9 @@ def _distinguish(rounds: list[Round]) -> None:
             f"< {r.get('pass_mark', {}).get('max_fail_pct', '?'):g} % failed"
         ),
         lambda r: f"{rate((r['config'].get('seed') or {}).get('orders', 0))} orders",
-        lambda r: f"{r['config'].get('ladder', {}).get('hold', 0):g} s holds",
+        _hold_words,
         lambda r: f"target {r['config'].get('target')}",
+        lambda r: f"think {closed.think_words(r)}" if closed.is_closed(r) else "",
     )
     for detail in details:
         by_title: dict[str, list[Round]] = {}
@@ -191,39 +292,96 @@ def _distinguish(rounds: list[Round]) -> None:
 
 
 def ceiling_text(run: RunView) -> str:
-    """A run's ceiling for a table: "2,000", "≥ 2,000" (no level failed) or "< 500" (the first failed)."""
+    """A run's headline for a table: "2,000", "≥ 2,000" (no level failed) or "< 500" (the first failed).
+
+    Closed model: the rate only (the users held are said beside it, `group_cell`), or "< 20 users";
+    a spike: the rate at the spike, or "-" when the spike did not finish.
+    """
+    if run.spike:
+        return "-" if run.headline is None else rate(run.headline)
+    if run.closed and run.ceiling is None:
+        return f"< {rate(run.levels[0]['users'])} users" if run.levels else "no level"
     if run.ceiling is None:
         return f"< {rate(run.levels[0]['offered_rps'])}" if run.levels else "no level"
-    return ("≥ " if run.lower_bound else "") + rate(run.ceiling)
+    return ("≥ " if run.lower_bound and not run.closed else "") + rate(run.ceiling)
+
+
+def _median(group: Group, unit: str = "") -> str:
+    return f" (median {rate(group.median)}{unit})" if len(group.runs) > 1 else ""
+
+
+def _users_held(run: RunView) -> str:
+    """The users level a closed run held: "80 users", "≥ 80 users" (none failed)."""
+    return ("≥ " if run.lower_bound else "") + f"{rate(run.ceiling_users or 0)} users"
+
+
+def _closed_cell(group: Group) -> str:
+    """A closed round's ceilings: "≥ 80 users: 796 / 790 req/s (median 793)" when every run held
+    the same users level, else each run with its own: "796 req/s at 80 users / 395 req/s at 40 users"."""
+    runs = group.runs
+    held = {(run.ceiling_users, run.lower_bound) for run in runs}
+    if len(held) == 1 and runs[0].ceiling is not None:
+        figures = " / ".join(rate(run.ceiling or 0) for run in runs)
+        return f"{_users_held(runs[0])}: {figures} req/s" + _median(group)
+    texts = [
+        ceiling_text(run) if run.ceiling is None else f"{rate(run.ceiling)} req/s at {_users_held(run)}"
+        for run in runs
+    ]
+    held_any = any(run.ceiling is not None for run in runs)
+    return " / ".join(texts) + (_median(group, " req/s") if held_any else "")
 
 
 def group_cell(group: Group) -> str:
-    """Every run's ceiling, and the median when there are several: "2,991 / 2,741 / 2,494 (median 2,741)"."""
-    cell = " / ".join(ceiling_text(run) for run in group.runs) + " req/s"
-    if len(group.runs) > 1:
-        cell += f" (median {rate(group.median)})"
-    return cell
+    """Every run's figure, and the median when there are several: "2,991 / 2,741 / 2,494 (median 2,741)"."""
+    runs = group.runs
+    if group.figure is None and runs and runs[0].closed and not runs[0].spike:
+        return _closed_cell(group)
+    if group.figure is None:
+        texts = [ceiling_text(run) for run in runs]
+    else:
+        texts = [rate(value) if (value := group.figure(run)) is not None else "-" for run in runs]
+    return " / ".join(texts) + " req/s" + _median(group)
+
+
+def recovery_cell(group: Group) -> str:
+    """A spike's recovery per run: "2 s / 3 s / did not recover"."""
+    return " / ".join(closed.recovery_words(run.result, short=True) for run in group.runs)
 
 
 def level(a: Group, b: Group, step: float) -> bool:
-    """Whether two engines ended level: medians less than a step apart, or runs that overlap."""
+    """Whether two engines ended level: medians less than a step apart (or so close the gap rounds to
+    0 %), a gap smaller than the spread between one engine's runs, or runs that overlap."""
     gap = abs(a.median - b.median)
-    if gap < max(step, 1e-9):
+    if gap < max(step, 1e-9) or gap < ROUNDS_TO_ZERO * max(a.median, b.median):
+        return True
+    if gap < max(a.highest - a.lowest, b.highest - b.lowest):
         return True
     high, low = (a, b) if a.median > b.median else (b, a)
     return high.lowest <= low.highest
 
 
+def single_run(groups: Sequence[Group]) -> bool:
+    """Whether any engine compared has only one run: its spread, and so the noise, is unknown."""
+    return any(len(group.runs) == 1 for group in groups)
+
+
 def difference(groups: Sequence[Group], step: float) -> str:
-    """The comparison table's last column: "about the same", "PostgreSQL +21 %", ..."""
+    """The comparison table's last column: "about the same", "PostgreSQL +21 %", ...
+
+    With one run of any engine there is no spread to judge a gap by: the column says it cannot
+    tell, with the raw difference in brackets.
+    """
     if len(groups) < 2:
         return ""
     ordered = sorted(groups, key=lambda group: group.median, reverse=True)
     best = ordered[0]
+    # Closed model: users who held every level sent what their think time let them, so the rates
+    # at the top say nothing about either engine's limit.
+    users = any(run.closed for run in best.runs)
     parts = []
     for other in ordered[1:]:
-        if best.lower_bound and other.lower_bound and best.median == other.median:
-            same = "both held the top step"
+        if best.lower_bound and other.lower_bound and (users or best.median == other.median):
+            same = "both held every level" if users else "both held the top step"
             parts.append(same if len(groups) == 2 else f"{other.label}: {same}")
         elif level(best, other, step):
             parts.append("about the same" if len(groups) == 2 else f"{other.label}: about the same")
@@ -235,56 +393,62 @@ def difference(groups: Sequence[Group], step: float) -> str:
         else:
             # Against the best, so every engine's figure shares one base.
             parts.append(f"{other.label} -{100 * (best.median - other.median) / best.median:.0f} %")
-    return "; ".join(parts) if len(groups) == 2 else f"best: {best.label}; " + "; ".join(parts)
+    text = "; ".join(parts) if len(groups) == 2 else f"best: {best.label}; " + "; ".join(parts)
+    return f"{ONE_RUN} ({text})" if single_run(groups) else text
 
 
-def run_verdict(run: RunView) -> str:
-    """One run in a sentence: what it held, and why the next level failed."""
-    failed = run.first_failure
-    if not run.levels:
-        return f"{run.name} finished no level."
-    if failed is None:
-        top = run.levels[-1]["offered_rps"]
-        return (
-            f"{run.name} held every level up to {rate(top)} req/s, the last one climbed: "
-            "no level failed, so its limit was not reached."
-        )
-    why = "; ".join(failed["reasons"]) or "it failed"
-    if run.ceiling is None:
-        return f"{run.name} held no level: the first, {rate(failed['offered_rps'])} req/s, failed ({why})."
-    return (
-        f"{run.name} held {rate(run.ceiling)} req/s; the next level, "
-        f"{rate(failed['offered_rps'])} req/s, failed ({why})."
-    )
+@dataclass(frozen=True)
+class Row:
+    """One row of the result table: one figure of a round, each engine's runs, the difference."""
+
+    test: str
+    runs: str  # runs per engine: "3", or "3 / 1" when the engines ran a different number
+    cells: dict[str, str]  # by engine label; an engine not in the round has none
+    difference: str  # "" when one engine, or the figure is not compared
 
 
-def round_verdict(round_: Round) -> list[str]:
-    """The verdict of a round in sentences: each engine against the best one."""
-    if len(round_.groups) == 1:
-        return [run_verdict(run) for run in round_.runs]
-    ordered = sorted(round_.groups, key=lambda group: group.median, reverse=True)
-    best = ordered[0]
-    sentences = []
-    for other in ordered[1:]:
-        if best.lower_bound and other.lower_bound and best.median == other.median:
-            sentences.append(
-                f"{best.label} and {other.label} both held the top of the ladder "
-                f"({rate(best.median)} req/s): neither limit was reached; climb higher to separate them."
+def _peak(run: RunView) -> float | None:
+    value = run.result.get("peak_rps")
+    return None if value is None else float(value)
+
+
+def round_rows(round_: Round) -> list[Row]:
+    """The rows of one round: its headline, and for a closed round the peak (or a spike's recovery)."""
+    runs = " / ".join(str(n) for n in sorted({len(group.runs) for group in round_.groups}))
+    groups = round_.groups
+    rows = [
+        Row(round_.title, runs, {g.label: group_cell(g) for g in groups}, difference(groups, round_.step))
+    ]
+    if round_.spike:
+        # Seconds to recover are not a rate to rank: each engine's are shown, not compared.
+        cells = {group.label: recovery_cell(group) for group in groups}
+        rows.append(Row(f"{round_.title}, p95 recovery", runs, cells, ""))
+    elif round_.closed:
+        peaks = [group.of(_peak) for group in groups]
+        cells = {group.label: group_cell(group) for group in peaks}
+        rows.append(Row(f"{round_.title}, peak", runs, cells, difference(peaks, round_.step)))
+    return rows
+
+
+def engine_labels(rounds: Sequence[Round]) -> list[str]:
+    """Every engine label of the rounds, in the order they first appear: the table's columns."""
+    return list(dict.fromkeys(group.label for round_ in rounds for group in round_.groups))
+
+
+def comparison_table(results: Sequence[dict[str, Any]]) -> list[list[str]]:
+    """Seed 001's "Result first" table of results, as rows of text; the first row is the header.
+
+    Header: test, runs, one column per engine, difference. One row per figure of each round (a
+    closed round adds its peak, a spike its recovery): each engine's runs' figures (with their
+    median when there are several) and the difference, "-" where none applies (one engine, or a
+    figure that is not compared). The reports show the same rows.
+    """
+    rounds = rounds_of(results)
+    labels = engine_labels(rounds)
+    table = [["test", "runs", *labels, "difference"]]
+    for round_ in rounds:
+        for row in round_rows(round_):
+            table.append(
+                [row.test, row.runs, *(row.cells.get(label, "-") for label in labels), row.difference or "-"]
             )
-        elif best.median == other.median:
-            sentences.append(f"{best.label} and {other.label} ended level at {rate(best.median)} req/s.")
-        elif level(best, other, round_.step):
-            sentences.append(
-                f"{best.label} is ahead by its median ({rate(best.median)} against "
-                f"{rate(other.median)} req/s), but the runs overlap: treat it as level."
-            )
-        elif other.median <= 0:
-            sentences.append(f"{best.label} held {rate(best.median)} req/s; {other.label} held no level.")
-        else:
-            gain = 100 * (best.median - other.median) / other.median
-            sentences.append(
-                f"{best.label} held {gain:.0f} % more than {other.label} "
-                f"({rate(best.median)} against {rate(other.median)} req/s"
-                + (", and its own limit lies higher)." if best.lower_bound else ").")
-            )
-    return sentences
+    return table

@@ -10,6 +10,7 @@ from __future__ import annotations
 from collections.abc import Callable, Sequence
 from typing import Any
 
+from . import closed
 from . import figures as fig
 from .blocks import Block, Code, Column, Heading, Paragraph, Table
 from .runs import Round
@@ -97,19 +98,12 @@ def _machine_facts(result: dict[str, Any]) -> dict[str, str]:
 
 def _load_facts(result: dict[str, Any]) -> dict[str, str]:
     config = result.get("config", {})
-    ladder = config.get("ladder", {})
-    start, step, steps = ladder.get("start", 0), ladder.get("step", 0), ladder.get("steps", 1)
     share = config.get("write_share") or 0
     direct = config.get("target") == "direct"
-    return {
+    facts = {
         "preset": fig.plain(config.get("preset")),
         "writes": f"{100 * share:g} % of requests create an order; the rest read",
-        "ladder": f"{fig.rate(start)} req/s, +{fig.rate(step)} per level, {steps} levels "
-        f"(top {fig.rate(start + step * (steps - 1))} req/s)",
-        "hold": f"{fig.plain(ladder.get('hold'))} s per level; the first {fig.plain(ladder.get('warmup'))} s "
-        "left out of its figures",
-        "model": "open: each request is sent when it is due, whatever the service does; latency is "
-        "measured from when it was due",
+        **(_users_facts(result) if closed.is_closed(result) else _ladder_facts(result)),
         "pass mark": pass_mark_words(result),
         "after a failed level": "climb on" if config.get("continue_after_fail") else "stop",
         "target": "the engine driver, no web service" if direct else "the shop web service over HTTP",
@@ -117,6 +111,46 @@ def _load_facts(result: dict[str, Any]) -> dict[str, str]:
         f"{fig.rate(config.get('in_flight', 0))} requests in flight each, "
         f"{fig.plain(config.get('timeout'))} s timeout"
         + (", busy-waiting clock" if config.get("precise_clock") else ""),
+    }
+    if closed.is_closed(result):
+        # The runner plays every phase of a closed plan: users slow themselves down instead.
+        facts["after a failed level"] = "every phase runs (a failed level does not stop the plan)"
+    return facts
+
+
+def _ladder_facts(result: dict[str, Any]) -> dict[str, str]:
+    ladder = result.get("config", {}).get("ladder") or {}
+    start, step, steps = ladder.get("start", 0), ladder.get("step", 0), ladder.get("steps", 1)
+    return {
+        "ladder": f"{fig.rate(start)} req/s, +{fig.rate(step)} per level, {steps} levels "
+        f"(top {fig.rate(start + step * (steps - 1))} req/s)",
+        "hold": f"{fig.plain(ladder.get('hold'))} s per level; the first {fig.plain(ladder.get('warmup'))} s "
+        "left out of its figures",
+        "model": "open: each request is sent when it is due, whatever the service does; latency is "
+        "measured from when it was due",
+    }
+
+
+def _users_facts(result: dict[str, Any]) -> dict[str, str]:
+    mean = closed.mean_think(result)
+    counts = closed.user_counts(result)
+    could = (
+        f"; {fig.rate(max(counts))} users could send at most {fig.rate(max(counts) / mean)} req/s"
+        if mean and counts
+        else ""
+    )
+    return {
+        "users": closed.plan_words(result)
+        + "; the arrival is left out of the level's figures"
+        + (
+            " (a spike: the phase with the most users comes between two quieter ones)"
+            if closed.is_spike(result)
+            else ""
+        ),
+        "think time": f"{closed.think_words(result)} between an answer and the user's next request, "
+        f"uniform{could}",
+        "model": "closed: each user sends a request, waits for its answer, thinks and sends the next, so "
+        "a slower answer means fewer requests; latency is measured from when the think time ended",
     }
 
 
@@ -132,7 +166,15 @@ def _service_facts(result: dict[str, Any]) -> dict[str, str]:
         facts["SQLite writers"] = (
             "one connection takes every write" if config.get("sqlite_writers") else "every connection writes"
         )
-    if seed:
+    fresh = result.get("fresh")
+    if not seed and isinstance(fresh, dict):
+        # A comparison seeds once and gives every run the data as seeded (dbladder.fresh).
+        took = fig.number(fresh.get("seconds"))
+        facts["data"] = (
+            f"the data as seeded, given back by {fig.plain(fresh.get('method'))} before the run"
+            + ("" if took is None else f" in {took:.1f} s" if took >= 0.1 else f" in {1000 * took:.0f} ms")
+        )
+    elif seed:
         facts["data"] = (
             f"{fig.rate(seed.get('products', 0))} products, {fig.rate(seed.get('orders', 0))} orders, "
             f"seed {fig.plain(seed.get('seed'))}, loaded fresh before the run"

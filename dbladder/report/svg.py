@@ -204,18 +204,20 @@ class Chart:
             f'fill="{color}" font-size="11" {HALO}>{escape(text)}</text></g>'
         )
 
-    def diagonal(self, text: str) -> None:
-        """The line y = x (achieved equals offered), clipped to the plot."""
-        lo = max(self.x.lo, self.y.lo)
-        hi = min(self.x.hi, self.y.hi)
+    def diagonal(self, text: str, slope: float = 1.0) -> None:
+        """The line y = slope * x (achieved equals offered; or what users could send), clipped to the plot."""
+        lo = max(self.x.lo, self.y.lo / slope)
+        hi = min(self.x.hi, self.y.hi / slope)
         if hi <= lo:
             return
         label_at = lo + 0.12 * (hi - lo)  # low on the line, where the data rarely is yet
         self._body.insert(
             0,
-            f'<g class="mark" data-mark="diagonal"><line x1="{self.px(lo):.1f}" y1="{self.py(lo):.1f}" '
-            f'x2="{self.px(hi):.1f}" y2="{self.py(hi):.1f}" stroke="#888" stroke-width="1" '
-            f'stroke-dasharray="4 4"/><text x="{self.px(label_at) + 6:.1f}" y="{self.py(label_at) + 4:.1f}" '
+            f'<g class="mark" data-mark="diagonal"><line x1="{self.px(lo):.1f}" '
+            f'y1="{self.py(slope * lo):.1f}" x2="{self.px(hi):.1f}" y2="{self.py(slope * hi):.1f}" '
+            f'stroke="#888" stroke-width="1" '
+            f'stroke-dasharray="4 4"/><text x="{self.px(label_at) + 6:.1f}" '
+            f'y="{self.py(slope * label_at) + 4:.1f}" '
             f'fill="#666" font-size="11" {HALO}>{escape(text)}</text></g>',
         )
 

@@ -4,6 +4,8 @@ from __future__ import annotations
 
 from typing import Any
 
+from .closed import recovery_words, spike_levels
+
 COLUMNS = (
     # header, width, how to render a level row
     ("level", 5, lambda r: str(r["index"] + 1)),
@@ -48,7 +50,13 @@ def summary(result: dict[str, Any]) -> str:
     engine = result.get("engine") or {}
     mark = result["pass_mark"]
     ceiling = result["ceiling_rps"]
-    if result.get("model") == "closed":
+    phases = spike_levels(result)
+    if phases:
+        # A spike's "ceiling" would be the quiet phase after it: its phases say what happened.
+        rates = " / ".join(f"{row['achieved_rps']:,.0f}" for _, row in phases)
+        p95s = " / ".join(_ms(row["p95_ms"]) for _, row in phases)
+        held = f"{rates} req/s, p95 {p95s} ms ({' / '.join(name for name, _ in phases)})"
+    elif result.get("model") == "closed":
         held = (
             f"{result['ceiling_users']:,} users, {ceiling:,.0f} req/s (the highest level held)"
             if ceiling is not None
@@ -63,18 +71,13 @@ def summary(result: dict[str, Any]) -> str:
     lines = [
         f"engine   {engine.get('engine', '?')} {engine.get('server_version', '')}".rstrip(),
         f"pass     p95 < {mark['p95_ms']:g} ms and < {mark['max_fail_pct']:g} % failed",
-        f"ceiling  {held}",
+        f"{'phases ' if phases else 'ceiling'}  {held}",
     ]
     if result.get("peak_rps") is not None:
         lines.append(f"peak     {result['peak_rps']:,.0f} req/s answered at the busiest level")
-    spike = result.get("spike")
-    if spike:
-        recovery = spike.get("recovery_seconds")
-        lines.append(
-            f"recovery p95 back within 20 % of its pre-spike value {recovery:g} s after the spike"
-            if recovery is not None
-            else "recovery p95 did not come back within 20 % of its pre-spike value"
-        )
+    if phases:
+        # The runner attaches a spike block to any three-phase plan; only a spike has a recovery.
+        lines.append(f"recovery {recovery_words(result)}")
     lines.append(f"stopped  {result['stopped_because']}")
     lines += [f"flag     {flag}" for flag in result.get("flags", [])]
     return "\n".join(lines)

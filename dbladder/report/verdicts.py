@@ -1,0 +1,173 @@
+"""The verdict in sentences: what each run held, and each engine against the best one.
+
+Open model: the offered rate of the highest step held. Closed model: the users level held and the
+rate those users achieved, and the peak. A spike: each phase's rate and p95, and how long p95 took
+to come back. Comparisons follow `runs.difference`: within the noise they say "level", and with one
+run of an engine they say the gap cannot be told from run-to-run noise.
+"""
+
+from __future__ import annotations
+
+from . import closed
+from .figures import ms, rate
+from .runs import Group, Round, RunView, level, single_run
+
+
+def _listed(items: list[str]) -> str:
+    return items[0] if len(items) == 1 else ", ".join(items[:-1]) + " and " + items[-1]
+
+
+def _open_run(run: RunView) -> str:
+    failed = run.first_failure
+    if failed is None:
+        top = run.levels[-1]["offered_rps"]
+        return (
+            f"{run.name} held every level up to {rate(top)} req/s, the last one climbed: "
+            "no level failed, so its limit was not reached."
+        )
+    why = "; ".join(failed["reasons"]) or "it failed"
+    if run.ceiling is None:
+        return f"{run.name} held no level: the first, {rate(failed['offered_rps'])} req/s, failed ({why})."
+    return (
+        f"{run.name} held {rate(run.ceiling)} req/s; the next level, "
+        f"{rate(failed['offered_rps'])} req/s, failed ({why})."
+    )
+
+
+def _peak_words(run: RunView) -> str:
+    """ " Its peak was 812 req/s, at 160 users." when the peak is not the ceiling's rate."""
+    levels = run.levels
+    peak = max(levels, key=lambda row: row["achieved_rps"])
+    if run.ceiling is not None and peak["achieved_rps"] == run.ceiling:
+        return ""
+    return f" Its peak was {rate(peak['achieved_rps'])} req/s, at {rate(peak['users'])} users."
+
+
+def _closed_run(run: RunView) -> str:
+    failed = run.first_failure
+    if failed is None:
+        return (
+            f"{run.name} held every users level up to {rate(run.levels[-1]['users'])} users "
+            f"({rate(run.levels[-1]['achieved_rps'])} req/s at the top): no level failed, so its limit "
+            "was not reached."
+        )
+    why = "; ".join(failed["reasons"]) or "it failed"
+    if run.ceiling is None:
+        return (
+            f"{run.name} held no level: the first, {rate(failed['users'])} users, failed ({why})."
+            + _peak_words(run)
+        )
+    return (
+        f"{run.name} held {rate(run.ceiling_users or 0)} users at {rate(run.ceiling)} req/s; the next "
+        f"level, {rate(failed['users'])} users, failed ({why})." + _peak_words(run)
+    )
+
+
+def spike_words(run: RunView) -> str:
+    """A spike run in a sentence: each phase's rate and p95, the phases that failed, the recovery."""
+    phases = closed.spike_levels(run.result)
+    if len(phases) < 3:
+        finished = len(phases)
+        return f"{run.name} finished {finished} of the spike's 3 phases ({closed.users_words(run.result)})."
+    rates = _listed([rate(row["achieved_rps"]) for _, row in phases])
+    p95s = _listed([ms(row["p95_ms"]) for _, row in phases])
+    text = (
+        f"{run.name} answered {rates} req/s before, at and after the spike "
+        f"({closed.users_words(run.result)}), with p95 {p95s} ms; "
+        f"{closed.recovery_words(run.result)}."
+    )
+    failed = [f"{name} ({'; '.join(row['reasons'])})" for name, row in phases if not row["passed"]]
+    if failed:
+        text += f" Failed the pass mark: {', '.join(failed)}."
+    return text
+
+
+def run_verdict(run: RunView) -> str:
+    """One run in a sentence: what it held, and why the next level failed."""
+    if not run.levels:
+        return f"{run.name} finished no level."
+    if run.spike:
+        return spike_words(run)
+    return _closed_run(run) if run.closed else _open_run(run)
+
+
+def _noise(round_: Round) -> str:
+    """The qualifier a gap gets when an engine ran once: its spread, so the noise, is unknown."""
+    return (
+        " One run cannot tell a gap of this size from run-to-run noise." if single_run(round_.groups) else ""
+    )
+
+
+def _open_pair(best: Group, other: Group, round_: Round) -> str:
+    if best.lower_bound and other.lower_bound and best.median == other.median:
+        return (
+            f"{best.label} and {other.label} both held the top of the ladder "
+            f"({rate(best.median)} req/s): neither limit was reached; climb higher to separate them."
+        )
+    if best.median == other.median:
+        return f"{best.label} and {other.label} ended level at {rate(best.median)} req/s."
+    if level(best, other, round_.step):
+        return (
+            f"{best.label} is ahead by its median ({rate(best.median)} against "
+            f"{rate(other.median)} req/s), but the runs overlap: treat it as level."
+        )
+    if other.median <= 0:
+        return f"{best.label} held {rate(best.median)} req/s; {other.label} held no level." + _noise(round_)
+    gain = 100 * (best.median - other.median) / other.median
+    return (
+        f"{best.label} held {gain:.0f} % more than {other.label} "
+        f"({rate(best.median)} against {rate(other.median)} req/s"
+        + (", and its own limit lies higher)." if best.lower_bound else ").")
+        + _noise(round_)
+    )
+
+
+def _closed_pair(best: Group, other: Group, round_: Round) -> str:
+    figures = f"{rate(best.median)} against {rate(other.median)} req/s"
+    if round_.spike:
+        where, what = "At the spike", "answered"
+    else:
+        where, what = "At the highest users level each held", "sustained"
+    if not round_.spike and best.lower_bound and other.lower_bound:
+        return (
+            f"{best.label} and {other.label} both held every users level ({figures} at the top, where "
+            "the users' think time sets the rate): neither limit was reached; add users to separate them."
+        )
+    if level(best, other, round_.step):
+        return f"{where} {best.label} and {other.label} are level ({figures}: within the runs' spread)."
+    if other.median <= 0:
+        held = "did not finish the spike" if round_.spike else "held no level"
+        return f"{best.label} {what} {rate(best.median)} req/s; {other.label} {held}." + _noise(round_)
+    gain = 100 * (best.median - other.median) / other.median
+    return f"{where} {best.label} {what} {gain:.0f} % more than {other.label} ({figures})." + _noise(round_)
+
+
+def round_verdict(round_: Round) -> list[str]:
+    """The verdict of a round in sentences: each engine against the best one."""
+    if len(round_.groups) == 1:
+        return [run_verdict(run) for run in round_.runs]
+    ordered = sorted(round_.groups, key=lambda group: group.median, reverse=True)
+    pair = _closed_pair if round_.closed else _open_pair
+    sentences = [pair(ordered[0], other, round_) for other in ordered[1:]]
+    if round_.spike:
+        sentences += [spike_words(run) for run in round_.runs]
+    return sentences
+
+
+def title_words(run: RunView) -> str:
+    """A single run's headline for the report's title: "held 1,000 req/s", "held 80 users, 796 req/s"."""
+    if run.spike:
+        at_spike = run.headline
+        if at_spike is None:
+            return "the spike did not finish"
+        block = run.result.get("spike") or {}
+        if "recovery_seconds" not in block or block.get("note"):
+            return f"{rate(at_spike)} req/s at the spike"
+        return f"{rate(at_spike)} req/s at the spike, {closed.recovery_words(run.result)}"
+    if run.ceiling is None:
+        return "no level held"
+    if run.closed:
+        held = f"held {rate(run.ceiling_users or 0)} users, {rate(run.ceiling)} req/s"
+    else:
+        held = f"held {rate(run.ceiling)} req/s"
+    return held + (" (no level failed)" if run.lower_bound else "")

@@ -85,7 +85,10 @@ class FreshStart:
     checksum: Checksum | None = field(default=None, compare=False)  # with verify=True
 
     def to_dict(self) -> dict[str, Any]:
-        return {"run": self.run, "method": self.method, "seconds": round(self.seconds, 3)}
+        data: dict[str, Any] = {"run": self.run, "method": self.method, "seconds": round(self.seconds, 3)}
+        if self.checksum is not None:
+            data["checksum"] = self.checksum
+        return data
 
 
 class FreshData:

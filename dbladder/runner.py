@@ -26,11 +26,11 @@ from . import __version__
 from .engines import opened
 from .engines.base import DEFAULT_POOL_SIZE, EngineInfo, EngineOptions
 from .errors import DbladderError, InvalidConfig, NotSeeded, UsageError
-from .load.generator import fell_behind
+from .load.generator import LiveView, fell_behind
 from .load.mix import Mix
 from .load.passmark import PassMark
 from .load.presets import DEFAULT_PRESET, get_preset
-from .load.processes import Fleet, LevelDone, Live, ProcessSpec
+from .load.processes import Fleet, LevelDone, ProcessSpec
 from .load.schedule import Ladder
 from .load.users import UserPlan, spike_recovery
 from .report.bundle import write_bundle
@@ -179,7 +179,7 @@ class Progress(Protocol):
 
     def seeding(self, table: str, rows: int, planned: dict[str, int]) -> None: ...
 
-    def live(self, view: Live) -> None: ...
+    def live(self, view: LiveView) -> None: ...
 
     def level(self, row: dict[str, Any]) -> None: ...
 
@@ -193,7 +193,7 @@ class QuietProgress:
     def seeding(self, table: str, rows: int, planned: dict[str, int]) -> None:
         pass
 
-    def live(self, view: Live) -> None:
+    def live(self, view: LiveView) -> None:
         pass
 
     def level(self, row: dict[str, Any]) -> None:
@@ -368,6 +368,14 @@ def _now() -> str:
     return datetime.now(UTC).isoformat(timespec="seconds")
 
 
+def make_out_dir(path: Path) -> None:
+    """Create the output folder, or UsageError saying why it cannot be."""
+    try:
+        path.mkdir(parents=True, exist_ok=True)
+    except OSError as exc:
+        raise UsageError(f"cannot create the output folder {path}: {exc.strerror}") from None
+
+
 def default_out_dir(root: Path = Path("results")) -> Path:
     """A new timestamped folder under `root`."""
     return root / datetime.now().strftime("%Y%m%d-%H%M%S")
@@ -381,10 +389,7 @@ def run_ladder(config: RunConfig, progress: Progress | None = None) -> dict[str,
     """
     config = config.checked()
     progress = progress or QuietProgress()
-    try:
-        config.out_dir.mkdir(parents=True, exist_ok=True)
-    except OSError as exc:
-        raise UsageError(f"cannot create the output folder {config.out_dir}: {exc.strerror}") from None
+    make_out_dir(config.out_dir)
     run = Run(config, config.out_dir / "result.json")
     run.save()
     engine_info, seeding, mix = asyncio.run(_prepare_database(config, progress))
@@ -448,7 +453,7 @@ def run_ladder(config: RunConfig, progress: Progress | None = None) -> dict[str,
                 run.result["flags"].append("generator errors: " + "; ".join(final["errors"]))
             if final["late_start"] > 0.05:
                 run.result["flags"].append(f"the generator started {final['late_start']:.2f} s late")
-            if closed and len(final["levels"]) == 3 and "per_second" in final:
+            if config.users is not None and config.users.is_spike and "per_second" in final:
                 run.result["spike"] = _spike_figures(final)
     result = run.finish(status, stopped_because)
     # The reports are built from the files just written, as `dbladder report` would rebuild them.

@@ -12,9 +12,9 @@ from rich.status import Status
 
 from ..engines.base import DEFAULT_POOL_SIZE
 from ..errors import UsageError
+from ..load.generator import LiveView
 from ..load.passmark import PassMark
 from ..load.presets import DEFAULT_PRESET, PRESETS, get_preset
-from ..load.processes import Live
 from ..load.users import Phase, UserPlan
 from ..report import terminal
 from ..runner import TARGETS, RunConfig, default_out_dir, run_ladder
@@ -39,7 +39,7 @@ class TerminalProgress:
         done, total = sum(self.seeded.values()), sum(planned.values())
         self._status(f"seeding {table}: {done:,} of {total:,} rows ({100 * done / total:.0f} %)")
 
-    def live(self, view: Live) -> None:
+    def live(self, view: LiveView) -> None:
         phase = "warming up" if view.warming_up else f"{view.elapsed:4.0f} s"
         self._status(
             f"level {view.level + 1} at {view.rate:,.0f} req/s, {phase}: offered {view.offered_rate:,.0f}/s, "

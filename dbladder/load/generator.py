@@ -139,6 +139,29 @@ class LiveView:
     failures: int
 
 
+def live_view(recorder: Recorder, index: int, t: float) -> LiveView | None:
+    """Level `index` of a recorder so far, at run time t; None outside the levels."""
+    if not 0 <= index < len(recorder.levels):
+        return None
+    record = recorder.levels[index]
+    level = record.level
+    warming_up = t < level.measured_from
+    if warming_up:
+        record = recorder.warmups[index]
+    elapsed = max(t - (level.start if warming_up else level.measured_from), 1e-9)
+    tried = record.lag.count + record.outcomes[DROPPED]  # sent or dropped
+    return LiveView(
+        level=level.index,
+        rate=level.rate,
+        elapsed=elapsed,
+        warming_up=warming_up,
+        offered_rate=tried / elapsed,
+        achieved_rate=record.responses / elapsed,
+        p95_ms=record.from_due.percentile(95) / 1000,
+        failures=record.failures,
+    )
+
+
 class Recorder:
     """Per-level records of one generator process, and their snapshot as plain data."""
 
@@ -283,26 +306,7 @@ class Generator:
 
     def progress(self) -> LiveView | None:
         """The level being sent so far; None before the first request. Call it on the run's loop."""
-        if not 0 <= self._index < len(self.recorder.levels):
-            return None
-        record = self.recorder.levels[self._index]
-        level = record.level
-        t = self._clock.now()
-        warming_up = t < level.measured_from
-        if warming_up:
-            record = self.recorder.warmups[self._index]
-        elapsed = max(t - (level.start if warming_up else level.measured_from), 1e-9)
-        due = record.lag.count + record.outcomes[DROPPED]
-        return LiveView(
-            level=level.index,
-            rate=level.rate,
-            elapsed=elapsed,
-            warming_up=warming_up,
-            offered_rate=due / elapsed,
-            achieved_rate=record.responses / elapsed,
-            p95_ms=record.from_due.percentile(95) / 1000,
-            failures=record.failures,
-        )
+        return live_view(self.recorder, self._index, self._clock.now())
 
     def _on_result(
         self, token: tuple[LevelRecord, float, float], result: int | str, body: bytes | None

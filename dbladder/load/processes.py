@@ -31,7 +31,7 @@ import uvloop
 from ..engines import create_engine
 from ..engines.base import EngineOptions
 from .direct import DirectTarget
-from .generator import Generator, HttpTarget, Recorder, Target, merge_levels, merge_snapshots
+from .generator import Generator, HttpTarget, LiveView, Recorder, Target, merge_levels, merge_snapshots
 from .mix import Mix, operations
 from .schedule import Ladder, MonotonicClock
 from .users import UserPlan, UsersGenerator, merge_users_snapshots
@@ -83,20 +83,6 @@ class LevelDone:
 
     index: int
     level: dict[str, Any]
-
-
-@dataclass(frozen=True)
-class Live:
-    """The current level so far, summed over the processes that reported it."""
-
-    level: int
-    rate: float
-    elapsed: float
-    warming_up: bool
-    offered_rate: float
-    achieved_rate: float
-    p95_ms: float  # the largest of any one process: a merged p95 would need the histograms
-    failures: int
 
 
 async def _open_target(spec: ProcessSpec) -> tuple[Target, Any]:
@@ -249,7 +235,7 @@ class Fleet:
     def finished(self) -> bool:
         return len(self._done) + len(self.errors) >= self.processes
 
-    def events(self) -> Iterator[LevelDone | Live]:
+    def events(self) -> Iterator[LevelDone | LiveView]:
         """Levels as every process finishes them, and the live view about once a second, until the end."""
         last_live = 0.0
         while not self.finished:
@@ -301,13 +287,14 @@ class Fleet:
             self.errors[part] = message[2]
         return message
 
-    def _merged_live(self) -> Live:
+    def _merged_live(self) -> LiveView:
         views = [
             view
             for view in self._live.values()
             if view["level"] == max(v["level"] for v in self._live.values())
         ]
-        return Live(
+        # p95 is the largest of any one process: a merged p95 would need the histograms.
+        return LiveView(
             level=views[0]["level"],
             rate=views[0]["rate"],
             elapsed=max(view["elapsed"] for view in views),

@@ -49,6 +49,7 @@ from .generator import (
     LiveView,
     Recorder,
     Target,
+    live_view,
     merge_snapshots,
     wait_for_answers,
 )
@@ -110,6 +111,13 @@ class UserPlan:
         `base` again at once, each phase held `hold` seconds."""
         phases = (Phase(base, ramp, hold), Phase(peak, 0.0, hold), Phase(base, 0.0, hold))
         return cls(phases, think_min, think_max)
+
+    @property
+    def is_spike(self) -> bool:
+        """Whether the busiest phase has a quieter phase before and after it (seed 001's spike)."""
+        counts = [phase.users for phase in self.phases]
+        peak = counts.index(max(counts))
+        return 0 < peak < len(counts) - 1 and counts[peak - 1] < counts[peak] > counts[peak + 1]
 
     def validate(self) -> list[str]:
         """Every problem with the plan, each naming its field; empty when it is valid."""
@@ -425,26 +433,7 @@ class UsersGenerator:
         `rate` is the phase's users / mean think time; the offered rate counts sends tried.
         Call it on the run's loop.
         """
-        if not 0 <= self._index < len(self.recorder.levels):
-            return None
-        record = self.recorder.levels[self._index]
-        level = record.level
-        t = self._clock.now()
-        warming_up = t < level.measured_from
-        if warming_up:
-            record = self.recorder.warmups[self._index]
-        elapsed = max(t - (level.start if warming_up else level.measured_from), 1e-9)
-        tried = record.lag.count + record.outcomes[DROPPED]
-        return LiveView(
-            level=level.index,
-            rate=level.rate,
-            elapsed=elapsed,
-            warming_up=warming_up,
-            offered_rate=tried / elapsed,
-            achieved_rate=record.responses / elapsed,
-            p95_ms=record.from_due.percentile(95) / 1000,
-            failures=record.failures,
-        )
+        return live_view(self.recorder, self._index, self._clock.now())
 
     def _enter(self, index: int) -> None:
         """Move to phase `index` (len(phases) at the end): close the CPU and wall time of the last."""

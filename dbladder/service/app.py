@@ -9,6 +9,13 @@ or path, 409 when an order cannot be filled (not enough stock, or a product id t
 the request is well formed and the endpoint exists, the catalogue just cannot fill it), 503 when
 the database or its queue is out of capacity (pool timeout, database timeout, writer unavailable),
 500 only for a bug. Every answer is JSON.
+
+Every request except /healthz and /stats is timed in three parts, each into a histogram kept in
+the worker's counters slot (`stats.TIMINGS`): waiting for a pooled connection, holding one (the
+database calls), and the rest, from the moment the worker starts the request until it hands the
+answer to granian. The pool fills in the first two through `request_timing` (engines/pool.py);
+a write forwarded to the single SQLite writer counts as database time, its queue included.
+`/stats` serves the histograms merged over the workers, cumulative since the service started.
 """
 
 from __future__ import annotations
@@ -17,11 +24,13 @@ import asyncio
 import functools
 import logging
 from collections.abc import Sequence
+from time import perf_counter
 
 from granian.rsgi import HTTPProtocol, Scope
 
 from ..engines import create_engine
 from ..engines.base import Engine
+from ..engines.pool import RequestTiming, request_timing
 from ..errors import (
     DatabaseTimeout,
     InvalidRequest,
@@ -44,6 +53,8 @@ HEALTHY = encode({"status": "ok"})
 FLUSH_INTERVAL_SECONDS = 0.2
 UNAVAILABLE_ERRORS = (PoolTimeout, DatabaseTimeout, WriterUnavailable, ServerUnreachable, TimeoutError)
 RETRY_HEADERS: Headers = [*JSON_HEADERS, ("retry-after", "1")]
+# The service's own endpoints: not part of the load, so not in the request-time histograms.
+UNTIMED_PATHS = frozenset({"/healthz", "/stats"})
 
 
 class ShopApp:
@@ -64,6 +75,7 @@ class ShopApp:
         self._slot: stats.Slot | None = None
         # The slot's own dict once the worker has one; counting before that goes nowhere.
         self._counters: dict[str, int] = dict.fromkeys(stats.COUNTERS, 0)
+        self._timing = stats.Timing()
         self._flush_timer: asyncio.TimerHandle | None = None
         self._loop: asyncio.AbstractEventLoop | None = None
 
@@ -77,6 +89,7 @@ class ShopApp:
             self._writer = WriterClient(self.paths.writer_socket, self.config.pool_timeout)
         self._slot = stats.Slot(self.paths.stats, "worker")
         self._counters = self._slot.values
+        self._timing = self._slot.timing
         self._flush_timer = loop.call_later(FLUSH_INTERVAL_SECONDS, self._flush_periodically)
 
     def __rsgi_del__(self, loop: asyncio.AbstractEventLoop) -> None:
@@ -98,6 +111,8 @@ class ShopApp:
 
     def _flush_periodically(self) -> None:
         self._flush()
+        if self._slot is not None:
+            self._slot.flush_timing()
         if self._loop is not None:
             self._flush_timer = self._loop.call_later(FLUSH_INTERVAL_SECONDS, self._flush_periodically)
 
@@ -110,46 +125,50 @@ class ShopApp:
     # -- requests -----------------------------------------------------------------------------
 
     async def __rsgi__(self, scope: Scope, proto: HTTPProtocol) -> None:
+        started = perf_counter()
+        timing = RequestTiming()
+        request_timing.set(timing)
         counters = self._counters
         counters["requests"] += 1
+        headers = JSON_HEADERS
         try:
             handler, argument = self.router.match(scope.method, scope.path)
             status, body = await handler(scope, proto, argument)
         except HTTPError as exc:
             counters["client_errors"] += 1
-            proto.response_bytes(exc.status, exc.headers, exc.body)
-            return
+            status, headers, body = exc.status, exc.headers, exc.body
         except InvalidRequest as exc:
             counters["client_errors"] += 1
-            proto.response_bytes(400, JSON_HEADERS, error_body("bad_request", str(exc)))
-            return
+            status, body = 400, error_body("bad_request", str(exc))
         except (OutOfStock, UnknownProduct) as exc:
             counters["client_errors"] += 1
             code = "out_of_stock" if isinstance(exc, OutOfStock) else "unknown_product"
-            proto.response_bytes(409, JSON_HEADERS, error_body(code, str(exc), product_id=exc.product_id))
-            return
+            status, body = 409, error_body(code, str(exc), product_id=exc.product_id)
         except UNAVAILABLE_ERRORS as exc:
             counters["unavailable"] += 1
             message = str(exc) or type(exc).__name__
-            proto.response_bytes(503, RETRY_HEADERS, error_body("unavailable", message))
-            return
+            status, headers, body = 503, RETRY_HEADERS, error_body("unavailable", message)
         except Exception:
             counters["server_errors"] += 1
             log.exception("%s %s failed", scope.method, scope.path)
-            proto.response_bytes(
-                500, JSON_HEADERS, error_body("internal_error", "the service failed; see its log")
-            )
-            return
-        proto.response_bytes(status, JSON_HEADERS, body)
+            status, body = 500, error_body("internal_error", "the service failed; see its log")
+        if scope.path not in UNTIMED_PATHS:
+            self._timing.record(timing.pool_wait, timing.held, perf_counter() - started)
+        proto.response_bytes(status, headers, body)
 
     async def healthz(self, scope: Scope, proto: HTTPProtocol, argument: str) -> tuple[int, bytes]:
         """Answers without touching the database: the process serves, nothing more."""
         return 200, HEALTHY
 
     async def stats(self, scope: Scope, proto: HTTPProtocol, argument: str) -> tuple[int, bytes]:
-        """The counters of every process of this service, summed, and per process."""
+        """The counters of every process of this service, summed, and per process.
+
+        "timing" holds the request-time histograms (Histogram.to_dict(), microseconds) merged over
+        every process, cumulative: a level's figures are the difference of two snapshots.
+        """
         self._flush()
         processes = self._slot.snapshot() if self._slot is not None else []
+        timing = self._slot.timing_snapshot() if self._slot is not None else self._timing.histograms()
         alive = {p.pid: stats.alive(p.pid) for p in processes}
         return 200, encode(
             {
@@ -159,6 +178,8 @@ class ShopApp:
                 "sqlite_writers": self.config.sqlite_writers,
                 "pool_size": self.config.pool_size,
                 "totals": stats.totals(processes),
+                "timing_unit": "microseconds",
+                "timing": {name: histogram.to_dict() for name, histogram in timing.items()},
                 "processes": [
                     {"pid": p.pid, "role": p.role, "alive": alive[p.pid], "counters": p.counters}
                     for p in processes
@@ -199,7 +220,15 @@ class ShopApp:
 
     async def _write_order(self, customer_id: int, items: Sequence[tuple[int, int]]) -> tuple[int, int]:
         if self._writer is not None:
-            return await self._writer.create_order(customer_id, items)
+            # No pool in this process sees the write: the wait for the writer's answer is the
+            # request's database time (its turn in the writer's queue included).
+            asked_at = perf_counter()
+            try:
+                return await self._writer.create_order(customer_id, items)
+            finally:
+                timing = request_timing.get()
+                if timing is not None:
+                    timing.held += perf_counter() - asked_at
         return await shop.create_order(self.engine, customer_id, items)
 
 

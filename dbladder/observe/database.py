@@ -1,0 +1,163 @@
+"""Finding the database server's processes on this machine, for the "database" group.
+
+By what it serves first: the process listening on the URL's Unix socket or TCP port (root, or
+the server's own user, can see it; psutil.net_connections). PostgreSQL is then the postmaster
+and all its children, backends included, re-read at every sample since a backend is forked per
+connection; MariaDB is the one mariadbd process, whose threads serve the connections. When the
+listener cannot be seen, by name (`postgres`/`postmaster`, `mariadbd`/`mysqld`), with a warning,
+since another server of the same kind would be counted too. A server on another machine cannot be
+observed from here: the group is empty and the warning says so. SQLite runs inside the service,
+so its group is empty by design, and its CPU is the service's.
+"""
+
+from __future__ import annotations
+
+import ipaddress
+import os
+from dataclasses import dataclass
+from typing import Any
+
+import psutil
+
+from ..engines.base import EngineInfo
+from ..errors import DbladderError
+from ..urls import DatabaseURL, parse_url
+from .processes import Resolver, nothing, process_tree
+
+POSTGRES_NAMES = ("postgres", "postmaster")
+MARIADB_NAMES = ("mariadbd", "mysqld")
+DEFAULT_PORTS = {"postgresql": 5432, "mariadb": 3306}
+SQLITE_HOW = "none of its own: SQLite runs inside the service, so its CPU is the service's"
+
+
+@dataclass(frozen=True)
+class DatabaseProcesses:
+    """A resolver for the database group, how it was found, and a warning when it is not reliable.
+
+    Call it like any resolver: it returns the server's process ids now.
+    """
+
+    resolve: Resolver
+    how: str  # "socket /run/mysqld/mysqld.sock", "port 5432", "name", "not found", or SQLITE_HOW
+    warning: str | None = None
+    root_pid: int | None = None  # the postmaster or mariadbd
+
+    def __call__(self) -> list[int]:
+        return self.resolve()
+
+
+def database_processes(engine_info_or_url: EngineInfo | dict[str, Any] | str) -> DatabaseProcesses:
+    """The database server's processes for an engine (EngineInfo, its to_dict(), or a URL).
+
+    Never raises for a server it cannot find: the group is then empty and `warning` says why,
+    so a run goes on without the database's CPU rather than failing on it.
+    """
+    try:
+        url = parse_url(_url_text(engine_info_or_url))
+    except DbladderError as exc:
+        return DatabaseProcesses(nothing, "not found", f"cannot tell the database from {exc}")
+    if url.engine == "sqlite":
+        return DatabaseProcesses(nothing, SQLITE_HOW)
+    socket_path, host, port = _endpoint(url)
+    if socket_path is None and not _is_local(host):
+        return DatabaseProcesses(
+            nothing,
+            "not found",
+            f"the {url.engine} server at {host} is not on this machine: its CPU cannot be observed, "
+            "only the service's and the generator's",
+        )
+    names = POSTGRES_NAMES if url.engine == "postgresql" else MARIADB_NAMES
+    pid, how, problem = _listener(socket_path, port)
+    warning = None
+    if pid is None:
+        pid = _by_name(names)
+        if pid is None:
+            where = f"socket {socket_path}" if socket_path else f"port {port}"
+            return DatabaseProcesses(
+                nothing,
+                "not found",
+                f"no {url.engine} server process found on this machine ({where}: {problem}; "
+                f"no process named {' or '.join(names)}): the database's CPU is not observed",
+            )
+        how = "name"
+        warning = (
+            f"found the {url.engine} server by its process name {' or '.join(names)} (pid {pid}), "
+            f"not by what it serves ({problem}): another server of that kind would be counted too"
+        )
+    # PostgreSQL forks a backend per connection under the postmaster; mariadbd has no children,
+    # so the same tree covers both.
+    return DatabaseProcesses(process_tree(pid), how, warning, pid)
+
+
+def _url_text(source: EngineInfo | dict[str, Any] | str) -> str:
+    if isinstance(source, EngineInfo):
+        return source.url
+    if isinstance(source, dict):
+        return str(source.get("url", ""))
+    return source
+
+
+def _endpoint(url: DatabaseURL) -> tuple[str | None, str, int]:
+    """(Unix socket path or None, TCP host, port) the URL connects to, as the engines read it."""
+    port = url.port or DEFAULT_PORTS[url.engine]
+    if url.engine == "postgresql":
+        folder = url.params.get("host")
+        if folder:
+            return f"{folder.rstrip('/')}/.s.PGSQL.{port}", "", port
+        return None, url.host or "127.0.0.1", port
+    socket_path = url.params.get("unix_socket")
+    return socket_path or None, url.host or "127.0.0.1", port
+
+
+def _is_local(host: str) -> bool:
+    if host in ("localhost", ""):
+        return True
+    try:
+        address = ipaddress.ip_address(host)
+    except ValueError:
+        return False  # a name other than localhost: assume another machine
+    if address.is_loopback:
+        return True
+    return any(
+        entry.address == host
+        for entries in psutil.net_if_addrs().values()
+        for entry in entries
+        if entry.family.name in ("AF_INET", "AF_INET6")
+    )
+
+
+def _listener(socket_path: str | None, port: int) -> tuple[int | None, str, str]:
+    """(pid or None, how it was found, why not) of the process serving the socket or port."""
+    try:
+        if socket_path is not None:
+            real = os.path.realpath(socket_path)
+            for connection in psutil.net_connections(kind="unix"):
+                if connection.laddr and os.path.realpath(str(connection.laddr)) == real and connection.pid:
+                    return connection.pid, f"socket {socket_path}", ""
+            return None, "", f"no visible process serves {socket_path}"
+        for connection in psutil.net_connections(kind="inet"):
+            if (
+                connection.status == psutil.CONN_LISTEN
+                and connection.laddr
+                and connection.laddr.port == port
+                and connection.pid
+            ):
+                return connection.pid, f"port {port}", ""
+        return None, "", f"no visible process listens on port {port}"
+    except psutil.AccessDenied:
+        return None, "", "no permission to see which process listens (run as root or the server's user)"
+
+
+def _by_name(names: tuple[str, ...]) -> int | None:
+    """The oldest process of one of these names whose parent is not of them (the server's root)."""
+    candidates = []
+    for process in psutil.process_iter(["name", "create_time", "ppid"]):
+        try:
+            if process.info["name"] not in names:
+                continue
+            parent = psutil.Process(process.info["ppid"]).name() if process.info["ppid"] else ""
+        except (psutil.NoSuchProcess, psutil.AccessDenied):
+            continue
+        if parent not in names:
+            candidates.append((process.info["create_time"] or 0.0, process.pid))
+    return min(candidates)[1] if candidates else None

@@ -1,0 +1,61 @@
+"""Finding the local database servers' processes by what they serve."""
+
+from __future__ import annotations
+
+import psutil
+
+from dbladder.engines.base import EngineInfo
+from dbladder.observe import database_processes
+from dbladder.observe.database import SQLITE_HOW
+from dbladder.urls import parse_url
+
+
+def test_the_local_postgresql_is_found_by_its_port_with_its_backends(postgres_url):
+    url = parse_url(postgres_url)
+    found = database_processes(postgres_url)
+    assert found.warning is None
+    assert found.how == f"port {url.port or 5432}"
+    pids = found()
+    assert found.root_pid in pids
+    names = {psutil.Process(pid).name() for pid in pids}
+    assert names <= {"postgres", "postmaster"}
+    # The postmaster's children (checkpointer, WAL writer, backends) belong to the server.
+    assert len(pids) > 1
+    # What `dbladder engines` describes works as well as the URL.
+    info = EngineInfo("postgresql", postgres_url, "16", "asyncpg", "0", "tcp", "read committed", 1, "", True)
+    assert database_processes(info.to_dict()).root_pid == found.root_pid
+
+
+def test_postgresql_through_its_unix_socket(postgres_url):
+    port = parse_url(postgres_url).port or 5432
+    found = database_processes(f"postgresql:///postgres?host=/var/run/postgresql&port={port}")
+    by_port = database_processes(postgres_url)
+    if found.how.startswith("socket"):
+        assert found.root_pid == by_port.root_pid
+    else:  # the server keeps its socket elsewhere on this machine: then found by name, and said so
+        assert found.warning
+
+
+def test_the_local_mariadb_is_one_mariadbd_process(mariadb_url):
+    found = database_processes(mariadb_url)
+    assert found.warning is None and found.how.startswith("port")
+    pids = found()
+    assert pids == [found.root_pid]
+    assert psutil.Process(pids[0]).name() in ("mariadbd", "mysqld")
+
+
+def test_sqlite_has_no_processes_of_its_own(tmp_path):
+    found = database_processes(f"sqlite:///{tmp_path}/shop.db")
+    assert found() == [] and found.warning is None
+    assert found.how == SQLITE_HOW
+
+
+def test_a_remote_server_cannot_be_observed_and_says_so():
+    found = database_processes("postgresql://user@192.0.2.10:5432/shop")  # TEST-NET: never local
+    assert found() == []
+    assert "not on this machine" in (found.warning or "")
+
+
+def test_a_url_that_cannot_be_read_is_a_warning():
+    found = database_processes("nonsense")
+    assert found() == [] and "cannot tell the database" in (found.warning or "")

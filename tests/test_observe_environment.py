@@ -1,0 +1,84 @@
+"""The environment a run records, the idle check before it, and system-call counting."""
+
+from __future__ import annotations
+
+import json
+import shutil
+import subprocess
+import sys
+from importlib.metadata import requires, version
+
+import pytest
+from test_observe_flags import FakeHost
+
+from dbladder.observe import count_syscalls, environment, fixed, idle_check, per_request, syscalls_unavailable
+from dbladder.observe import syscalls as syscalls_module
+from dbladder.observe.environment import data_size_bytes
+
+
+def test_environment_names_the_machine_python_dependencies_and_engine(tmp_path):
+    data = tmp_path / "shop.db"
+    data.write_bytes(b"x" * 1000)
+    (tmp_path / "shop.db-wal").write_bytes(b"x" * 24)
+    engine = {"engine": "sqlite", "settings": {"cache_size": "-10240"}}
+    found = environment(str(data), engine)
+    json.dumps(found)  # saved in result.json as it is
+    assert found["cpu_cores"] >= 1 and found["memory_total_bytes"] > 0
+    assert found["cpu_model"] and found["kernel"]
+    assert found["python"] == ".".join(map(str, sys.version_info[:3]))
+    assert found["data_filesystem"]["type"] and found["data_filesystem"]["mountpoint"]
+    # Every requirement of dbladder, with the version installed here.
+    assert {"apsw", "asyncpg", "asyncmy", "numpy"} <= set(found["dependencies"])
+    assert len(found["dependencies"]) == len(requires("dbladder") or [])
+    assert found["dependencies"]["apsw"] == version("apsw")
+    assert found["engine"] == engine
+    assert data_size_bytes(str(data)) == 1024
+
+
+def test_idle_check_judges_the_cpu_in_use():
+    # FakeHost: 50 % user + 20 % system (less steal) and 30 % idle in every reading: 70 % busy.
+    busy = idle_check(0.05, host_reader=FakeHost(steal_pct=0.0))
+    assert busy["busy_pct"] == pytest.approx(70) and busy["idle"] is False
+    assert isinstance(busy["busiest"], list)
+    assert idle_check(0.05, threshold_pct=80, host_reader=FakeHost(steal_pct=0.0))["idle"] is True
+
+
+@pytest.mark.skipif(shutil.which("strace") is None, reason="strace is not installed")
+def test_strace_counts_a_sleeping_loop(monkeypatch):
+    # bpftrace is preferred where present; this test is about strace.
+    monkeypatch.setattr(syscalls_module, "TOOLS", ("strace",))
+    sleeper = subprocess.Popen([sys.executable, "-c", "import time\nwhile True: time.sleep(0.002)"])
+    try:
+        counted = count_syscalls({"loop": fixed([sleeper.pid]), "database": lambda: []}, seconds=0.5)
+    finally:
+        sleeper.kill()
+        sleeper.wait()
+    assert counted is not None and counted["tool"] == "strace"
+    loop = counted["groups"]["loop"]
+    assert loop["error"] is None and loop["pids"] == 1
+    assert 50 < loop["calls"] < 1000  # about 250 sleeps in half a second
+    assert "clock_nanosleep" in loop["top"]
+    assert counted["groups"]["database"] == {"pids": 0, "calls": None, "top": {}, "error": "no processes"}
+    assert per_request(counted, 100)["loop"] == loop["calls"] / 100
+
+
+def test_without_a_tool_there_is_a_clear_message(monkeypatch):
+    monkeypatch.setattr(syscalls_module.shutil, "which", lambda name: None)
+    assert count_syscalls({"service": lambda: [1]}, seconds=0.1) is None
+    message = syscalls_unavailable()
+    assert message is not None and "bpftrace or strace" in message
+
+
+def test_strace_output_is_read():
+    text = (
+        "% time     seconds  usecs/call     calls    errors syscall\n"
+        "------ ----------- ----------- --------- --------- ----------------\n"
+        " 60.00    0.000600           3       200           epoll_wait\n"
+        " 40.00    0.000400           2       150        12 recvfrom\n"
+        "------ ----------- ----------- --------- --------- ----------------\n"
+        "100.00    0.001000           2       350        12 total\n"
+    )
+    assert syscalls_module._parse_strace(text) == {"epoll_wait": 200, "recvfrom": 150}
+    assert syscalls_module._parse_strace("") is None
+    printed = "Attaching 2 probes...\n\n@[12]: 5\n@[345]: 67\n"
+    assert syscalls_module._parse_bpftrace(printed) == {12: 5, 345: 67}

@@ -14,6 +14,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import ipaddress
+import os
 import platform
 from collections.abc import Iterator
 from dataclasses import asdict, dataclass, field, replace
@@ -26,23 +27,23 @@ from . import __version__
 from .engines import opened
 from .engines.base import DEFAULT_POOL_SIZE, EngineInfo, EngineOptions
 from .errors import DbladderError, InvalidConfig, NotSeeded, UsageError
-from .load.generator import LiveView, fell_behind
+from .load.generator import LiveView
 from .load.mix import Mix
 from .load.passmark import PassMark
 from .load.presets import DEFAULT_PRESET, get_preset
 from .load.processes import Fleet, LevelDone, ProcessSpec
 from .load.schedule import Ladder
 from .load.users import UserPlan, spike_recovery
+from .observation import RunObserver, check_idle
 from .report.bundle import write_bundle
 from .result import SCHEMA, ceiling_of, level_row, write_json
 from .seeding import SeedReport, seed_shop
 from .service import ServiceConfig, running_service
+from .service.server import RunningService
 from .urls import parse_url
 from .workloads import shop
 
 TARGETS = ("http", "direct")
-LAG_BOUND_US = 2000  # the generator's schedule lag p99 bound; above it a level is flagged
-GENERATOR_CPU_BOUND = 0.9  # a generator process busier than this may have delayed its requests
 
 
 @dataclass(frozen=True)
@@ -235,16 +236,26 @@ async def _prepare_database(
     return info, (seeding.to_dict() if seeding else None), mix
 
 
+@dataclass
+class Target:
+    """Where the load goes: host and port (none in direct mode), and the service if dbladder runs it."""
+
+    host: str = ""
+    port: int = 0
+    description: dict[str, Any] | None = None
+    service: RunningService | None = None
+
+
 @contextlib.contextmanager
-def _target(config: RunConfig, progress: Progress) -> Iterator[tuple[str, int, dict[str, Any] | None]]:
-    """(host, port, service description) for the load: a service started for the round, or none (direct)."""
+def _target(config: RunConfig, progress: Progress) -> Iterator[Target]:
+    """The target of the load: a service started for the round, one already running, or none (direct)."""
     if config.target == "direct":
-        yield "", 0, None
+        yield Target()
         return
     if config.service_url is not None:
         host, port = parse_service_url(config.service_url)
         progress.message(f"load goes to the service already running at {config.service_url}")
-        yield host, port, {"url": config.service_url, "started_by_dbladder": False}
+        yield Target(host, port, {"url": config.service_url, "started_by_dbladder": False})
         return
     service_config = ServiceConfig(
         config.db_url,
@@ -266,7 +277,7 @@ def _target(config: RunConfig, progress: Progress) -> Iterator[tuple[str, int, d
             "sqlite_writers": config.sqlite_writers,
             "url": service.url,
         }
-        yield service.config.host, service.config.port, description
+        yield Target(service.config.host, service.config.port, description, service)
         with contextlib.suppress(DbladderError, OSError):
             description["stats"] = service.stats()["totals"]
 
@@ -294,19 +305,15 @@ class Run:
             "stopped_because": None,
             "levels": [],
             "flags": [],
-            "environment": {"python": platform.python_version(), "platform": platform.platform()},
+            "environment": {},
         }
 
     def save(self) -> None:
         write_json(self.path, self.result)
 
-    def add_level(self, level: dict[str, Any]) -> dict[str, Any]:
+    def add_level(self, level: dict[str, Any], observer: RunObserver) -> dict[str, Any]:
         row = level_row(level, self.config.pass_mark)
-        # A sleeping clock leaves the generator idle between requests, so a CPU share near 1 means
-        # it was saturated; the busy-waiting clock reads near 1 anyway, and only its lag tells.
-        cpu_bound = None if self.config.precise_clock else GENERATOR_CPU_BOUND
-        reasons = fell_behind(level, LAG_BOUND_US, cpu_bound)
-        row["flags"] += [f"generator fell behind: {reason}" for reason in reasons]
+        observer.level(level, row)  # the machine's figures, the service's time, and the flags
         self.result["levels"].append(row)
         self._figures()
         self.save()
@@ -392,7 +399,15 @@ def run_ladder(config: RunConfig, progress: Progress | None = None) -> dict[str,
     make_out_dir(config.out_dir)
     run = Run(config, config.out_dir / "result.json")
     run.save()
+    progress.message("checking that the machine is quiet before the run")
+    idle = check_idle()
     engine_info, seeding, mix = asyncio.run(_prepare_database(config, progress))
+    sqlite_path = parse_url(config.db_url).path  # None for a server: its files are not ours to measure
+    observer = RunObserver(
+        engine_info, os.path.abspath(sqlite_path) if sqlite_path else None, config.precise_clock
+    )
+    observer.idle = idle
+    run.result["environment"] = {"platform": platform.platform(), **observer.environment()}
     run.result["engine"] = engine_info.to_dict()
     run.result["seeding"] = seeding
     if engine_info.durability_warning:
@@ -402,8 +417,8 @@ def run_ladder(config: RunConfig, progress: Progress | None = None) -> dict[str,
     closed = config.users is not None
     stopped_because = "every phase ran" if closed else "the ladder finished"
     status = "complete"
-    with _target(config, progress) as (host, port, service):
-        run.result["service"] = service
+    with _target(config, progress) as target:
+        run.result["service"] = target.description
         in_flight = config.in_flight
         if config.users is not None:
             # A user whose request finds no free connection is dropped: leave room for every user.
@@ -413,8 +428,8 @@ def run_ladder(config: RunConfig, progress: Progress | None = None) -> dict[str,
             config.ladder if config.users is None else None,
             mix,
             users=config.users,
-            host=host,
-            port=port,
+            host=target.host,
+            port=target.port,
             in_flight=in_flight,
             timeout=config.timeout,
             target=config.target,
@@ -424,12 +439,20 @@ def run_ladder(config: RunConfig, progress: Progress | None = None) -> dict[str,
         )
         progress.message(describe_load(config))
         with Fleet(spec, config.generator_processes) as fleet:
+            service = target.service
+            observer.start(
+                spec.levels(),
+                fleet.origin,
+                lambda: fleet.pids,
+                service.process.pid if service else None,
+                service.stats if service else None,
+            )
             try:
                 for event in fleet.events():
                     if not isinstance(event, LevelDone):
                         progress.live(event)
                         continue
-                    row = run.add_level(event.level)
+                    row = run.add_level(event.level, observer)
                     progress.level(row)
                     # Seed 001 runs every users level: a closed model slows itself down instead.
                     if not row["passed"] and not config.continue_after_fail and not closed:
@@ -448,6 +471,9 @@ def run_ladder(config: RunConfig, progress: Progress | None = None) -> dict[str,
             except KeyboardInterrupt:
                 status, stopped_because = "interrupted", "interrupted by the user (Ctrl-C)"
                 final = None
+            finally:
+                run_flags, timeseries = observer.stop()
+        run.result["flags"] += run_flags
         if final is not None:
             if final["errors"]:
                 run.result["flags"].append("generator errors: " + "; ".join(final["errors"]))
@@ -457,5 +483,5 @@ def run_ladder(config: RunConfig, progress: Progress | None = None) -> dict[str,
                 run.result["spike"] = _spike_figures(final)
     result = run.finish(status, stopped_because)
     # The reports are built from the files just written, as `dbladder report` would rebuild them.
-    write_bundle(result, config.out_dir)
+    write_bundle(result, config.out_dir, timeseries)
     return result

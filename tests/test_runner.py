@@ -68,6 +68,24 @@ def test_a_short_ladder_on_sqlite_climbs_and_reports_a_ceiling(sqlite_url, tmp_p
     assert result["engine"]["engine"] == "sqlite" and result["engine"]["durable"] is True
     assert result["service"]["stats"]["requests"] >= 150
     assert result["seeding"]["tables"]["orders"]["rows"] == SMALL.orders
+    # What the machine did at each level (issue 6), joined to the level rows.
+    for level in result["levels"]:
+        machine = level["machine"]
+        for key in ("host_usr", "host_sys", "host_iowait", "host_idle", "host_steal", "load1"):
+            assert isinstance(machine[key], float), key
+        assert machine["service_cpu_pct"] > 0 and machine["service_cpu_ms_per_1k"] > 0
+        assert machine["generator_cpu_pct"] > 0
+        breakdown = level["service_breakdown"]
+        assert breakdown["timed_requests"] > 0
+        assert (
+            abs(breakdown["pool_wait_share"] + breakdown["database_share"] + breakdown["other_share"] - 1)
+            < 0.01
+        )
+    assert {"cpu_model", "cpu_cores", "memory_total_bytes", "kernel", "python", "dependencies"} <= set(
+        result["environment"]
+    )
+    timeseries = (tmp_path / "timeseries.csv").read_text().splitlines()
+    assert timeseries[0].startswith("t,") and len(timeseries) > 3
 
 
 def test_direct_mode_measures_the_engine_without_http(sqlite_url, tmp_path):

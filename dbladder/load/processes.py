@@ -33,7 +33,7 @@ from ..engines.base import EngineOptions
 from .direct import DirectTarget
 from .generator import Generator, HttpTarget, LiveView, Recorder, Target, merge_levels, merge_snapshots
 from .mix import Mix, operations
-from .schedule import Ladder, MonotonicClock
+from .schedule import Ladder, Level, MonotonicClock
 from .users import UserPlan, UsersGenerator, merge_users_snapshots
 
 REPORT_INTERVAL = 0.5
@@ -75,6 +75,12 @@ class ProcessSpec:
         if self.users is not None:
             return self.users.duration
         return self.ladder.duration if self.ladder is not None else 0.0
+
+    def levels(self) -> list[Level]:
+        """The levels (or users phases) in order, with their offsets from the run start."""
+        if self.users is not None:
+            return self.users.phase_levels()
+        return self.ladder.levels() if self.ladder is not None else []
 
 
 @dataclass(frozen=True)
@@ -230,6 +236,11 @@ class Fleet:
         """Ask every process to stop sending; they report what they measured."""
         self._stop.set()
         self._deadline = min(self._deadline, time.monotonic() + self.spec.timeout + 10)
+
+    @property
+    def pids(self) -> list[int]:
+        """The generator processes' PIDs (those started so far)."""
+        return [child.pid for child in self._children if child.pid is not None]
 
     @property
     def finished(self) -> bool:

@@ -25,12 +25,36 @@ def _ms(value: float) -> str:
     return f"{value:.1f}" if value < 100 else f"{value:,.0f}"
 
 
+def _machine(key: str, digits: int = 0) -> Any:
+    """A column from the level's machine figures (seed 001's CPU columns); "-" where not measured."""
+
+    def render(row: dict[str, Any]) -> str:
+        value = (row.get("machine") or {}).get(key)
+        return "-" if value is None else f"{value:.{digits}f}"
+
+    return render
+
+
+# Seed 001 prints the machine beside every level: host CPU usr / sys / wait / idle and load, and
+# here also the service's and the database's CPU (% of one core; SQLite's is inside the service's).
+MACHINE_COLUMNS = (
+    ("| usr", 5, _machine("host_usr")),
+    ("sys", 3, _machine("host_sys")),
+    ("wait", 4, _machine("host_iowait")),
+    ("idle", 4, _machine("host_idle")),
+    ("load", 4, _machine("load1", 1)),
+    ("svc%", 4, _machine("service_cpu_pct")),
+    ("db%", 4, _machine("database_cpu_pct")),
+)
+
+
 USERS_COLUMN = ("users", 6, lambda r: f"{r['users']:,}")
 
 
 def _columns(closed: bool) -> tuple[Any, ...]:
     # The closed model's level is a number of users; what they offered follows from their think time.
-    return (COLUMNS[0], USERS_COLUMN, *COLUMNS[2:]) if closed else COLUMNS
+    columns = (COLUMNS[0], USERS_COLUMN, *COLUMNS[2:]) if closed else COLUMNS
+    return (*columns, *MACHINE_COLUMNS)
 
 
 def header(closed: bool = False) -> str:

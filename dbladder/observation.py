@@ -31,6 +31,7 @@ from .load.schedule import Level
 from .observe import (
     NoTiming,
     Sampler,
+    count_syscalls,
     data_size_bytes,
     database_memory,
     database_processes,
@@ -38,13 +39,16 @@ from .observe import (
     idle_check,
     level_flags,
     nothing,
+    per_request,
     run_flags,
     service_breakdown,
     session,
     summarise,
+    syscall_tool,
 )
 
 SAMPLE_INTERVAL = 1.0
+SYSCALL_SECONDS = 3.0
 IDLE_CHECK_SECONDS = 2.0
 
 
@@ -87,10 +91,44 @@ def check_idle() -> dict[str, Any]:
     return idle_check(IDLE_CHECK_SECONDS)
 
 
+class SyscallCounter:
+    """Counts each group's system calls for a few seconds inside every level's measured window
+    (seed 000's bpftrace measurement, made repeatable), on a thread of its own."""
+
+    def __init__(self, groups: dict[str, Callable[[], list[int]]], levels: Sequence[Level], origin: float):
+        self._groups = groups
+        self._windows = [(level.index, origin + level.measured_from, origin + level.end) for level in levels]
+        self.counts: dict[int, dict[str, Any]] = {}
+        self._stop = threading.Event()
+        self._thread = threading.Thread(target=self._run, name="dbladder-syscalls", daemon=True)
+
+    def start(self) -> None:
+        self._thread.start()
+
+    def stop(self) -> None:
+        self._stop.set()
+        self._thread.join(timeout=SYSCALL_SECONDS + 10)
+
+    def _run(self) -> None:
+        for index, start, end in self._windows:
+            # Start half a second into the window and leave a second at its end: the tracer takes
+            # a moment to attach and to let go.
+            seconds = min(SYSCALL_SECONDS, end - start - 1.5)
+            if seconds <= 0.5 or self._stop.wait(max(0.0, start + 0.5 - time.perf_counter())):
+                if self._stop.is_set():
+                    return
+                continue
+            result = count_syscalls(self._groups, seconds)
+            if result is not None:
+                self.counts[index] = result
+
+
 class RunObserver:
     """The machine and the service during one run; see the module notes."""
 
-    def __init__(self, engine_info: EngineInfo, data_path: str | None, precise_clock: bool):
+    def __init__(
+        self, engine_info: EngineInfo, data_path: str | None, precise_clock: bool, syscalls: bool = False
+    ):
         self.engine_info = engine_info
         self.data_path = data_path
         self.precise_clock = precise_clock
@@ -100,6 +138,8 @@ class RunObserver:
         self._poller: StatsPoller | None = None
         self._origin = 0.0
         self._level_flags: list[list[str]] = []
+        self._syscalls = syscalls
+        self._counter: SyscallCounter | None = None
         self._started = 0.0
 
     def environment(self) -> dict[str, Any]:
@@ -123,6 +163,9 @@ class RunObserver:
         }
         self._sampler = Sampler(groups, interval=SAMPLE_INTERVAL)
         self._sampler.start()
+        if self._syscalls and syscall_tool() is not None:
+            self._counter = SyscallCounter(groups, levels, origin)
+            self._counter.start()
         if stats is not None:
             moments = [origin + edge for level in levels for edge in (level.measured_from, level.end)]
             self._poller = StatsPoller(stats, moments)
@@ -145,9 +188,19 @@ class RunObserver:
                 # A worker restarted between the two: the level simply has no breakdown.
                 with contextlib.suppress(NoTiming):
                     row["service_breakdown"] = service_breakdown(before, after)
+        counted = self._counter.counts.get(snapshot["index"]) if self._counter else None
+        if counted is not None:
+            # Requests answered while the tracer counted: the level's rate over the counted seconds.
+            served = round(row["achieved_rps"] * counted.get("seconds", SYSCALL_SECONDS))
+            row["syscalls"] = {
+                "tool": counted.get("tool"),
+                "seconds": counted.get("seconds"),
+                "per_request": per_request(counted, served),
+            }
         flags = level_flags(
             row.get("machine") or {},
             snapshot,
+            syscalls=counted,
             max_generator_cpu_share=None if self.precise_clock else 0.9,
         )
         row["flags"] += flags
@@ -157,6 +210,8 @@ class RunObserver:
         """Stop watching; the run's flags and its per-second samples (rows for timeseries.csv)."""
         if self._poller is not None:
             self._poller.stop()
+        if self._counter is not None:
+            self._counter.stop()
         rows: list[dict[str, Any]] = []
         run_summary = None
         if self._sampler is not None:

@@ -35,6 +35,7 @@ from .load.processes import Fleet, LevelDone, ProcessSpec
 from .load.schedule import Ladder
 from .load.users import UserPlan, spike_recovery
 from .observation import RunObserver, check_idle
+from .observe import syscalls_unavailable
 from .report.bundle import write_bundle
 from .result import SCHEMA, ceiling_of, level_row, write_json
 from .seeding import SeedReport, seed_shop
@@ -67,6 +68,7 @@ class RunConfig:
     in_flight: int = 1000  # per generator process
     timeout: float = 5.0  # per request, seconds
     precise_clock: bool = False
+    syscalls: bool = False  # count system calls per process group for a few seconds per level
     continue_after_fail: bool = False
     out_dir: Path = Path("results")
     service_host: str = "127.0.0.1"
@@ -403,9 +405,11 @@ def run_ladder(config: RunConfig, progress: Progress | None = None) -> dict[str,
     idle = check_idle()
     engine_info, seeding, mix = asyncio.run(_prepare_database(config, progress))
     sqlite_path = parse_url(config.db_url).path  # None for a server: its files are not ours to measure
-    observer = RunObserver(
-        engine_info, os.path.abspath(sqlite_path) if sqlite_path else None, config.precise_clock
-    )
+    data_path = os.path.abspath(sqlite_path) if sqlite_path else None
+    observer = RunObserver(engine_info, data_path, config.precise_clock, config.syscalls)
+    if config.syscalls and (unavailable := syscalls_unavailable()):
+        progress.message(unavailable)
+        run.result["flags"].append(unavailable)
     observer.idle = idle
     run.result["environment"] = {"platform": platform.platform(), **observer.environment()}
     run.result["engine"] = engine_info.to_dict()

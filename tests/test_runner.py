@@ -6,6 +6,7 @@ import asyncio
 import dataclasses
 import json
 import os
+import shutil
 import signal
 import subprocess
 import sys
@@ -293,3 +294,16 @@ def test_a_short_ladder_on_each_server_reports_a_ceiling(engine, request, tmp_pa
     assert result["engine"]["engine"] == engine
     assert [level["responses"] for level in result["levels"]] == [50, 100]
     assert result["ceiling_rps"] == 100
+
+
+def test_syscalls_are_counted_per_request_or_the_run_says_why_not(sqlite_url, tmp_path):
+    result = run_ladder(config(sqlite_url, tmp_path, ladder=Ladder(100, 0, 1, 4, warmup=0.5), syscalls=True))
+    check_result_file(tmp_path, result)
+    if shutil.which("strace") or shutil.which("bpftrace"):
+        counted = result["levels"][0]["syscalls"]
+        assert counted["seconds"] > 0
+        # SQLite runs inside the service: its calls are the service's, and it makes some per request.
+        assert counted["per_request"]["service"] > 0 and counted["per_request"]["database"] is None
+        assert any("latency inflated" in flag for flag in result["levels"][0]["flags"])
+    else:
+        assert any("needs bpftrace or strace" in flag for flag in result["flags"])

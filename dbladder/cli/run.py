@@ -73,6 +73,11 @@ class TerminalProgress:
 
 ROUND_OPTIONS = [
     click.option(
+        "--syscalls",
+        is_flag=True,
+        help="Count system calls per process group for a few seconds per level (needs strace or bpftrace).",
+    ),
+    click.option(
         "--preset",
         type=click.Choice(list(PRESETS)),
         default=DEFAULT_PRESET,
@@ -264,6 +269,7 @@ def build_config(options: dict[str, Any]) -> RunConfig:
         in_flight=options["in_flight"],
         timeout=options["timeout"],
         precise_clock=options["precise_clock"],
+        syscalls=options["syscalls"],
         continue_after_fail=options["continue_after_fail"],
         out_dir=options["out_dir"] or default_out_dir(),
         service_url=options["service_url"],

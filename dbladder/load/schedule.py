@@ -178,6 +178,10 @@ class Clock(Protocol):
         ...
 
 
+MIN_SLEEP = 0.001
+"""The shortest sleep of a sleeping MonotonicClock (spin=0), seconds: one tick of the loop's timers."""
+
+
 class MonotonicClock:
     """The real clock: time.perf_counter, with the run start at construction (`origin`)."""
 
@@ -201,7 +205,18 @@ class MonotonicClock:
         return time.perf_counter() - self.origin
 
     async def sleep_until(self, t: float) -> None:
-        """Wait until run time t: sleep to within `spin` of it, then yield until it has come."""
+        """Wait until run time t: sleep to within `spin` of it, then yield until it has come.
+
+        With spin=0 it only sleeps: uvloop's timers count whole milliseconds and a shorter sleep
+        returns at once, so waiting out a sub-millisecond remainder by yielding would busy-wait
+        after all (seen as a generator at 99 % of a CPU at 2,000 req/s). It sleeps at least
+        MIN_SLEEP instead: a request may leave up to about a millisecond late, which its latency
+        from the due time counts, and the requests due meanwhile leave together when it wakes.
+        """
+        if self.spin == 0:
+            while (remaining := t - self.now()) > 0:
+                await asyncio.sleep(max(remaining, MIN_SLEEP))
+            return
         remaining = t - self.now()
         if remaining > self.spin:
             await asyncio.sleep(remaining - self.spin)

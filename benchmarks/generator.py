@@ -23,47 +23,21 @@ import os
 import re
 import resource
 import shutil
-import socket
 import subprocess
 import sys
 import time
-from pathlib import Path
 from typing import Any
+
+from hello_server import HOST, free_port, start_server
 
 from dbladder.load.histogram import Histogram
 from dbladder.load.mix import Mix
 from dbladder.load.processes import ProcessSpec, run_process
 from dbladder.load.schedule import Ladder
 
-HOST = "127.0.0.1"
-HERE = Path(__file__).resolve().parent
 LAG_BOUND_US = 2000
 GOAL_RATIO = 0.4
 ROW = "{:>8} {:>9} {:>5} {:>9} {:>9} {:>9} {:>6} {}"
-
-
-def free_port() -> int:
-    with socket.socket() as sock:
-        sock.bind((HOST, 0))
-        return sock.getsockname()[1]
-
-
-def start_server(port: int, cpu: int | None) -> subprocess.Popen[bytes]:
-    granian = Path(sys.executable).with_name("granian")
-    command = [str(granian), "--interface", "rsgi", "--workers", "1", "--host", HOST, "--port", str(port)]
-    command += ["--working-dir", str(HERE), "--log-level", "warning", "hello_app:app"]
-    if cpu is not None:
-        command = ["taskset", "-c", str(cpu), *command]
-    server = subprocess.Popen(command, stdout=subprocess.DEVNULL)
-    deadline = time.monotonic() + 15
-    while time.monotonic() < deadline:
-        try:
-            with socket.create_connection((HOST, port), timeout=0.2):
-                return server
-        except OSError:
-            time.sleep(0.1)
-    server.kill()
-    raise SystemExit(f"granian did not start listening on {HOST}:{port} within 15 s")
 
 
 def run_wrk(port: int, cpu: int | None, seconds: int) -> tuple[float, float]:

@@ -38,14 +38,12 @@ import asyncio
 import gc
 import os
 import shutil
-import socket
 import subprocess
 import sys
-import time
-from pathlib import Path
 from typing import Any
 
 import uvloop
+from hello_server import HOST, free_port, start_server
 
 from dbladder.load.histogram import Histogram
 from dbladder.load.http import RequestRenderer, ResultCallback
@@ -54,36 +52,9 @@ from dbladder.load.processes import ProcessSpec, run_process
 from dbladder.load.schedule import MonotonicClock
 from dbladder.load.users import UserPlan, UsersGenerator
 
-HOST = "127.0.0.1"
-HERE = Path(__file__).resolve().parent
 LAG_BOUND_US = 2000
 RATE_SHARE = 0.95
 ROW = "{:>6} {:>9} {:>9} {:>8} {:>8} {:>8} {:>8} {:>5} {:>8} {:>6} {}"
-
-
-def free_port() -> int:
-    with socket.socket() as sock:
-        sock.bind((HOST, 0))
-        return sock.getsockname()[1]
-
-
-def start_server(port: int, cpu: int | None) -> subprocess.Popen[bytes]:
-    granian = Path(sys.executable).with_name("granian")
-    command = [str(granian), "--interface", "rsgi", "--workers", "1", "--host", HOST, "--port", str(port)]
-    # A backlog above the default 1024: thousands of users may open connections at once.
-    command += ["--backlog", "4096", "--working-dir", str(HERE), "--log-level", "warning", "hello_app:app"]
-    if cpu is not None:
-        command = ["taskset", "-c", str(cpu), *command]
-    server = subprocess.Popen(command, stdout=subprocess.DEVNULL)
-    deadline = time.monotonic() + 15
-    while time.monotonic() < deadline:
-        try:
-            with socket.create_connection((HOST, port), timeout=0.2):
-                return server
-        except OSError:
-            time.sleep(0.1)
-    server.kill()
-    raise SystemExit(f"granian did not start listening on {HOST}:{port} within 15 s")
 
 
 class InstantTarget:
@@ -203,7 +174,8 @@ def main() -> None:
     print_table(run_without_http(alone), alone)
 
     port = free_port()
-    server = start_server(port, server_cpu)
+    # A backlog above the default 1024: thousands of users may open connections at once.
+    server = start_server(port, server_cpu, backlog=4096)
     try:
         if pinned:
             print(f"(b) over HTTP: granian on CPU {server_cpu}, the generator on CPU {client_cpu}")

@@ -741,6 +741,15 @@ def test_the_comparison_table_calls_overlapping_runs_about_the_same_and_a_clear_
     ]
 
 
+def test_three_engines_that_all_held_the_top_step_have_no_best():
+    every = [
+        with_ceiling(fake_result(engine, (1, 1, 1)), 3)
+        for engine in ("postgresql", "mariadb", "sqlite")
+        for _ in range(2)
+    ]
+    assert comparison_table(every)[1][-1] == "all held the top step"
+
+
 def test_the_comparison_table_of_users_rounds_compares_the_rate_at_the_level_held_and_the_peak():
     def runs(engine: str, at_40: tuple[float, ...], failing_from: int) -> list[dict[str, Any]]:
         return [

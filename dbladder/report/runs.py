@@ -393,7 +393,13 @@ def difference(groups: Sequence[Group], step: float) -> str:
         else:
             # Against the best, so every engine's figure shares one base.
             parts.append(f"{other.label} -{100 * (best.median - other.median) / best.median:.0f} %")
-    text = "; ".join(parts) if len(groups) == 2 else f"best: {best.label}; " + "; ".join(parts)
+    if len(groups) == 2:
+        text = "; ".join(parts)
+    elif all(part.endswith(("both held the top step", "both held every level")) for part in parts):
+        # Every engine held the top: there is no best, and the ladder did not find any limit.
+        text = "all held every level" if users else "all held the top step"
+    else:
+        text = f"best: {best.label}; " + "; ".join(parts)
     return f"{ONE_RUN} ({text})" if single_run(groups) else text
 
 

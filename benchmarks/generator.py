@@ -28,7 +28,7 @@ import sys
 import time
 from typing import Any
 
-from hello_server import HOST, free_port, start_server
+from hello_server import HOST, free_port, start_server, stop_server
 
 from dbladder.load.histogram import Histogram
 from dbladder.load.mix import Mix
@@ -149,12 +149,7 @@ def main() -> None:
                 if misses == 2:
                     break
     finally:
-        server.terminate()
-        try:
-            server.wait(timeout=5)
-        except subprocess.TimeoutExpired:
-            server.kill()
-            server.wait(timeout=5)
+        stop_server(server)
 
     if best is None:
         print(

@@ -38,3 +38,13 @@ def start_server(port: int, cpu: int | None, backlog: int | None = None) -> subp
             time.sleep(0.1)
     server.kill()
     raise SystemExit(f"granian did not start listening on {HOST}:{port} within 15 s")
+
+
+def stop_server(server: subprocess.Popen[bytes]) -> None:
+    """End the server started above (by its PID), killing it if it does not stop within 5 s."""
+    server.terminate()
+    try:
+        server.wait(timeout=5)
+    except subprocess.TimeoutExpired:
+        server.kill()
+        server.wait(timeout=5)

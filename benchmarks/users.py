@@ -38,12 +38,11 @@ import asyncio
 import gc
 import os
 import shutil
-import subprocess
 import sys
 from typing import Any
 
 import uvloop
-from hello_server import HOST, free_port, start_server
+from hello_server import HOST, free_port, start_server, stop_server
 
 from dbladder.load.histogram import Histogram
 from dbladder.load.http import RequestRenderer, ResultCallback
@@ -188,12 +187,7 @@ def main() -> None:
         spec = ProcessSpec(users=plan, host=HOST, port=port, in_flight=max(users) + 100, timeout=5.0)
         snapshot = run_process(spec)
     finally:
-        server.terminate()
-        try:
-            server.wait(timeout=5)
-        except subprocess.TimeoutExpired:
-            server.kill()
-            server.wait(timeout=5)
+        stop_server(server)
     print_table(snapshot, plan)
     print(f"load average after: {os.getloadavg()}")
 

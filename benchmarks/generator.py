@@ -30,7 +30,7 @@ from typing import Any
 
 from hello_server import HOST, free_port, start_server, stop_server
 
-from dbladder.load.histogram import Histogram
+from dbladder.histogram import Histogram
 from dbladder.load.mix import Mix
 from dbladder.load.processes import ProcessSpec, run_process
 from dbladder.load.schedule import Ladder

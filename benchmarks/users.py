@@ -44,7 +44,7 @@ from typing import Any
 import uvloop
 from hello_server import HOST, free_port, start_server, stop_server
 
-from dbladder.load.histogram import Histogram
+from dbladder.histogram import Histogram
 from dbladder.load.http import RequestRenderer, ResultCallback
 from dbladder.load.mix import Mix, operations
 from dbladder.load.processes import ProcessSpec, run_process

@@ -16,8 +16,8 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
+from .histogram import Histogram
 from .load.generator import FAILURES, OUTCOMES
-from .load.histogram import Histogram
 from .load.passmark import PassMark, ceiling
 
 SCHEMA = "dbladder.result/1"

@@ -10,6 +10,7 @@ from typing import Any
 import pytest
 from test_http_client import HOST, ScriptedServer, free_port, run
 
+from dbladder.histogram import Histogram
 from dbladder.load.generator import (
     HISTOGRAMS,
     OUTCOMES,
@@ -19,7 +20,6 @@ from dbladder.load.generator import (
     fell_behind,
     merge_snapshots,
 )
-from dbladder.load.histogram import Histogram
 from dbladder.load.mix import Mix, operations
 from dbladder.load.processes import ProcessSpec, run_processes
 from dbladder.load.schedule import Clock, FakeClock, Ladder, MonotonicClock

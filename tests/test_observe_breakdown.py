@@ -9,7 +9,7 @@ import time
 import pytest
 from service_support import seed
 
-from dbladder.load.histogram import Histogram
+from dbladder.histogram import Histogram
 from dbladder.observe import NoTiming, service_breakdown
 from dbladder.service import ServiceConfig, running_service
 

@@ -7,7 +7,7 @@ import time
 
 import pytest
 
-from dbladder.load.histogram import Histogram
+from dbladder.histogram import Histogram
 from dbladder.observe import Sampler, database_memory, level_flags, run_flags, summarise
 from dbladder.observe.host import HostReading, HostSample
 from dbladder.observe.processes import GroupSample

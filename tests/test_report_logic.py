@@ -19,8 +19,8 @@ from typing import Any
 import pytest
 
 from dbladder.errors import CorruptBundle, MissingBundle, UnknownBundleVersion
+from dbladder.histogram import Histogram
 from dbladder.load.generator import OUTCOMES
-from dbladder.load.histogram import Histogram
 from dbladder.load.passmark import PassMark
 from dbladder.report import document, html, markdown, terminal
 from dbladder.report.bundle import build_reports, load_bundle, write_bundle

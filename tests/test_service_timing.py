@@ -8,7 +8,7 @@ import time
 import numpy as np
 from service_support import Client, seed
 
-from dbladder.load.histogram import Histogram, bucket_index
+from dbladder.histogram import Histogram, bucket_index
 from dbladder.service import ServiceConfig, running_service, stats
 
 

@@ -11,8 +11,8 @@ import test_generator
 from test_http_client import HOST, ScriptedServer, run
 
 from dbladder.errors import InvalidConfig
+from dbladder.histogram import Histogram
 from dbladder.load.generator import HttpTarget, LiveView, merge_levels
-from dbladder.load.histogram import Histogram
 from dbladder.load.mix import Mix, operations
 from dbladder.load.passmark import PassMark
 from dbladder.load.processes import Fleet, LevelDone, ProcessSpec

@@ -21,7 +21,7 @@ from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass
 from typing import Any, Protocol
 
-from .histogram import Histogram
+from ..histogram import Histogram
 from .http import CONNECT, PROTOCOL, TIMEOUT, ConnectionPool, RequestRenderer, ResultCallback
 from .mix import Operation
 from .schedule import Clock, Ladder, Level, ladder_due_times

@@ -42,6 +42,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from ..errors import InvalidConfig
+from ..histogram import Histogram
 from .generator import (
     _STATUS_CLASS,
     DROPPED,
@@ -53,7 +54,6 @@ from .generator import (
     merge_snapshots,
     wait_for_answers,
 )
-from .histogram import Histogram
 from .mix import Operation
 from .schedule import Clock, Level
 

@@ -24,8 +24,8 @@ from pathlib import Path
 from typing import Any, cast
 
 from . import __version__
+from .data.fresh import FreshData
 from .errors import InvalidConfig
-from .fresh import FreshData
 from .report.bundle import build_reports
 from .result import write_json
 from .runner import Progress, QuietProgress, RunConfig, make_out_dir, run_ladder

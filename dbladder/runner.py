@@ -24,6 +24,7 @@ from typing import Any, Protocol, cast
 from urllib.parse import urlsplit
 
 from . import __version__
+from .data.seeding import SeedReport, seed_shop
 from .engines import opened
 from .engines.base import DEFAULT_POOL_SIZE, EngineInfo, EngineOptions
 from .errors import DbladderError, InvalidConfig, NotSeeded, UsageError
@@ -38,7 +39,6 @@ from .observation import RunObserver, check_idle
 from .observe import syscalls_unavailable
 from .report.bundle import write_bundle
 from .result import SCHEMA, ceiling_of, level_row, write_json
-from .seeding import SeedReport, seed_shop
 from .service import ServiceConfig, running_service
 from .service.server import RunningService
 from .urls import parse_url

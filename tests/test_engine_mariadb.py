@@ -9,6 +9,7 @@ from importlib.metadata import version
 
 import pytest
 
+from dbladder.data.seeding import seed_shop
 from dbladder.engines import Engine, EngineOptions, create_engine, opened
 from dbladder.engines.base import Row
 from dbladder.errors import (
@@ -20,7 +21,6 @@ from dbladder.errors import (
     ServerUnreachable,
     UnknownProduct,
 )
-from dbladder.seeding import seed_shop
 from dbladder.urls import parse_url
 from dbladder.workloads import shop
 

@@ -5,12 +5,12 @@ import os
 
 import pytest
 
+from dbladder.data.fresh import FreshData, StaleData
+from dbladder.data.seeding import seed_shop
 from dbladder.engines import create_engine, opened
 from dbladder.engines import mariadb as mariadb_engine
 from dbladder.engines.base import Column, Schema, Table
 from dbladder.engines.sqlite import SQLiteEngine
-from dbladder.fresh import FreshData, StaleData
-from dbladder.seeding import seed_shop
 from dbladder.urls import parse_url
 from dbladder.workloads import shop
 

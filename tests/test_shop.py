@@ -5,9 +5,9 @@ from contextlib import asynccontextmanager
 
 import pytest
 
+from dbladder.data.seeding import seed_shop
 from dbladder.engines import opened
 from dbladder.errors import OutOfStock, UnknownProduct
-from dbladder.seeding import seed_shop
 from dbladder.workloads import shop
 
 SMALL = shop.SeedConfig(products=1000, orders=5000, seed=7, chunk_rows=1500)

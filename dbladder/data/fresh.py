@@ -31,12 +31,12 @@ import time
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
-from .engines import EngineOptions, create_engine, opened
-from .engines.base import Engine
-from .errors import DbladderError, InvalidConfig
+from ..engines import EngineOptions, create_engine, opened
+from ..engines.base import Engine
+from ..errors import DbladderError, InvalidConfig
+from ..urls import DatabaseURL
+from ..workloads import shop
 from .seeding import ProgressCallback, SeedReport, seed_shop
-from .urls import DatabaseURL
-from .workloads import shop
 
 FreshMethod = Literal["restore", "reseed"]
 MethodChoice = Literal["fastest", "restore", "reseed"]

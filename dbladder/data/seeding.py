@@ -10,8 +10,8 @@ import time
 from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass
 
-from .engines.base import Engine, Row
-from .workloads import shop
+from ..engines.base import Engine, Row
+from ..workloads import shop
 
 ProgressCallback = Callable[[str, int], None]
 

@@ -27,7 +27,7 @@ from . import __version__
 from .data.fresh import FreshData
 from .errors import InvalidConfig
 from .report.bundle import build_reports
-from .result import write_json
+from .result.files import write_json
 from .runner import Progress, QuietProgress, RunConfig, make_out_dir, run_ladder
 from .urls import parse_url
 from .workloads import shop

@@ -30,7 +30,6 @@ from .engines.base import DEFAULT_POOL_SIZE, EngineInfo, EngineOptions
 from .errors import DbladderError, InvalidConfig, NotSeeded, UsageError
 from .load.generator import LiveView
 from .load.mix import Mix
-from .load.passmark import PassMark
 from .load.presets import DEFAULT_PRESET, get_preset
 from .load.processes import Fleet, LevelDone, ProcessSpec
 from .load.schedule import Ladder
@@ -38,7 +37,9 @@ from .load.users import UserPlan, spike_recovery
 from .observation import RunObserver, check_idle
 from .observe import syscalls_unavailable
 from .report.bundle import write_bundle
-from .result import SCHEMA, ceiling_of, level_row, write_json
+from .result.files import write_json
+from .result.levels import SCHEMA, ceiling_of, level_row
+from .result.passmark import PassMark
 from .service import ServiceConfig, running_service
 from .service.server import RunningService
 from .urls import parse_url

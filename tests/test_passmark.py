@@ -1,7 +1,7 @@
 import pytest
 
 from dbladder.errors import InvalidConfig
-from dbladder.load.passmark import PassMark, ceiling
+from dbladder.result.passmark import PassMark, ceiling
 
 
 def test_a_level_passes_only_under_both_bounds():

@@ -27,7 +27,7 @@ from dbladder.load.schedule import Ladder
 from dbladder.load.users import UserPlan
 from dbladder.report.bundle import write_bundle
 from dbladder.report.runs import engine_label
-from dbladder.report.schema import RESULT_SCHEMA, problem
+from dbladder.result.schema import RESULT_SCHEMA, problem
 from dbladder.runner import RunConfig, run_ladder
 from dbladder.workloads import shop
 

@@ -21,15 +21,15 @@ import pytest
 from dbladder.errors import CorruptBundle, MissingBundle, UnknownBundleVersion
 from dbladder.histogram import Histogram
 from dbladder.load.generator import OUTCOMES
-from dbladder.load.passmark import PassMark
 from dbladder.report import document, html, markdown, terminal
 from dbladder.report.bundle import build_reports, load_bundle, write_bundle
 from dbladder.report.caveats import caveats
 from dbladder.report.runs import comparison_table, rounds_of
-from dbladder.report.schema import RESULT_SCHEMA, problem
 from dbladder.report.settings import settings_file
 from dbladder.report.svg import Axis, Chart, Point, linear_ticks, log_ticks
-from dbladder.result import ceiling_of, level_row
+from dbladder.result.levels import ceiling_of, level_row
+from dbladder.result.passmark import PassMark
+from dbladder.result.schema import RESULT_SCHEMA, problem
 
 MARK = PassMark(50.0, 1.0)
 

@@ -13,7 +13,7 @@ from typing import Any
 
 from jsonschema import Draft202012Validator
 
-from dbladder.report.schema import COMPARE_SCHEMA, RESULT_SCHEMA, json_schema
+from dbladder.result.schema import COMPARE_SCHEMA, RESULT_SCHEMA, json_schema
 
 DOC = Path(__file__).parent.parent / "docs" / "result-schema.md"
 

@@ -14,7 +14,6 @@ from dbladder.errors import InvalidConfig
 from dbladder.histogram import Histogram
 from dbladder.load.generator import HttpTarget, LiveView, merge_levels
 from dbladder.load.mix import Mix, operations
-from dbladder.load.passmark import PassMark
 from dbladder.load.processes import Fleet, LevelDone, ProcessSpec
 from dbladder.load.schedule import Ladder, MonotonicClock
 from dbladder.load.users import (
@@ -26,7 +25,8 @@ from dbladder.load.users import (
     recovery_seconds,
     spike_recovery,
 )
-from dbladder.result import level_row
+from dbladder.result.levels import level_row
+from dbladder.result.passmark import PassMark
 
 threaded_server = test_generator.threaded_server  # a ScriptedServer on its own thread, for processes
 

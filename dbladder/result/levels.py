@@ -1,24 +1,22 @@
-"""The result of a run as plain, versioned data: what reporters read and `result.json` holds.
+"""A level's row in the result: the recorder's merged level snapshot, judged against the pass mark.
 
-Figures flow one way: the generator's merged level snapshots (`dbladder.load.generator`) become
-level rows here, judged against the pass mark; the run's configuration, engine settings and
-environment are attached; reporters (terminal, JSON, Markdown, HTML) only ever read this shape.
+The result of a run is plain, versioned data: what reporters read and `result.json` holds.
+Figures flow one way: the recorder's merged level snapshots (`dbladder.load.recorder`) become
+level rows here, judged against the pass mark (`passmark.py`); the run's configuration, engine
+settings and environment are attached; reporters (terminal, JSON, Markdown, HTML) only ever read
+this shape.
 The schema is documented in docs/result-schema.md; bump SCHEMA when a field changes meaning or
 disappears (adding a field does not need a bump).
 """
 
 from __future__ import annotations
 
-import json
-import os
-import tempfile
 from collections.abc import Sequence
-from pathlib import Path
 from typing import Any
 
-from .histogram import Histogram
-from .load.generator import FAILURES, OUTCOMES
-from .load.passmark import PassMark, ceiling
+from ..histogram import Histogram
+from ..load.generator import FAILURES, OUTCOMES
+from .passmark import PassMark, ceiling
 
 SCHEMA = "dbladder.result/1"
 DROPPED = "dropped"
@@ -98,21 +96,5 @@ def level_row(snapshot: dict[str, Any], pass_mark: PassMark) -> dict[str, Any]:
 
 
 def ceiling_of(levels: Sequence[dict[str, Any]]) -> float | None:
-    """The offered rate of the highest level held (see `dbladder.load.passmark.ceiling`)."""
+    """The offered rate of the highest level held (see `passmark.ceiling`)."""
     return ceiling([level["offered_rps"] for level in levels], [level["passed"] for level in levels])
-
-
-def write_json(path: Path, data: dict[str, Any]) -> None:
-    """Write JSON atomically: a reader (or a second Ctrl-C) never sees half a file."""
-    path.parent.mkdir(parents=True, exist_ok=True)
-    handle, temporary = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
-    try:
-        # mkstemp creates 0600; a result is for sharing, so give it the usual 0644.
-        os.chmod(temporary, 0o644)
-        with os.fdopen(handle, "w") as stream:
-            json.dump(data, stream, indent=2)
-            stream.write("\n")
-        os.replace(temporary, path)
-    except BaseException:
-        Path(temporary).unlink(missing_ok=True)
-        raise

@@ -27,7 +27,7 @@ import psutil
 
 from .engines.base import EngineInfo
 from .errors import DbladderError
-from .load.schedule import Level
+from .load.plans import Level
 from .observe import (
     NoTiming,
     Sampler,

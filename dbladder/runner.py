@@ -28,18 +28,18 @@ from .data.seeding import SeedReport, seed_shop
 from .engines import opened
 from .engines.base import DEFAULT_POOL_SIZE, EngineInfo, EngineOptions
 from .errors import DbladderError, InvalidConfig, NotSeeded, UsageError
-from .load.generator import LiveView
+from .load.fleet import Fleet, LevelDone, ProcessSpec
 from .load.mix import Mix
+from .load.plans import Ladder, UserPlan
 from .load.presets import DEFAULT_PRESET, get_preset
-from .load.processes import Fleet, LevelDone, ProcessSpec
-from .load.schedule import Ladder
-from .load.users import UserPlan, spike_recovery
+from .load.recorder import LiveView
 from .observation import RunObserver, check_idle
 from .observe import syscalls_unavailable
 from .report.bundle import write_bundle
 from .result.files import write_json
 from .result.levels import SCHEMA, ceiling_of, level_row
 from .result.passmark import PassMark
+from .result.spike import spike_recovery
 from .service import ServiceConfig, running_service
 from .service.server import RunningService
 from .urls import parse_url

@@ -11,8 +11,7 @@ import pytest
 
 from dbladder.compare import CompareConfig, labels_for, run_compare
 from dbladder.errors import InvalidConfig
-from dbladder.load.schedule import Ladder
-from dbladder.load.users import Phase, UserPlan
+from dbladder.load.plans import Ladder, Phase, UserPlan
 from dbladder.runner import RunConfig, run_ladder
 from dbladder.workloads import shop
 

@@ -11,18 +11,13 @@ import pytest
 from test_http_client import HOST, ScriptedServer, free_port, run
 
 from dbladder.histogram import Histogram
-from dbladder.load.generator import (
-    HISTOGRAMS,
-    OUTCOMES,
-    Generator,
-    HttpTarget,
-    LiveView,
-    fell_behind,
-    merge_snapshots,
-)
+from dbladder.load.clock import Clock, FakeClock, MonotonicClock
+from dbladder.load.executors.open import Generator
+from dbladder.load.fleet import ProcessSpec, run_processes
 from dbladder.load.mix import Mix, operations
-from dbladder.load.processes import ProcessSpec, run_processes
-from dbladder.load.schedule import Clock, FakeClock, Ladder, MonotonicClock
+from dbladder.load.plans import Ladder
+from dbladder.load.recorder import HISTOGRAMS, OUTCOMES, LiveView, fell_behind, merge_snapshots
+from dbladder.load.targets.http import HttpTarget
 
 
 def outcomes(**counts: int) -> dict[str, int]:

@@ -16,17 +16,9 @@ from typing import Any
 import pytest
 import uvloop
 
-from dbladder.load.http import (
-    CONNECT,
-    PROTOCOL,
-    TIMEOUT,
-    ConnectionPool,
-    RequestRenderer,
-    Response,
-    render_get,
-    render_request,
-)
 from dbladder.load.mix import Operation
+from dbladder.load.targets import CONNECT, PROTOCOL, TIMEOUT
+from dbladder.load.targets.http import ConnectionPool, RequestRenderer, Response, render_get, render_request
 
 HOST = "127.0.0.1"
 

@@ -10,9 +10,9 @@ import time
 
 from service_support import ORDERS, PRODUCTS, seed
 
+from dbladder.load.fleet import ProcessSpec, run_process
 from dbladder.load.mix import Mix
-from dbladder.load.processes import ProcessSpec, run_process
-from dbladder.load.schedule import Ladder
+from dbladder.load.plans import Ladder
 from dbladder.observe import (
     Sampler,
     database_processes,

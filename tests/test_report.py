@@ -23,8 +23,7 @@ from typing import Any
 
 import pytest
 
-from dbladder.load.schedule import Ladder
-from dbladder.load.users import UserPlan
+from dbladder.load.plans import Ladder, UserPlan
 from dbladder.report.bundle import write_bundle
 from dbladder.report.runs import engine_label
 from dbladder.result.schema import RESULT_SCHEMA, problem

@@ -20,7 +20,7 @@ import pytest
 
 from dbladder.errors import CorruptBundle, MissingBundle, UnknownBundleVersion
 from dbladder.histogram import Histogram
-from dbladder.load.generator import OUTCOMES
+from dbladder.load.recorder import OUTCOMES
 from dbladder.report import document, html, markdown, terminal
 from dbladder.report.bundle import build_reports, load_bundle, write_bundle
 from dbladder.report.caveats import caveats

@@ -18,7 +18,7 @@ from pathlib import Path
 import pytest
 
 from dbladder.errors import InvalidConfig
-from dbladder.load.schedule import Ladder
+from dbladder.load.plans import Ladder
 from dbladder.result.passmark import PassMark
 from dbladder.runner import RunConfig, run_ladder
 from dbladder.workloads import shop

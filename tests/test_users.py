@@ -12,21 +12,16 @@ from test_http_client import HOST, ScriptedServer, run
 
 from dbladder.errors import InvalidConfig
 from dbladder.histogram import Histogram
-from dbladder.load.generator import HttpTarget, LiveView, merge_levels
+from dbladder.load.clock import MonotonicClock
+from dbladder.load.executors.closed import UsersGenerator
+from dbladder.load.fleet import Fleet, LevelDone, ProcessSpec
 from dbladder.load.mix import Mix, operations
-from dbladder.load.processes import Fleet, LevelDone, ProcessSpec
-from dbladder.load.schedule import Ladder, MonotonicClock
-from dbladder.load.users import (
-    Phase,
-    UserPlan,
-    UsersGenerator,
-    merge_per_second,
-    p95_series,
-    recovery_seconds,
-    spike_recovery,
-)
+from dbladder.load.plans import Ladder, Phase, UserPlan
+from dbladder.load.recorder import LiveView, merge_levels, merge_per_second
+from dbladder.load.targets.http import HttpTarget
 from dbladder.result.levels import level_row
 from dbladder.result.passmark import PassMark
+from dbladder.result.spike import p95_series, recovery_seconds, spike_recovery
 
 threaded_server = test_generator.threaded_server  # a ScriptedServer on its own thread, for processes
 

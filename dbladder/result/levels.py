@@ -15,11 +15,10 @@ from collections.abc import Sequence
 from typing import Any
 
 from ..histogram import Histogram
-from ..load.generator import FAILURES, OUTCOMES
+from ..load.recorder import DROPPED, FAILURES, OUTCOMES
 from .passmark import PassMark, ceiling
 
 SCHEMA = "dbladder.result/1"
-DROPPED = "dropped"
 
 
 def _ms(microseconds: float) -> float:

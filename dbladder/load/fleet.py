@@ -1,4 +1,4 @@
-"""Generator processes: one `Generator` per process, on uvloop, their figures merged in the parent.
+"""The fleet of generator processes: one executor per process, on uvloop, figures merged in the parent.
 
 Process k of N sends part k of every level (every N-th request) and draws mix stream k; all share
 one run start, so together they keep one schedule. While they run, each process reports every
@@ -6,7 +6,7 @@ level as soon as all its requests have an outcome, and its live view twice a sec
 merges a level once every process has reported it (`Fleet.events`), so the caller can judge it
 and stop the run after the first failed level without waiting for the whole ladder.
 
-With `ProcessSpec.users` (the closed model, users.py) process k runs a `UsersGenerator` with
+With `ProcessSpec.users` (the closed model) process k runs a `UsersGenerator` with
 every N-th user instead; its phases take the place of levels, in the events as in the result.
 
 The processes ignore Ctrl-C: the parent decides. On Ctrl-C the caller calls `stop()`, the
@@ -30,11 +30,16 @@ import uvloop
 
 from ..engines import create_engine
 from ..engines.base import EngineOptions
-from .direct import DirectTarget
-from .generator import Generator, HttpTarget, LiveView, Recorder, Target, merge_levels, merge_snapshots
+from .clock import MonotonicClock
+from .executors import Executor
+from .executors.closed import UsersGenerator
+from .executors.open import Generator
 from .mix import Mix, operations
-from .schedule import Ladder, Level, MonotonicClock
-from .users import UserPlan, UsersGenerator, merge_users_snapshots
+from .plans import Ladder, Level, UserPlan
+from .recorder import LiveView, Recorder, merge_levels, merge_snapshots, merge_users_snapshots
+from .targets import Target
+from .targets.direct import DirectTarget
+from .targets.http import HttpTarget
 
 REPORT_INTERVAL = 0.5
 """Seconds between a process's reports of finished levels and of its live view."""
@@ -85,7 +90,7 @@ class ProcessSpec:
 
 @dataclass(frozen=True)
 class LevelDone:
-    """A level every process has finished: its merged snapshot (`generator.merge_levels`)."""
+    """A level every process has finished: its merged snapshot (`recorder.merge_levels`)."""
 
     index: int
     level: dict[str, Any]
@@ -110,7 +115,7 @@ async def _drive(
     if origin is not None:
         clock.origin = origin
     stream = operations(spec.mix, stream=part)
-    generator: Generator | UsersGenerator
+    generator: Executor
     if spec.users is not None:
         generator = UsersGenerator(spec.users, clock, stream, target, part, parts)
     elif spec.ladder is not None:

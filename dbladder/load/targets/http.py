@@ -1,4 +1,4 @@
-"""A minimal HTTP/1.1 client for the load generator's hot path.
+"""The service over HTTP (`HttpTarget`), on a minimal HTTP/1.1 client for the executors' hot path.
 
 One `asyncio.Protocol` per keep-alive connection, one request in flight per connection (no
 pipelining), requests rendered to bytes before they are sent, and only as much response parsing as
@@ -19,22 +19,13 @@ from __future__ import annotations
 import asyncio
 import socket
 import time
-from collections.abc import Callable
 from typing import TYPE_CHECKING, Any, NamedTuple
 from urllib.parse import quote
 
+from . import CONNECT, PROTOCOL, TIMEOUT, ResultCallback
+
 if TYPE_CHECKING:
-    from dbladder.load.mix import Operation
-
-TIMEOUT = "timeout"
-"""No complete response within the pool's per-request timeout; the connection is discarded."""
-CONNECT = "connect"
-"""The connection was refused, reset or closed before the response was complete."""
-PROTOCOL = "protocol"
-"""The response could not be parsed as HTTP/1.x; the connection is discarded."""
-
-ResultCallback = Callable[[Any, "int | str", "bytes | None"], None]
-"""`callback(token, result, body)`: result is an HTTP status or a failure cause; body is None unless kept."""
+    from ..mix import Operation
 
 # A response head larger than this is not something our service sends: treat it as a protocol error
 # rather than buffering without bound.
@@ -475,3 +466,19 @@ def _settle(future: asyncio.Future[Response], result: int | str, body: bytes | N
         future.set_result(Response(result, None, body))  # type: ignore[arg-type]
     else:
         future.set_result(Response(0, result, None))  # type: ignore[arg-type]
+
+
+class HttpTarget:
+    """The shop service over HTTP/1.1 keep-alive connections, one request in flight on each."""
+
+    def __init__(self, host: str, port: int, in_flight: int, timeout: float):
+        self._pool = ConnectionPool(host, port, in_flight, timeout)
+        self.render = RequestRenderer(f"{host}:{port}")
+        self.send = self._pool.send
+        self.close = self._pool.close
+        self.timeout = self._pool.timeout
+        self.sweep_interval = self._pool.sweep_interval
+
+    @property
+    def in_flight(self) -> int:
+        return self._pool.in_flight

@@ -10,11 +10,11 @@ from __future__ import annotations
 import asyncio
 from typing import Any
 
-from ..engines.base import Engine
-from ..errors import DatabaseTimeout, OutOfStock, PoolTimeout, UnknownProduct
-from ..workloads import shop
-from .http import TIMEOUT, ResultCallback
-from .mix import Operation
+from ...engines.base import Engine
+from ...errors import DatabaseTimeout, OutOfStock, PoolTimeout, UnknownProduct
+from ...workloads import shop
+from ..mix import Operation
+from . import TIMEOUT, ResultCallback
 
 UNAVAILABLE = (PoolTimeout, DatabaseTimeout)
 

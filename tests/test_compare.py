@@ -9,10 +9,10 @@ import sys
 
 import pytest
 
-from dbladder.compare import CompareConfig, labels_for, run_compare
 from dbladder.errors import InvalidConfig
 from dbladder.load.plans import Ladder, Phase, UserPlan
-from dbladder.runner import RunConfig, run_ladder
+from dbladder.run.compare import CompareConfig, labels_for, run_compare
+from dbladder.run.round import RunConfig, run_ladder
 from dbladder.workloads import shop
 
 SMALL = shop.SeedConfig(products=2000, orders=5000)

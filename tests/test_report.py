@@ -27,7 +27,7 @@ from dbladder.load.plans import Ladder, UserPlan
 from dbladder.report.bundle import write_bundle
 from dbladder.report.runs import engine_label
 from dbladder.result.schema import RESULT_SCHEMA, problem
-from dbladder.runner import RunConfig, run_ladder
+from dbladder.run.round import RunConfig, run_ladder
 from dbladder.workloads import shop
 
 REQUIRE_SERVERS = os.environ.get("DBLADDER_REQUIRE_SERVERS") == "1"

@@ -20,7 +20,7 @@ import pytest
 from dbladder.errors import InvalidConfig
 from dbladder.load.plans import Ladder
 from dbladder.result.passmark import PassMark
-from dbladder.runner import RunConfig, run_ladder
+from dbladder.run.round import RunConfig, run_ladder
 from dbladder.workloads import shop
 
 SMALL = shop.SeedConfig(products=2000, orders=5000)

@@ -17,7 +17,7 @@ from ..load.presets import DEFAULT_PRESET, PRESETS, get_preset
 from ..load.recorder import LiveView
 from ..report import terminal
 from ..result.passmark import PassMark
-from ..runner import TARGETS, RunConfig, default_out_dir, run_ladder
+from ..run.round import TARGETS, RunConfig, default_out_dir, run_ladder
 from ..workloads import shop
 from .common import db_option
 

@@ -25,10 +25,10 @@ from typing import Any
 
 import psutil
 
-from .engines.base import EngineInfo
-from .errors import DbladderError
-from .load.plans import Level
-from .observe import (
+from ..engines.base import EngineInfo
+from ..errors import DbladderError
+from ..load.plans import Level
+from ..observe import (
     NoTiming,
     Sampler,
     count_syscalls,

@@ -23,14 +23,14 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any, cast
 
-from . import __version__
-from .data.fresh import FreshData
-from .errors import InvalidConfig
-from .report.bundle import build_reports
-from .result.files import write_json
-from .runner import Progress, QuietProgress, RunConfig, make_out_dir, run_ladder
-from .urls import parse_url
-from .workloads import shop
+from .. import __version__
+from ..data.fresh import FreshData
+from ..errors import InvalidConfig
+from ..report.bundle import build_reports
+from ..result.files import write_json
+from ..urls import parse_url
+from ..workloads import shop
+from .round import Progress, QuietProgress, RunConfig, make_out_dir, run_ladder
 
 COMPARE_SCHEMA = "dbladder.compare/1"
 MAX_RUNS = 20

@@ -1,8 +1,12 @@
 """`run_ladder`: one whole round, from fresh data to a saved result.
 
-    config -> seed the database -> start the service -> generator processes climb the ladder
-           -> each level, once every process has finished it, is judged against the pass mark
-           -> the run stops after the first failed level -> result.json
+    config (RunConfig) -> seed the database (dbladder.data.seeding)
+           -> start the service (dbladder.service)
+           -> generator processes climb the ladder or run the users (dbladder.load.fleet)
+           -> each level, once every process has finished it, becomes a row judged against the
+              pass mark (dbladder.result.levels), with the machine's figures (observer.py)
+           -> the run stops after the first failed level -> result.json (dbladder.result.files)
+           -> the report bundle (dbladder.report.bundle)
 
 The result is written after every level, so an interrupted or killed run leaves every finished
 level on disk; Ctrl-C stops the load, keeps what was measured and stops the service. Progress
@@ -23,27 +27,27 @@ from pathlib import Path
 from typing import Any, Protocol, cast
 from urllib.parse import urlsplit
 
-from . import __version__
-from .data.seeding import SeedReport, seed_shop
-from .engines import opened
-from .engines.base import DEFAULT_POOL_SIZE, EngineInfo, EngineOptions
-from .errors import DbladderError, InvalidConfig, NotSeeded, UsageError
-from .load.fleet import Fleet, LevelDone, ProcessSpec
-from .load.mix import Mix
-from .load.plans import Ladder, UserPlan
-from .load.presets import DEFAULT_PRESET, get_preset
-from .load.recorder import LiveView
-from .observation import RunObserver, check_idle
-from .observe import syscalls_unavailable
-from .report.bundle import write_bundle
-from .result.files import write_json
-from .result.levels import SCHEMA, ceiling_of, level_row
-from .result.passmark import PassMark
-from .result.spike import spike_recovery
-from .service import ServiceConfig, running_service
-from .service.server import RunningService
-from .urls import parse_url
-from .workloads import shop
+from .. import __version__
+from ..data.seeding import SeedReport, seed_shop
+from ..engines import opened
+from ..engines.base import DEFAULT_POOL_SIZE, EngineInfo, EngineOptions
+from ..errors import DbladderError, InvalidConfig, NotSeeded, UsageError
+from ..load.fleet import Fleet, LevelDone, ProcessSpec
+from ..load.mix import Mix
+from ..load.plans import Ladder, UserPlan
+from ..load.presets import DEFAULT_PRESET, get_preset
+from ..load.recorder import LiveView
+from ..observe import syscalls_unavailable
+from ..report.bundle import write_bundle
+from ..result.files import write_json
+from ..result.levels import SCHEMA, ceiling_of, level_row
+from ..result.passmark import PassMark
+from ..result.spike import spike_recovery
+from ..service import ServiceConfig, running_service
+from ..service.server import RunningService
+from ..urls import parse_url
+from ..workloads import shop
+from .observer import RunObserver, check_idle
 
 TARGETS = ("http", "direct")
 

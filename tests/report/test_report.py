@@ -31,7 +31,7 @@ from dbladder.run.round import RunConfig, run_ladder
 from dbladder.workloads import shop
 
 REQUIRE_SERVERS = os.environ.get("DBLADDER_REQUIRE_SERVERS") == "1"
-DOC = Path(__file__).parent.parent / "docs" / "result-schema.md"
+DOC = Path(__file__).parents[2] / "docs" / "result-schema.md"
 
 
 @pytest.fixture(scope="module")

@@ -15,7 +15,7 @@ from jsonschema import Draft202012Validator
 
 from dbladder.result.schema import COMPARE_SCHEMA, RESULT_SCHEMA, json_schema
 
-DOC = Path(__file__).parent.parent / "docs" / "result-schema.md"
+DOC = Path(__file__).parents[2] / "docs" / "result-schema.md"
 
 
 def schema_paths(schema: dict[str, Any], path: str = "") -> list[str]:

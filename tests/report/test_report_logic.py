@@ -541,7 +541,7 @@ def test_the_fake_results_use_only_documented_fields():
     documented = set(
         re.findall(
             r"^\| `([^`]+)` \|",
-            (Path(__file__).parent.parent / "docs" / "result-schema.md").read_text(),
+            (Path(__file__).parents[2] / "docs" / "result-schema.md").read_text(),
             re.M,
         )
     )

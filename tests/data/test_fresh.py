@@ -90,6 +90,7 @@ def check_restore_brings_back_the_seeded_data_twice(url: str) -> None:
     assert run(leftovers(url)) == []
 
 
+@pytest.mark.slow
 def test_restore_brings_back_the_seeded_data_twice(any_url):
     check_restore_brings_back_the_seeded_data_twice(any_url)
 
@@ -106,6 +107,7 @@ def test_mariadb_without_its_data_folder_copies_rows_instead(mariadb_url, monkey
     assert copied_files == [], "without the data folder no file may be copied"
 
 
+@pytest.mark.slow
 def test_drop_snapshot_leaves_nothing_and_can_repeat(any_url):
     async def scenario():
         async with opened(any_url) as engine:
@@ -134,6 +136,7 @@ def test_drop_snapshot_leaves_nothing_and_can_repeat(any_url):
     assert still_there == {"products": 10, "orders": 10, "order_items": 20}
 
 
+@pytest.mark.slow
 def test_fresh_data_starts_every_run_from_the_seeded_data(any_url):
     async def scenario():
         starts = []

@@ -50,6 +50,7 @@ def check_histograms(level: dict[str, Any]) -> None:
         assert histogram.min <= figures[0] and figures[-1] == histogram.max
 
 
+@pytest.mark.slow
 def test_each_level_sends_rate_times_hold_requests_on_time() -> None:
     async def main() -> dict[str, Any]:
         async with ScriptedServer() as server:
@@ -192,6 +193,7 @@ def threaded_server() -> Iterator[ScriptedServer]:
         thread.join(5)
 
 
+@pytest.mark.slow
 def test_processes_share_one_schedule_and_their_snapshots_merge(threaded_server: ScriptedServer) -> None:
     spec = ProcessSpec(Ladder(40, 40, 2, 0.5), Mix(), HOST, threaded_server.port, in_flight=20, timeout=2.0)
     merged = run_processes(spec, processes=2, start_delay=1.5)

@@ -129,6 +129,7 @@ def test_a_spec_takes_a_ladder_or_users() -> None:
 # Runs against a real server
 
 
+@pytest.mark.slow
 def test_the_rate_is_users_over_think_plus_latency() -> None:
     # Seed 001's think times, 100 users on a fast endpoint.
     plan = UserPlan((Phase(100, 0.5, 2.5),))
@@ -149,6 +150,7 @@ def test_the_rate_is_users_over_think_plus_latency() -> None:
     assert level["rate"] == 1000  # users / mean think: the most they could send
 
 
+@pytest.mark.slow
 def test_phases_ramp_hold_and_stop_users() -> None:
     plan = UserPlan((Phase(10, 0.5, 1.0), Phase(30, 0.5, 1.0), Phase(5, 0.0, 1.0)), 0.02, 0.04)
 
@@ -247,6 +249,7 @@ class QueueingServer(ScriptedServer):
         return await super()._answer(method, path, body, writer)
 
 
+@pytest.mark.slow
 def test_a_spike_reports_three_phases_and_the_time_to_recover() -> None:
     # A server with room for about 500 requests/s: 5 users (160/s) are served at once, 60 users
     # (offering 2,000/s) queue up, and the queue drains within a fraction of a second after.
@@ -286,6 +289,7 @@ def test_per_second_series_merge_across_processes() -> None:
     assert (middle.count, middle.min, middle.max) == (40, 2000, 4000)
 
 
+@pytest.mark.slow
 def test_two_processes_split_the_users_and_merge_phases_and_seconds(
     threaded_server: ScriptedServer,
 ) -> None:

@@ -47,6 +47,7 @@ def load(port: int, paths: list[str], concurrency: int, seconds: float) -> int:
     return answered[0]
 
 
+@pytest.mark.slow
 def test_with_a_tiny_pool_waiting_for_a_connection_dominates(postgres_url):
     """Seed 001: at saturation "everyone else waits for a connection", which no error count shows.
 
@@ -73,6 +74,7 @@ def test_with_a_tiny_pool_waiting_for_a_connection_dominates(postgres_url):
     assert figures["service_mean_ms"] == pytest.approx(means)
 
 
+@pytest.mark.slow
 def test_sqlite_requests_never_wait_for_the_pool(sqlite_url):
     """SQLite calls run inline on the event loop: even one pooled connection is never busy when
     another request asks, so the time is the database's and the rest's, and pool wait stays ~0."""

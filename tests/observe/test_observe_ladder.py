@@ -8,6 +8,7 @@ import os
 import threading
 import time
 
+import pytest
 from service_support import ORDERS, PRODUCTS, seed
 
 from dbladder.load.fleet import ProcessSpec, run_process
@@ -41,6 +42,7 @@ def _snapshot_at(service, times: list[float], into: dict[float, dict]) -> thread
     return thread
 
 
+@pytest.mark.slow
 def test_every_level_row_has_the_machine_and_the_time_breakdown(sqlite_url):
     seed(sqlite_url)
     ladder = Ladder(start=100, step=100, steps=2, hold=2.0, warmup=0.5)

@@ -57,6 +57,7 @@ def cpu_got(lines: list[str], start: float, end: float) -> float:
     return (cpu1 - cpu0) / (t1 - t0)
 
 
+@pytest.mark.slow
 def test_a_burning_child_reads_about_one_cpu_and_a_sleeping_one_about_none(child):
     burner, sleeper = start(ACCOUNTED_BURN, stdout=subprocess.PIPE, text=True), start(SLEEP)
     child.extend([burner, sleeper])
@@ -91,6 +92,7 @@ def test_a_burning_child_reads_about_one_cpu_and_a_sleeping_one_about_none(child
     assert sampler.warnings == []
 
 
+@pytest.mark.slow
 def test_groups_are_resolved_again_at_every_sample(child):
     """A process born after the start (a PostgreSQL backend) joins its group and counts in full."""
     parent = start(

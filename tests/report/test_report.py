@@ -30,6 +30,9 @@ from dbladder.result.schema import RESULT_SCHEMA, problem
 from dbladder.run.round import RunConfig, run_ladder
 from dbladder.workloads import shop
 
+# Every test here reads bundles of real runs, made once per module (about 50 s together).
+pytestmark = pytest.mark.slow
+
 REQUIRE_SERVERS = os.environ.get("DBLADDER_REQUIRE_SERVERS") == "1"
 DOC = Path(__file__).parents[2] / "docs" / "result-schema.md"
 

@@ -493,6 +493,7 @@ def dbladder(*args: str) -> subprocess.CompletedProcess[str]:
     )
 
 
+@pytest.mark.slow
 def test_the_report_command_errors_are_one_line_with_usage_exit_code(tmp_path):
     result = dbladder("report", str(tmp_path / "nowhere"))
     assert result.returncode == 2

@@ -25,6 +25,7 @@ def round_config(tmp_path, **changes) -> RunConfig:
     return dataclasses.replace(base, **changes)
 
 
+@pytest.mark.slow
 def test_sqlite_against_itself_over_three_runs_is_about_the_same(tmp_path):
     urls = (f"sqlite:///{tmp_path}/a.db", f"sqlite:///{tmp_path}/b.db")
     # 20 req/s holds through 4 connections unless an answer takes 200 ms; 10,000 req/s cannot (most
@@ -66,6 +67,7 @@ def test_labels_name_the_engine_and_number_repeats():
     ]
 
 
+@pytest.mark.slow
 def test_a_spike_round_reports_three_phases_and_a_recovery_time(sqlite_url, tmp_path):
     plan = UserPlan((Phase(10, 0.5, 2), Phase(80, 0, 2), Phase(10, 0, 3)))
     result = run_ladder(
@@ -78,6 +80,7 @@ def test_a_spike_round_reports_three_phases_and_a_recovery_time(sqlite_url, tmp_
     assert recovery is None or 0 <= recovery <= 3
 
 
+@pytest.mark.slow
 def test_cli_compare_prints_the_side_by_side_table(tmp_path, postgres_url):
     result = subprocess.run(
         [sys.executable, "-c", "from dbladder.cli import main; main()", "compare",

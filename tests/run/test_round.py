@@ -56,6 +56,7 @@ def check_result_file(out: Path, result: dict) -> None:
         assert level["p50_ms"] <= level["p95_ms"] <= level["p99_ms"] <= level["max_ms"]
 
 
+@pytest.mark.slow
 def test_a_short_ladder_on_sqlite_climbs_and_reports_a_ceiling(sqlite_url, tmp_path):
     result = run_ladder(config(sqlite_url, tmp_path))
     check_result_file(tmp_path, result)
@@ -89,6 +90,7 @@ def test_a_short_ladder_on_sqlite_climbs_and_reports_a_ceiling(sqlite_url, tmp_p
     assert timeseries[0].startswith("t,") and len(timeseries) > 3
 
 
+@pytest.mark.slow
 def test_direct_mode_measures_the_engine_without_http(sqlite_url, tmp_path):
     result = run_ladder(config(sqlite_url, tmp_path, target="direct", write_share=0.5))
     assert result["service"] is None
@@ -148,6 +150,7 @@ class SerialServer:
         self._thread.join(5)
 
 
+@pytest.mark.slow
 def test_the_first_failed_step_stops_the_run_and_the_ceiling_is_the_step_below(sqlite_url, tmp_path):
     # Capacity 200 req/s: 50 and 100 hold easily, 400 cannot.
     with SerialServer(delay=0.005) as server:
@@ -169,6 +172,7 @@ def test_the_first_failed_step_stops_the_run_and_the_ceiling_is_the_step_below(s
     assert result["stopped_because"].startswith("level 2 (400 req/s) failed: ")
 
 
+@pytest.mark.slow
 def test_a_tiny_in_flight_limit_drops_requests_and_fails_the_step(sqlite_url, tmp_path):
     with SerialServer(delay=0.02) as server:
         result = run_ladder(
@@ -226,6 +230,7 @@ def run_in_subprocess(tmp_path) -> Iterator[subprocess.Popen]:
             process.wait()
 
 
+@pytest.mark.slow
 def test_ctrl_c_keeps_the_finished_levels_and_leaves_no_process(run_in_subprocess, tmp_path):
     result_path = tmp_path / "out" / "result.json"
     deadline = time.monotonic() + 60
@@ -286,6 +291,7 @@ def _alive(pid: int) -> bool:
     return state != "Z"
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("engine", ["postgresql", "mariadb"])
 def test_a_short_ladder_on_each_server_reports_a_ceiling(engine, request, tmp_path):
     url = request.getfixturevalue({"postgresql": "postgres_url", "mariadb": "mariadb_url"}[engine])
@@ -296,6 +302,7 @@ def test_a_short_ladder_on_each_server_reports_a_ceiling(engine, request, tmp_pa
     assert result["ceiling_rps"] == 100
 
 
+@pytest.mark.slow
 def test_syscalls_are_counted_per_request_or_the_run_says_why_not(sqlite_url, tmp_path):
     result = run_ladder(config(sqlite_url, tmp_path, ladder=Ladder(100, 0, 1, 4, warmup=0.5), syscalls=True))
     check_result_file(tmp_path, result)

@@ -16,6 +16,7 @@ def config(url: str, **changes: object) -> ServiceConfig:
     return ServiceConfig(url, port=0, pool_size=4, **changes)  # type: ignore[arg-type]
 
 
+@pytest.mark.slow
 def test_every_endpoint_answers(any_url):
     seed(any_url)
     with running_service(config(any_url)) as service:
@@ -161,6 +162,7 @@ BAD_REQUESTS = [
 ]
 
 
+@pytest.mark.slow
 def test_bad_input_gets_a_4xx_json_answer_never_a_500(any_url):
     seed(any_url)
     with running_service(config(any_url)) as service:
@@ -188,6 +190,7 @@ def test_a_chunked_body_over_the_bound_is_refused(sqlite_url):
         client.close()
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("workers", [2])
 def test_concurrent_orders_never_oversell(any_url, workers):
     seed(any_url)

@@ -64,6 +64,7 @@ async def burst(port: int, connections: int, seconds: float) -> collections.Coun
     return counts
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("engine", ["sqlite", "postgresql"])
 def test_service_survives_a_burst_and_serves_after_it(engine, request):
     url = request.getfixturevalue({"sqlite": "sqlite_url", "postgresql": "postgres_url"}[engine])

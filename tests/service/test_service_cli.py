@@ -8,6 +8,7 @@ import subprocess
 import sys
 import time
 
+import pytest
 from service_support import Client, seed
 
 from dbladder.service.config import ServiceConfig
@@ -31,6 +32,7 @@ def wait_until_listening(port: int, process: subprocess.Popen[str]) -> None:
     raise AssertionError(f"dbladder serve did not listen on {port}")
 
 
+@pytest.mark.slow
 def test_serve_prints_where_it_listens_answers_and_stops_on_sigint(tmp_path):
     url = f"sqlite:///{tmp_path}/shop.db"
     seed(url)
@@ -89,6 +91,7 @@ def test_serve_reports_a_bad_configuration_with_exit_code_2():
     )
 
 
+@pytest.mark.slow
 def test_serve_refuses_an_unseeded_database_and_a_taken_port(tmp_path):
     url = f"sqlite:///{tmp_path}/empty.db"
     result = subprocess.run([*COMMAND, "serve", "--db", url], capture_output=True, text=True, timeout=60)

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import pytest
 from click.testing import CliRunner
 from service_support import seed
 
@@ -9,6 +10,7 @@ from dbladder.cli import cli
 from dbladder.service.consistency import check_instances
 
 
+@pytest.mark.slow
 def test_two_instances_on_their_own_sqlite_files_disagree(tmp_path):
     first, second = f"sqlite:///{tmp_path}/a.db", f"sqlite:///{tmp_path}/b.db"
     seed(first)
@@ -19,6 +21,7 @@ def test_two_instances_on_their_own_sqlite_files_disagree(tmp_path):
     assert "do NOT share" in check.explain()
 
 
+@pytest.mark.slow
 def test_two_instances_on_one_postgresql_agree(postgres_url):
     seed(postgres_url)
     check = check_instances([postgres_url])
@@ -26,6 +29,7 @@ def test_two_instances_on_one_postgresql_agree(postgres_url):
     assert check.consistent and check.same_order
 
 
+@pytest.mark.slow
 def test_the_command_exits_1_when_instances_disagree(tmp_path):
     first, second = f"sqlite:///{tmp_path}/a.db", f"sqlite:///{tmp_path}/b.db"
     seed(first)

@@ -7,6 +7,7 @@ import socket
 import threading
 import time
 
+import pytest
 from service_support import Client, seed
 
 from dbladder.engines import EngineOptions, opened
@@ -26,6 +27,7 @@ def other_connections(url: str) -> int:
     return asyncio.run(run())
 
 
+@pytest.mark.slow
 def test_sigterm_finishes_in_flight_requests_then_closes_everything(postgres_url):
     seed(postgres_url)
     locked, release = threading.Event(), threading.Event()

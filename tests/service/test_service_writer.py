@@ -45,6 +45,7 @@ def post_concurrently(port: int, until_busy: ServiceConfig | None = None) -> lis
     return statuses
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("writers", [0, 1])
 def test_busy_waits_only_without_the_single_writer(sqlite_url, writers):
     seed(sqlite_url)

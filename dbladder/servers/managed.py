@@ -1,0 +1,433 @@
+"""Throwaway database servers that dbladder starts, owns, kills, restarts and removes.
+
+    server = start_managed("postgresql", {"synchronous_commit": "off"})
+    server.url          # postgresql://postgres@127.0.0.1:23456/dbladder
+    server.kill()       # SIGKILL: no process gets to clean up, as in a crash
+    server.restart()    # the same data folder; PostgreSQL and InnoDB run crash recovery
+    server.remove()     # stop, then delete the folder: nothing is left
+
+    with managed_server("mariadb") as server:   # for a run's duration
+        ...
+
+A server lives in its own folder under the registry (`registry.py`); `server.json` there records
+everything another process needs (`dbladder db list`, `db stop`) and everything a result should
+carry (`record()`: version, settings, timings, filesystem). Only processes whose command line names
+the instance's own folder are ever signalled.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import json
+import os
+import random
+import shutil
+import signal
+import socket
+import time
+from collections.abc import Callable, Coroutine, Iterator
+from concurrent.futures import ThreadPoolExecutor
+from dataclasses import asdict, dataclass, field, fields
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import Any, TypeVar
+
+import psutil
+
+from ..urls import SCHEMES
+from . import processes, registry
+from .errors import BadServerSpec, NotManaged, ServerStartFailed, ServerStopFailed
+from .kind import DATABASE, Layout, OsUser, ServerKind, last_lines
+from .mariadb import MariaDBServer
+from .postgres import PostgresServer
+
+KINDS: dict[str, ServerKind] = {"postgresql": PostgresServer(), "mariadb": MariaDBServer()}
+
+START_TIMEOUT = 60.0
+STOP_TIMEOUT = 60.0
+KILL_TIMEOUT = 10.0
+# Ports are drawn from here, below Linux's default ephemeral range (32768-60999), so that the
+# load generator's own outgoing connections cannot be holding the port when the server binds it.
+PORT_RANGE = (20000, 32767)
+# A start that fails because the port was taken meanwhile is retried on another port.
+PORT_ATTEMPTS = 3
+_PORT_TAKEN = ("Address already in use", "could not bind", "Can't start server: Bind on TCP/IP port")
+
+T = TypeVar("T")
+
+
+def kind_for(engine: str) -> ServerKind:
+    """The server kind for an engine name (aliases as in URLs: postgres, mysql), or BadServerSpec."""
+    name = SCHEMES.get(engine.strip().lower())
+    if name == "sqlite":
+        raise BadServerSpec("SQLite has no server to start: use a file, sqlite:///shop.db")
+    if name not in KINDS:
+        raise BadServerSpec(f"no managed server for {engine!r}; choose postgresql or mariadb")
+    return KINDS[name]
+
+
+def _run(make: Callable[[], Coroutine[Any, Any, T]]) -> T:
+    """Run a coroutine to completion from synchronous code, also when the caller's thread already
+    runs an event loop (then in a thread of its own)."""
+    try:
+        asyncio.get_running_loop()
+    except RuntimeError:
+        return asyncio.run(make())
+    with ThreadPoolExecutor(1) as pool:
+        return pool.submit(lambda: asyncio.run(make())).result()
+
+
+def _now() -> str:
+    return datetime.now(UTC).isoformat(timespec="seconds")
+
+
+def _filesystem(path: Path) -> str:
+    """The type of the filesystem holding `path` (ext4, tmpfs...): on tmpfs an fsync costs nothing."""
+    best, kind = "", "unknown"
+    for partition in psutil.disk_partitions(all=True):
+        mount = partition.mountpoint
+        if (str(path) == mount or str(path).startswith(mount.rstrip("/") + "/")) and len(mount) > len(best):
+            best, kind = mount, partition.fstype
+    return kind
+
+
+@dataclass
+class ManagedServer:
+    """One throwaway server: where it is, how it was set up, and its process while it runs."""
+
+    engine: str
+    name: str
+    folder: str
+    port: int
+    settings: dict[str, str]  # everything written to the settings file beyond address and port
+    overrides: dict[str, str]  # the caller's part of `settings`
+    server_version: str
+    binaries: dict[str, str]
+    os_user: str | None  # the OS user the server runs as; None: the user that started it
+    registry: str
+    filesystem: str
+    created: str
+    started_by: int  # PID of the process that created it
+    pid: int | None = None
+    timings: dict[str, float] = field(default_factory=dict)  # seconds: init, start, database, restart
+
+    # --- where things are
+
+    @property
+    def kind(self) -> ServerKind:
+        return KINDS[self.engine]
+
+    @property
+    def layout(self) -> Layout:
+        return Layout(Path(self.folder))
+
+    @property
+    def data_dir(self) -> Path:
+        return self.layout.data
+
+    @property
+    def socket_dir(self) -> Path:
+        return Path(self.folder)
+
+    @property
+    def socket_path(self) -> Path:
+        return self.kind.socket_path(self.layout, self.port)
+
+    @property
+    def log_path(self) -> Path:
+        return self.layout.log
+
+    @property
+    def settings_path(self) -> Path:
+        return self.kind.settings_path(self.layout)
+
+    @property
+    def database(self) -> str:
+        return DATABASE
+
+    @property
+    def url(self) -> str:
+        """The TCP URL of its `dbladder` database, for any dbladder command's --db."""
+        return self.kind.url(self.port)
+
+    @property
+    def socket_url(self) -> str:
+        """The same database over the Unix socket."""
+        return self.kind.socket_url(self.layout, self.port)
+
+    # --- the record
+
+    def record(self) -> dict[str, Any]:
+        """Everything about this server as JSON-ready data (what `server.json` holds), with its URLs."""
+        return {**asdict(self), "url": self.url, "socket_url": self.socket_url, "running": self.running()}
+
+    def save(self) -> None:
+        """Write `server.json` atomically, so a reader never sees half of it."""
+        path = self.layout.record
+        temporary = path.with_name(path.name + ".tmp")
+        temporary.write_text(json.dumps(asdict(self), indent=2) + "\n")
+        os.replace(temporary, path)
+
+    @classmethod
+    def load(cls, folder: str | Path) -> ManagedServer:
+        """The server recorded in `folder`, or NotManaged when there is no readable record."""
+        path = Path(folder) / "server.json"
+        try:
+            data = json.loads(path.read_text())
+            known = {f.name for f in fields(cls)}
+            server = cls(**{k: v for k, v in data.items() if k in known})
+        except (OSError, ValueError, TypeError) as exc:
+            raise NotManaged(f"{path} is not a readable dbladder server record ({exc})") from None
+        if server.engine not in KINDS or Path(server.folder) != Path(folder).resolve():
+            raise NotManaged(f"{path} does not describe a dbladder server in {folder}")
+        return server
+
+    # --- the process
+
+    def running(self) -> bool:
+        """Whether the recorded process runs and is this instance's server."""
+        return processes.is_ours(self.pid, self.kind.program, self.kind.identity_argument(self.layout))
+
+    def log_tail(self, lines: int = 3) -> str:
+        try:
+            text = self.log_path.read_text(errors="replace")
+        except OSError:
+            return "(no log)"
+        return last_lines(text, lines)
+
+    def start(self, timeout: float = START_TIMEOUT) -> float:
+        """Start the server on its data folder and wait until it accepts connections (after a
+        kill, crash recovery runs first); the seconds that took. Does nothing if it runs."""
+        if self.running():
+            return 0.0
+        began = time.monotonic()
+        user = self.kind.os_user()
+        command = self.kind.command(self.layout, self.binaries)
+        self.pid = processes.launch(command, self.log_path, self.layout.folder, user)
+        self.save()
+        try:
+            _run(lambda: self._wait_ready(began + timeout, create_database=False))
+        except BaseException:
+            self._force_down()
+            raise
+        return time.monotonic() - began
+
+    async def _wait_ready(self, deadline: float, create_database: bool) -> None:
+        delay = 0.01
+        while True:
+            try:
+                await self.kind.connect(self.layout, self.port, create_database)
+                return
+            except Exception as exc:
+                if not processes.alive(self.pid or 0):
+                    raise ServerStartFailed(
+                        f"{self.kind.title} server {self.name} exited while starting: {self.log_tail()} "
+                        f"(log: {self.log_path})"
+                    ) from None
+                if time.monotonic() >= deadline:
+                    raise ServerStartFailed(
+                        f"{self.kind.title} server {self.name} did not accept connections in time "
+                        f"({type(exc).__name__}: {exc}); last log lines: {self.log_tail()} "
+                        f"(log: {self.log_path})"
+                    ) from None
+            await asyncio.sleep(delay)
+            delay = min(delay * 1.5, 0.1)
+
+    def stop(self, timeout: float = STOP_TIMEOUT) -> None:
+        """Stop the server cleanly (PostgreSQL: fast shutdown with a checkpoint; MariaDB: normal
+        shutdown), or ServerStopFailed if it is still running after `timeout` seconds."""
+        pid = self.pid
+        if pid is not None and self.running():
+            processes.signal_server(pid, self.kind.stop_signal, whole_group=False)
+            if not processes.wait_gone(pid, timeout, whole_group=True):
+                raise ServerStopFailed(
+                    f"{self.kind.title} server {self.name} (PID {pid}) did not stop within {timeout:g} s"
+                )
+        self._forget_process()
+
+    def kill(self) -> None:
+        """SIGKILL the server and every process of its group at once (PostgreSQL: the postmaster
+        and its backends; MariaDB: mariadbd), as a crash would: no shutdown, no checkpoint.
+        NotManaged if it is not running."""
+        if not self.running():
+            raise NotManaged(f"{self.kind.title} server {self.name} is not running: nothing to kill")
+        self._force_down()
+
+    def _force_down(self) -> None:
+        pid = self.pid
+        if pid is not None and self.running():
+            processes.signal_server(pid, signal.SIGKILL, whole_group=True)
+            if not processes.wait_gone(pid, KILL_TIMEOUT, whole_group=True):
+                raise ServerStopFailed(
+                    f"{self.kind.title} server {self.name} survived SIGKILL for {KILL_TIMEOUT:g} s"
+                )
+        self._forget_process()
+
+    def _forget_process(self) -> None:
+        self.pid = None
+        if self.layout.folder.is_dir():
+            self.save()
+
+    def restart(self, timeout: float = START_TIMEOUT) -> float:
+        """Start again on the same data folder (stopping it cleanly first if it runs) and wait
+        until it accepts connections; the seconds from launch until then."""
+        self.stop()
+        seconds = self.start(timeout)
+        self.timings["restart"] = round(seconds, 3)
+        self.save()
+        return seconds
+
+    def remove(self) -> None:
+        """Stop the server (clean, SIGKILL if that fails) and delete its folder and registry entry."""
+        try:
+            self.stop(timeout=30)
+        except ServerStopFailed:
+            self._force_down()
+        # A process that is still ours here would hold files open; never delete under a live server.
+        if self.running():
+            raise ServerStopFailed(f"{self.kind.title} server {self.name} is still running; not removing it")
+        if self.layout.folder.is_dir():
+            shutil.rmtree(self.folder)
+        registry.unregister(Path(self.registry), self.name)
+
+
+def _free_port(taken: set[int]) -> int:
+    ephemeral = _ephemeral_range()
+    for _ in range(200):
+        port = random.randint(*PORT_RANGE)
+        if port in taken or ephemeral[0] <= port <= ephemeral[1]:
+            continue
+        with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as probe:
+            try:
+                probe.bind(("127.0.0.1", port))
+            except OSError:
+                continue
+        return port
+    raise ServerStartFailed(f"found no free port on 127.0.0.1 from {PORT_RANGE[0]} to {PORT_RANGE[1]}")
+
+
+def _ephemeral_range() -> tuple[int, int]:
+    try:
+        low, high = Path("/proc/sys/net/ipv4/ip_local_port_range").read_text().split()
+        return int(low), int(high)
+    except (OSError, ValueError):
+        return (32768, 60999)
+
+
+def _registered_ports(root: Path) -> set[int]:
+    ports = set()
+    for entry in registry.entries(root):
+        with contextlib.suppress(NotManaged):
+            if entry.problem is None:
+                ports.add(ManagedServer.load(entry.folder).port)
+    return ports
+
+
+def start_managed(
+    engine: str,
+    settings: dict[str, str] | None = None,
+    base_dir: str | Path | None = None,
+    timeout: float = START_TIMEOUT,
+) -> ManagedServer:
+    """Create and start a throwaway server (postgresql or mariadb) with a database `dbladder`:
+    a new folder, a free port on 127.0.0.1, a socket in the folder, the durable defaults with
+    `settings` over them. It keeps running until `stop()` or `remove()`, also after this process
+    exits. If anything fails, nothing is left behind."""
+    kind = kind_for(engine)
+    effective = kind.settings_with(settings or {})
+    binaries = kind.find_binaries()
+    user = kind.os_user()
+    root = registry.ensure_root(registry.registry_root())
+    base = Path(base_dir).absolute() if base_dir is not None else root
+    base.mkdir(parents=True, exist_ok=True)
+    for attempt in range(PORT_ATTEMPTS):
+        server = _create(kind, effective, settings or {}, binaries, user, root, base)
+        try:
+            _set_up(server, user, timeout)
+            return server
+        except ServerStartFailed as exc:
+            taken = any(marker in str(exc) for marker in _PORT_TAKEN)
+            server.remove()
+            if not taken or attempt == PORT_ATTEMPTS - 1:
+                raise
+        except BaseException:
+            server.remove()
+            raise
+    raise AssertionError("unreachable")
+
+
+def _create(
+    kind: ServerKind,
+    settings: dict[str, str],
+    overrides: dict[str, str],
+    binaries: dict[str, str],
+    user: OsUser | None,
+    root: Path,
+    base: Path,
+) -> ManagedServer:
+    """A new, registered, empty instance folder and its first record."""
+    taken = _registered_ports(root)
+    while True:
+        port = _free_port(taken)
+        name = f"{kind.engine}-{port}"
+        folder = base / name
+        kind.check_socket_path(Layout(folder), port)
+        try:
+            folder.mkdir(mode=0o755)
+        except FileExistsError:
+            taken.add(port)
+            continue
+        try:
+            registry.register(root, name, folder)
+        except FileExistsError:
+            folder.rmdir()
+            taken.add(port)
+            continue
+        break
+    if user is not None:
+        user.own(folder)
+    server = ManagedServer(
+        engine=kind.engine,
+        name=name,
+        folder=str(folder),
+        port=port,
+        settings=settings,
+        overrides={kind.normalise(k): str(v) for k, v in overrides.items()},
+        server_version=kind.version(binaries),
+        binaries=binaries,
+        os_user=user.name if user is not None else None,
+        registry=str(root),
+        filesystem=_filesystem(folder),
+        created=_now(),
+        started_by=os.getpid(),
+    )
+    server.save()
+    return server
+
+
+def _set_up(server: ManagedServer, user: OsUser | None, timeout: float) -> None:
+    """initdb or install-db, start, create the `dbladder` database; each step timed."""
+    kind, layout = server.kind, server.layout
+    began = time.monotonic()
+    kind.create(layout, server.binaries, user, server.port, server.settings)
+    created = time.monotonic()
+    server.timings["init"] = round(created - began, 3)
+    server.start(timeout)
+    started = time.monotonic()
+    server.timings["start"] = round(started - created, 3)
+    _run(lambda: kind.connect(layout, server.port, create_database=True))
+    server.timings["database"] = round(time.monotonic() - started, 3)
+    server.save()
+
+
+@contextlib.contextmanager
+def managed_server(
+    engine: str, settings: dict[str, str] | None = None, base_dir: str | Path | None = None
+) -> Iterator[ManagedServer]:
+    """A throwaway server for the duration of the block, removed after it (also on error or Ctrl-C)."""
+    server = start_managed(engine, settings, base_dir)
+    try:
+        yield server
+    finally:
+        server.remove()

@@ -23,7 +23,6 @@ import json
 import os
 import random
 import shutil
-import signal
 import socket
 import time
 from collections.abc import Callable, Coroutine, Iterator
@@ -239,17 +238,17 @@ class ManagedServer:
         shutdown), or ServerStopFailed if it is still running after `timeout` seconds."""
         pid = self.pid
         if pid is not None and self.running():
-            processes.signal_server(pid, self.kind.stop_signal, whole_group=False)
-            if not processes.wait_gone(pid, timeout, whole_group=True):
+            processes.signal_server(pid, self.kind.stop_signal)
+            if not processes.wait_gone([pid], timeout):
                 raise ServerStopFailed(
                     f"{self.kind.title} server {self.name} (PID {pid}) did not stop within {timeout:g} s"
                 )
         self._forget_process()
 
     def kill(self) -> None:
-        """SIGKILL the server and every process of its group at once (PostgreSQL: the postmaster
-        and its backends; MariaDB: mariadbd), as a crash would: no shutdown, no checkpoint.
-        NotManaged if it is not running."""
+        """SIGKILL the server and every process it started (PostgreSQL: the postmaster and its
+        backends; MariaDB: mariadbd), as a crash would: no shutdown, no checkpoint, no process
+        left to finish anything. NotManaged if it is not running."""
         if not self.running():
             raise NotManaged(f"{self.kind.title} server {self.name} is not running: nothing to kill")
         self._force_down()
@@ -257,8 +256,8 @@ class ManagedServer:
     def _force_down(self) -> None:
         pid = self.pid
         if pid is not None and self.running():
-            processes.signal_server(pid, signal.SIGKILL, whole_group=True)
-            if not processes.wait_gone(pid, KILL_TIMEOUT, whole_group=True):
+            family = processes.kill_family(pid)
+            if not processes.wait_gone(family, KILL_TIMEOUT):
                 raise ServerStopFailed(
                     f"{self.kind.title} server {self.name} survived SIGKILL for {KILL_TIMEOUT:g} s"
                 )

@@ -2,12 +2,12 @@
 
 A managed server must keep running after `dbladder db start` exits, and must be the same kind of
 process whoever started it, so it is never our child. A small launcher starts a keeper process in
-a session of its own, which starts the server in another session of its own (its process group is
-its PID, so the server's children share it) and prints the server's PID. The keeper stays only to
-reap: it is the server's parent and a child subreaper, so the server and any orphaned children of
-it are reaped the moment they die. Init would do it too, but not necessarily at once (every ~2 s on
-this machine), and PostgreSQL refuses to start while the PID in its `postmaster.pid` still exists,
-even as a zombie. The keeper writes how the server ended into its log, and exits after it.
+a session of its own, which starts the server in another session of its own and prints the
+server's PID. The keeper stays only to reap: it is the server's parent and a child subreaper, so
+the server and any orphaned children of it are reaped the moment they die. Init would do it too,
+but not necessarily at once (every ~2 s on this machine), and PostgreSQL refuses to start while
+the PID in its `postmaster.pid` still exists, even as a zombie. The keeper writes how the server
+ended into its log, and exits after it.
 
 Before any signal, `is_ours` checks that the PID's command line is the server program started on
 this instance's folder: a PID written in a record can be reused by an unrelated process.
@@ -15,6 +15,7 @@ this instance's folder: a PID written in a record can be reused by an unrelated 
 
 from __future__ import annotations
 
+import contextlib
 import os
 import signal
 import subprocess
@@ -131,44 +132,36 @@ def alive(pid: int) -> bool:
         return False
 
 
-def signal_server(pid: int, sig: signal.Signals, whole_group: bool) -> None:
-    """Send `sig` to the server, or to its whole process group (the server and its children at
-    once, as a SIGKILL of a machine would). The caller has checked `is_ours(pid)`."""
+def signal_server(pid: int, sig: signal.Signals) -> None:
+    """Send `sig` to the server process. The caller has checked `is_ours(pid)`."""
+    with contextlib.suppress(ProcessLookupError):
+        os.kill(pid, sig)
+
+
+def kill_family(pid: int) -> list[int]:
+    """SIGKILL the server and every process it started, as a crash would: nobody runs any more
+    code. The server is frozen (SIGSTOP) first, so that it cannot start a process while its
+    family is listed. (A process-group kill is not enough: every PostgreSQL child calls setsid.)
+    The PIDs signalled; the caller has checked `is_ours(pid)`."""
     try:
-        if whole_group and os.getpgid(pid) == pid:
-            os.killpg(pid, sig)
-        else:
-            os.kill(pid, sig)
-    except ProcessLookupError:
-        pass
+        server = psutil.Process(pid)
+        server.send_signal(signal.SIGSTOP)
+        family = [server, *server.children(recursive=True)]
+    except psutil.NoSuchProcess:
+        return []
+    for process in family:
+        with contextlib.suppress(psutil.NoSuchProcess):
+            process.send_signal(signal.SIGKILL)
+    return [process.pid for process in family]
 
 
-def _group_alive(pgid: int) -> bool:
-    """Whether any process of the group still runs (zombies aside)."""
-    try:
-        os.killpg(pgid, 0)
-    except ProcessLookupError:
-        return False
-    except PermissionError:
-        return True
-    for process in psutil.process_iter(["status"]):
-        try:
-            if os.getpgid(process.pid) == pgid and process.info["status"] != psutil.STATUS_ZOMBIE:
-                return True
-        except (ProcessLookupError, psutil.NoSuchProcess):
-            continue
-    return False
-
-
-def wait_gone(pid: int, timeout: float, whole_group: bool) -> bool:
-    """Wait until the server (and, with `whole_group`, every process of its group) has exited;
-    False if it is still there after `timeout` seconds."""
+def wait_gone(pids: list[int], timeout: float) -> bool:
+    """Wait until none of `pids` runs; False if some still do after `timeout` seconds."""
     deadline = time.monotonic() + timeout
     delay = 0.005
-    while True:
-        if not alive(pid) and not (whole_group and _group_alive(pid)):
-            return True
+    while any(alive(pid) for pid in pids):
         if time.monotonic() >= deadline:
             return False
         time.sleep(delay)
         delay = min(delay * 2, 0.05)
+    return True

@@ -12,6 +12,7 @@ from pathlib import Path
 
 import pytest
 
+from dbladder.cli import main
 from dbladder.engines import EngineOptions, opened
 from dbladder.servers.registry import ROOT_ENV
 
@@ -32,11 +33,24 @@ async def database_name(url: str) -> str:
         return str(row[0]) if row else ""
 
 
+def run_main(monkeypatch, capsys, *args: str) -> tuple[int, str, str]:
+    """The entry point in this process (quicker than a new one): exit code, stdout and stderr."""
+    monkeypatch.setattr(sys, "argv", ["dbladder", *args])
+    try:
+        main()
+        code = 0
+    except SystemExit as exited:
+        code = int(exited.code or 0)
+    out, err = capsys.readouterr()
+    return code, out, err
+
+
 @pytest.mark.slow
-def test_db_start_list_stop(programs, registry_dir):
+def test_db_start_list_stop(programs, registry_dir, monkeypatch, capsys):
     programs("postgresql")
     assert os.environ[ROOT_ENV] == str(registry_dir)
 
+    # A process of its own: the server must outlive the command that started it.
     started = dbladder("db", "start", "postgresql", "--setting", "synchronous_commit=off")
     assert started.returncode == 0, started.stderr
     url = started.stdout.strip()
@@ -46,41 +60,40 @@ def test_db_start_list_stop(programs, registry_dir):
     warnings = [line for line in started.stderr.splitlines() if line.startswith("WARNING")]
     assert len(warnings) == 1 and "synchronous_commit" in warnings[0], started.stderr
     assert f"dbladder db stop {name}" in started.stderr
-
-    # The command has exited; its server has not.
     assert asyncio.run(database_name(url)) == "dbladder"
 
-    listed = dbladder("db", "list")
-    assert listed.returncode == 0, listed.stderr
-    header, row = listed.stdout.splitlines()
-    assert header.split() == ["NAME", "STATE", "URL", "FOLDER"]
+    # Listed and stopped from another process (this one).
+    code, out, _ = run_main(monkeypatch, capsys, "db", "list")
+    header, row = out.splitlines()
+    assert code == 0 and header.split() == ["NAME", "STATE", "URL", "FOLDER"]
     assert row.split()[0] == name and "running (PID" in row and url in row
-    records = json.loads(dbladder("db", "list", "--json").stdout)
+    code, out, _ = run_main(monkeypatch, capsys, "db", "list", "--json")
+    records = json.loads(out)
     assert [r["name"] for r in records] == [name]
     assert records[0]["overrides"] == {"synchronous_commit": "off"} and records[0]["running"] is True
     folder = Path(records[0]["folder"])
 
-    neither = dbladder("db", "stop")
-    assert neither.returncode == 2 and "Error: name one managed server" in neither.stderr
-    unknown = dbladder("db", "stop", "postgresql-1")
-    assert unknown.returncode == 2
-    assert f"no managed server named 'postgresql-1' (registered: {name};" in unknown.stderr
+    code, _, err = run_main(monkeypatch, capsys, "db", "stop", "postgresql-1")
+    assert code == 2 and f"no managed server named 'postgresql-1' (registered: {name};" in err
 
-    stopped = dbladder("db", "stop", name)
-    assert stopped.returncode == 0, stopped.stderr
-    assert stopped.stdout == f"stopped {name} and removed {folder}\n"
+    code, out, err = run_main(monkeypatch, capsys, "db", "stop", name)
+    assert (code, out, err) == (0, f"stopped {name} and removed {folder}\n", "")
     assert not folder.exists()
-    assert dbladder("db", "list").stdout.startswith("no managed servers")
+    assert run_main(monkeypatch, capsys, "db", "list")[1].startswith("no managed servers")
 
 
-def test_db_start_refuses_sqlite_and_bad_settings(registry_dir):
-    sqlite = dbladder("db", "start", "sqlite")
-    assert sqlite.returncode == 2 and "'sqlite' is not one of" in sqlite.stderr
-    reserved = dbladder("db", "start", "postgresql", "--setting", "port=1", "--setting", "bad name=1")
-    assert reserved.returncode == 2
-    assert reserved.stderr.startswith("Error: cannot use these PostgreSQL settings: ")
-    assert "port is set by dbladder" in reserved.stderr
-    assert "'bad name' is not a setting name" in reserved.stderr
-    malformed = dbladder("db", "start", "mariadb", "--setting", "innodb_flush_log_at_trx_commit")
-    assert malformed.returncode == 2 and "--setting takes NAME=VALUE" in malformed.stderr
+def test_db_start_refuses_sqlite_and_bad_settings(monkeypatch, capsys, registry_dir):
+    code, _, err = run_main(monkeypatch, capsys, "db", "start", "sqlite")
+    assert code == 2 and "'sqlite' is not one of" in err
+    code, _, err = run_main(
+        monkeypatch, capsys, "db", "start", "postgresql", "--setting", "port=1", "--setting", "a b=1"
+    )
+    assert code == 2 and err.startswith("Error: cannot use these PostgreSQL settings: ")
+    assert "port is set by dbladder" in err and "'a b' is not a setting name" in err
+    code, _, err = run_main(
+        monkeypatch, capsys, "db", "start", "mariadb", "--setting", "innodb_flush_log_at_trx_commit"
+    )
+    assert code == 2 and "--setting takes NAME=VALUE" in err
+    code, _, err = run_main(monkeypatch, capsys, "db", "stop")
+    assert code == 2 and "Error: name one managed server" in err
     assert not list(registry_dir.iterdir())

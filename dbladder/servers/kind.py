@@ -118,6 +118,9 @@ class ServerKind(ABC):
     reserved: ClassVar[frozenset[str]]
     # The signal that asks for a clean, fast shutdown.
     stop_signal: ClassVar[signal.Signals]
+    # The signal that ends a server whose data is about to be deleted: quick, but releasing
+    # everything the server holds outside its folder.
+    discard_signal: ClassVar[signal.Signals]
     # A line the server logs when it starts after a crash (what a kill -9 leaves behind).
     crash_recovery_marker: ClassVar[str]
 
@@ -151,6 +154,11 @@ class ServerKind(ABC):
                 f"the socket path {path} is longer than the {MAX_SOCKET_PATH} bytes a Unix socket allows; "
                 "choose a shorter base folder"
             )
+
+    def crash_leftovers(self, layout: Layout) -> bool:
+        """Whether a server that is not running left something outside its folder that only its
+        own next start releases (PostgreSQL's shared memory after a kill)."""
+        return False
 
     @abstractmethod
     def find_binaries(self) -> dict[str, str]:

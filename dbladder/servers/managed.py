@@ -238,8 +238,9 @@ class ManagedServer:
         shutdown), or ServerStopFailed if it is still running after `timeout` seconds."""
         pid = self.pid
         if pid is not None and self.running():
+            waitable = processes.as_waitable(pid)
             processes.signal_server(pid, self.kind.stop_signal)
-            if not processes.wait_gone([pid], timeout):
+            if not processes.wait_gone(waitable, timeout):
                 raise ServerStopFailed(
                     f"{self.kind.title} server {self.name} (PID {pid}) did not stop within {timeout:g} s"
                 )
@@ -278,11 +279,19 @@ class ManagedServer:
         return seconds
 
     def remove(self) -> None:
-        """Stop the server (clean, SIGKILL if that fails) and delete its folder and registry entry."""
-        try:
-            self.stop(timeout=30)
-        except ServerStopFailed:
-            self._force_down()
+        """End the server and delete its folder and registry entry, leaving nothing behind: no
+        process, no file, no shared memory. The data is discarded, so the ending is quick
+        (`discard_signal`); a PostgreSQL that was killed is started once first, because only its
+        own start releases the shared memory the kill left allocated."""
+        if not self.running() and self.kind.crash_leftovers(self.layout):
+            with contextlib.suppress(ServerStartFailed):
+                self.start()
+        pid = self.pid
+        if pid is not None and self.running():
+            waitable = processes.as_waitable(pid)
+            processes.signal_server(pid, self.kind.discard_signal)
+            if not processes.wait_gone(waitable, STOP_TIMEOUT):
+                self._force_down()
         # A process that is still ours here would hold files open; never delete under a live server.
         if self.running():
             raise ServerStopFailed(f"{self.kind.title} server {self.name} is still running; not removing it")

@@ -67,7 +67,16 @@ class PostgresServer(ServerKind):
     )
     # A fast shutdown: clients are disconnected, a checkpoint is written, then the server exits.
     stop_signal = signal.SIGINT
+    # Immediate shutdown: no checkpoint (the data is about to go), and unlike a SIGKILL the
+    # postmaster still releases its shared memory.
+    discard_signal = signal.SIGQUIT
     crash_recovery_marker = "database system was not properly shut down; automatic recovery in progress"
+
+    def crash_leftovers(self, layout: Layout) -> bool:
+        # A killed postmaster leaves its postmaster.pid, and with it a System V shared memory
+        # segment and POSIX segments in /dev/shm that stay allocated until the next start on
+        # this data folder reads the file and removes them (measured: 1 MB and 45 kB per kill).
+        return (layout.data / "postmaster.pid").exists()
 
     def find_binaries(self) -> dict[str, str]:
         folders = sorted(DEBIAN_BIN_ROOT.glob("*/bin"), key=lambda f: _version_key(f.parent), reverse=True)

@@ -20,7 +20,6 @@ import os
 import signal
 import subprocess
 import sys
-import time
 from pathlib import Path
 
 import psutil
@@ -138,11 +137,11 @@ def signal_server(pid: int, sig: signal.Signals) -> None:
         os.kill(pid, sig)
 
 
-def kill_family(pid: int) -> list[int]:
+def kill_family(pid: int) -> list[psutil.Process]:
     """SIGKILL the server and every process it started, as a crash would: nobody runs any more
     code. The server is frozen (SIGSTOP) first, so that it cannot start a process while its
     family is listed. (A process-group kill is not enough: every PostgreSQL child calls setsid.)
-    The PIDs signalled; the caller has checked `is_ours(pid)`."""
+    The processes signalled; the caller has checked `is_ours(pid)`."""
     try:
         server = psutil.Process(pid)
         server.send_signal(signal.SIGSTOP)
@@ -152,16 +151,20 @@ def kill_family(pid: int) -> list[int]:
     for process in family:
         with contextlib.suppress(psutil.NoSuchProcess):
             process.send_signal(signal.SIGKILL)
-    return [process.pid for process in family]
+    return family
 
 
-def wait_gone(pids: list[int], timeout: float) -> bool:
-    """Wait until none of `pids` runs; False if some still do after `timeout` seconds."""
-    deadline = time.monotonic() + timeout
-    delay = 0.005
-    while any(alive(pid) for pid in pids):
-        if time.monotonic() >= deadline:
-            return False
-        time.sleep(delay)
-        delay = min(delay * 2, 0.05)
-    return True
+def wait_gone(processes: list[psutil.Process], timeout: float) -> bool:
+    """Wait until every one of `processes` has exited and been reaped (PostgreSQL will not start
+    while the PID in its postmaster.pid exists, even as a zombie); False if some are still there
+    after `timeout` seconds."""
+    _, still_there = psutil.wait_procs(processes, timeout=timeout)
+    return not still_there
+
+
+def as_waitable(pid: int) -> list[psutil.Process]:
+    """The process `pid` as a one-item list for `wait_gone`, or none if it has gone already."""
+    try:
+        return [psutil.Process(pid)]
+    except psutil.NoSuchProcess:
+        return []

@@ -52,6 +52,9 @@ PORT_RANGE = (20000, 32767)
 # A start that fails because the port was taken meanwhile is retried on another port.
 PORT_ATTEMPTS = 3
 _PORT_TAKEN = ("Address already in use", "could not bind", "Can't start server: Bind on TCP/IP port")
+# Marks of the log lines that say why a server did not start (PostgreSQL reports a bad setting as
+# LOG "invalid value ...", then FATAL "configuration file ... contains errors").
+_COMPLAINTS = ("FATAL:", "PANIC:", "ERROR:", "[ERROR]", "invalid value", "could not", *_PORT_TAKEN)
 
 T = TypeVar("T")
 
@@ -188,12 +191,27 @@ class ManagedServer:
         """Whether the recorded process runs and is this instance's server."""
         return processes.is_ours(self.pid, self.kind.program, self.kind.identity_argument(self.layout))
 
-    def log_tail(self, lines: int = 3) -> str:
+    def log_size(self) -> int:
         try:
-            text = self.log_path.read_text(errors="replace")
+            return self.log_path.stat().st_size
         except OSError:
-            return "(no log)"
-        return last_lines(text, lines)
+            return 0
+
+    def log_text(self, offset: int = 0) -> str:
+        """The server's log, from byte `offset` on."""
+        try:
+            with self.log_path.open("rb") as log:
+                log.seek(offset)
+                return log.read().decode(errors="replace")
+        except OSError:
+            return ""
+
+    def log_tail(self, offset: int = 0) -> str:
+        """What the log (from `offset`) says went wrong, on one line: its last complaints, else
+        its last lines."""
+        text = self.log_text(offset)
+        complaints = [line for line in text.splitlines() if any(mark in line for mark in _COMPLAINTS)]
+        return last_lines("\n".join(complaints)) if complaints else last_lines(text)
 
     def start(self, timeout: float = START_TIMEOUT) -> float:
         """Start the server on its data folder and wait until it accepts connections (after a
@@ -203,31 +221,32 @@ class ManagedServer:
         began = time.monotonic()
         user = self.kind.os_user()
         command = self.kind.command(self.layout, self.binaries)
+        offset = self.log_size()
         self.pid = processes.launch(command, self.log_path, self.layout.folder, user)
         self.save()
         try:
-            _run(lambda: self._wait_ready(began + timeout, create_database=False))
+            _run(lambda: self._wait_ready(began + timeout, offset))
         except BaseException:
-            self._force_down()
+            self._discard()
             raise
         return time.monotonic() - began
 
-    async def _wait_ready(self, deadline: float, create_database: bool) -> None:
+    async def _wait_ready(self, deadline: float, log_offset: int) -> None:
         delay = 0.01
         while True:
             try:
-                await self.kind.connect(self.layout, self.port, create_database)
+                await self.kind.connect(self.layout, self.port, create_database=False)
                 return
             except Exception as exc:
+                what = f"{self.kind.title} server {self.name}"
                 if not processes.alive(self.pid or 0):
                     raise ServerStartFailed(
-                        f"{self.kind.title} server {self.name} exited while starting: {self.log_tail()} "
-                        f"(log: {self.log_path})"
+                        f"{what} exited while starting: {self.log_tail(log_offset)} (log: {self.log_path})"
                     ) from None
                 if time.monotonic() >= deadline:
                     raise ServerStartFailed(
-                        f"{self.kind.title} server {self.name} did not accept connections in time "
-                        f"({type(exc).__name__}: {exc}); last log lines: {self.log_tail()} "
+                        f"{what} did not accept connections in time "
+                        f"({type(exc).__name__}: {exc}); last log lines: {self.log_tail(log_offset)} "
                         f"(log: {self.log_path})"
                     ) from None
             await asyncio.sleep(delay)
@@ -264,6 +283,17 @@ class ManagedServer:
                 )
         self._forget_process()
 
+    def _discard(self) -> None:
+        """End the server quickly, its data no longer wanted: `discard_signal`, SIGKILL if that
+        does not end it within STOP_TIMEOUT seconds."""
+        pid = self.pid
+        if pid is not None and self.running():
+            waitable = processes.as_waitable(pid)
+            processes.signal_server(pid, self.kind.discard_signal)
+            if processes.wait_gone(waitable, STOP_TIMEOUT):
+                self._forget_process()
+        self._force_down()
+
     def _forget_process(self) -> None:
         self.pid = None
         if self.layout.folder.is_dir():
@@ -286,12 +316,7 @@ class ManagedServer:
         if not self.running() and self.kind.crash_leftovers(self.layout):
             with contextlib.suppress(ServerStartFailed):
                 self.start()
-        pid = self.pid
-        if pid is not None and self.running():
-            waitable = processes.as_waitable(pid)
-            processes.signal_server(pid, self.kind.discard_signal)
-            if not processes.wait_gone(waitable, STOP_TIMEOUT):
-                self._force_down()
+        self._discard()
         # A process that is still ours here would hold files open; never delete under a live server.
         if self.running():
             raise ServerStopFailed(f"{self.kind.title} server {self.name} is still running; not removing it")
@@ -346,16 +371,18 @@ def start_managed(
     effective = kind.settings_with(settings or {})
     binaries = kind.find_binaries()
     user = kind.os_user()
-    root = registry.ensure_root(registry.registry_root())
-    base = Path(base_dir).absolute() if base_dir is not None else root
+    # Resolved: the record names the folder as `load` will find it, links (/tmp -> ...) followed.
+    root = registry.ensure_root(registry.registry_root()).resolve()
+    base = Path(base_dir).resolve() if base_dir is not None else root
     base.mkdir(parents=True, exist_ok=True)
     for attempt in range(PORT_ATTEMPTS):
         server = _create(kind, effective, settings or {}, binaries, user, root, base)
         try:
             _set_up(server, user, timeout)
             return server
-        except ServerStartFailed as exc:
-            taken = any(marker in str(exc) for marker in _PORT_TAKEN)
+        except ServerStartFailed:
+            log = server.log_text()
+            taken = any(marker in log for marker in _PORT_TAKEN)
             server.remove()
             if not taken or attempt == PORT_ATTEMPTS - 1:
                 raise

@@ -76,7 +76,7 @@ def entries(root: Path | None = None) -> list[Entry]:
     for entry in sorted(root.iterdir()):
         if entry.name.startswith("."):
             continue
-        folder = entry.resolve() if entry.is_symlink() else entry
+        folder = entry.resolve()
         problem = None
         if not folder.is_dir():
             problem = f"its folder {folder} is gone"

@@ -98,6 +98,8 @@ def _line(entry: registry.Entry) -> tuple[str, ...]:
     except NotManaged as exc:
         return (entry.name, "broken", "-", str(exc))
     state = f"running (PID {server.pid})" if server.running() else "stopped"
+    if server.left_over:
+        state += f", left over by ended process {server.started_by}"
     return (server.name, state, server.url, server.folder)
 
 

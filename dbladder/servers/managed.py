@@ -113,6 +113,14 @@ class ManagedServer:
     started_by: int  # PID of the process that created it
     pid: int | None = None
     timings: dict[str, float] = field(default_factory=dict)  # seconds: init, start, database, restart
+    # Started for a block (`managed_server`, `managed:` URLs): should end with the process that
+    # started it, so one that outlives it was left over (the process was killed).
+    temporary: bool = False
+
+    @property
+    def left_over(self) -> bool:
+        """A temporary server whose starting process has ended: nobody will remove it."""
+        return self.temporary and not psutil.pid_exists(self.started_by)
 
     # --- where things are
 
@@ -463,6 +471,8 @@ def managed_server(
     """A throwaway server for the duration of the block, removed after it (also on error or Ctrl-C)."""
     server = start_managed(engine, settings, base_dir)
     try:
+        server.temporary = True
+        server.save()
         yield server
     finally:
         server.remove()

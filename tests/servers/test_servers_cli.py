@@ -97,3 +97,25 @@ def test_db_start_refuses_sqlite_and_bad_settings(monkeypatch, capsys, registry_
     code, _, err = run_main(monkeypatch, capsys, "db", "stop")
     assert code == 2 and "Error: name one managed server" in err
     assert not list(registry_dir.iterdir())
+
+
+@pytest.mark.slow
+def test_a_temporary_server_whose_process_was_killed_is_listed_as_left_over(
+    programs, registry_dir, monkeypatch, capsys
+):
+    programs("mariadb")
+    code = "import time; from dbladder.servers import managed_server\n"
+    code += "with managed_server('mariadb') as s:\n    print(s.name, flush=True)\n    time.sleep(60)\n"
+    owner = subprocess.Popen([sys.executable, "-c", code], stdout=subprocess.PIPE, text=True)
+    try:
+        name = (owner.stdout.readline() if owner.stdout else "").strip()
+    finally:
+        owner.kill()  # SIGKILL: its `with` block never gets to remove the server
+        owner.wait()
+        if owner.stdout:
+            owner.stdout.close()
+    assert name.startswith("mariadb-")
+    _, out, _ = run_main(monkeypatch, capsys, "db", "list")
+    assert f"left over by ended process {owner.pid}" in out.splitlines()[1]
+    status, out, _ = run_main(monkeypatch, capsys, "db", "stop", "--all")
+    assert status == 0 and out.startswith(f"stopped {name} and removed ")

@@ -177,6 +177,7 @@ def test_managed_url_applies_settings_and_removes_the_server_after_the_block(
     with managed_url(spec) as url:
         server = server_for_url(url)
         assert server is not None and server.overrides == {setting: weak} and server.settings[setting] == weak
+        assert server.temporary and not server.left_over  # this process will remove it
         # Written out once, after the defaults, so the override is the value the server reads.
         written = server.settings_path.read_text().splitlines()
         assert line in written and sum(setting.replace("_", "-") in x or setting in x for x in written) == 1

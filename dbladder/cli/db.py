@@ -53,10 +53,11 @@ def db() -> None:
 )
 @click.option("--json", "as_json", is_flag=True, help="Print the server's record as JSON instead of its URL.")
 def start(engine: str, settings: tuple[str, ...], as_json: bool) -> None:
-    """Start a private ENGINE server from the installed programs and print its URL.
+    """Start a private server and print its URL.
 
-    It gets its own folder, a free port on 127.0.0.1 and a socket in its folder, and keeps
-    running after this command exits, until `dbladder db stop NAME`.
+    ENGINE's installed programs create it in a folder of its own, on a free port on 127.0.0.1 and
+    a socket in that folder, with durable settings. It keeps running after this command exits,
+    until `dbladder db stop NAME`.
     """
     server = start_managed(engine, _parse_settings(settings))
     try:
@@ -81,7 +82,10 @@ def start(engine: str, settings: tuple[str, ...], as_json: bool) -> None:
 @click.argument("name", required=False)
 @click.option("--all", "stop_all", is_flag=True, help="Stop and remove every managed server.")
 def stop(name: str | None, stop_all: bool) -> None:
-    """Stop the managed server NAME and remove its folder (see `dbladder db list`)."""
+    """Stop a managed server and delete its folder.
+
+    NAME is as `dbladder db list` shows it.
+    """
     if bool(name) == stop_all:
         raise UsageError("name one managed server (dbladder db list shows them) or give --all")
     names = [entry.name for entry in registry.entries()] if stop_all else [name or ""]
@@ -106,7 +110,7 @@ def _line(entry: registry.Entry) -> tuple[str, ...]:
 @db.command(name="list")
 @click.option("--json", "as_json", is_flag=True, help="Print every server's record as JSON.")
 def list_servers(as_json: bool) -> None:
-    """The managed servers this user has: name, state, URL and folder."""
+    """List managed servers: name, state, URL and folder."""
     if as_json:
         click.echo(json.dumps([server.record() for server in registered_servers()], indent=2))
         return

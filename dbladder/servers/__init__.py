@@ -8,6 +8,7 @@ design and what a kill means for each engine.
 
 from __future__ import annotations
 
+from .create import managed_server, start_managed
 from .errors import (
     BadServerSpec,
     NotManaged,
@@ -17,7 +18,7 @@ from .errors import (
     ServerUserMissing,
     UnknownServer,
 )
-from .managed import KINDS, ManagedServer, kind_for, managed_server, start_managed
+from .managed import KINDS, ManagedServer, kind_for
 from .registry import registry_root
 from .resolve import (
     fault_permission,

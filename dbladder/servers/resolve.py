@@ -17,8 +17,9 @@ from urllib.parse import parse_qsl
 from ..errors import DbladderError
 from ..urls import DatabaseURL, parse_url
 from . import registry
+from .create import managed_server
 from .errors import BadServerSpec, NotManaged
-from .managed import ManagedServer, kind_for, managed_server
+from .managed import ManagedServer, kind_for
 
 PREFIX = "managed:"
 LOOPBACK = {"127.0.0.1", "localhost", "::1"}

@@ -72,8 +72,9 @@ def one_round(engine: str, rows: int) -> dict[str, float]:
     return figures
 
 
-def setup_reference(engine: str) -> dict[str, float]:
-    """The setup program alone, with dbladder's options and with the ones it does not use."""
+def setup_reference(engine: str, repeat: int) -> dict[str, float]:
+    """The setup program alone, with dbladder's options and with the ones it does not use; which
+    goes first alternates from repeat to repeat (the first one after a removal is slower)."""
     kind = kind_for(engine)
     binaries, user = kind.find_binaries(), kind.os_user()
     figures = {}
@@ -87,7 +88,7 @@ def setup_reference(engine: str) -> dict[str, float]:
                 "initdb, dbladder's options (--no-sync)": ["--no-sync"],
                 "initdb, with its fsync": [],
             }
-            for n, (label, extra) in enumerate(variants.items()):
+            for n, (label, extra) in enumerate(_alternated(variants, repeat)):
                 data = folder / f"data{n}"
                 command = [binaries["initdb"], "-D", str(data), "-U", "postgres", "--auth=trust"]
                 figures[label] = _run([*command, "--encoding=UTF8", "--locale=C", *extra], user, folder)
@@ -101,10 +102,15 @@ def setup_reference(engine: str) -> dict[str, float]:
                 ],
                 "install-db, defaults (test database, socket-only root)": [],
             }
-            for n, (label, extra) in enumerate(variants.items()):
+            for n, (label, extra) in enumerate(_alternated(variants, repeat)):
                 data = folder / f"data{n}"
                 figures[label] = _run([*base, f"--datadir={data}", *extra], None, folder)
     return figures
+
+
+def _alternated(variants: dict[str, list[str]], repeat: int) -> list[tuple[str, list[str]]]:
+    items = list(variants.items())
+    return items if repeat % 2 == 0 else items[::-1]
 
 
 def _run(command: list[str], user: OsUser | None, cwd: Path) -> float:
@@ -129,9 +135,9 @@ def main() -> None:
     for engine in engines:
         print(f"  {engine}: {kind_for(engine).version(kind_for(engine).find_binaries())}")
     results: dict[str, dict[str, list[float]]] = {e: {} for e in engines}
-    for _ in range(args.repeat):
+    for repeat in range(args.repeat):
         for engine in engines:
-            for figures in (one_round(engine, args.rows), setup_reference(engine)):
+            for figures in (one_round(engine, args.rows), setup_reference(engine, repeat)):
                 for step, seconds in figures.items():
                     results[engine].setdefault(step, []).append(seconds)
     width = max(len(step) for steps in results.values() for step in steps)

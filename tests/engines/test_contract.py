@@ -113,3 +113,147 @@ def test_create_engine_rejects_bad_options():
     with pytest.raises(InvalidConfig, match="pool_size") as caught:
         create_engine("sqlite:///x.db", EngineOptions(pool_size=0, pool_timeout=0))
     assert len(caught.value.problems) == 2
+
+
+# Every column type, at the edges of its range; bools given as bool and as int.
+VALUES = Table(
+    "vals",
+    (
+        Column("id", "bigint"),
+        Column("small", "int"),
+        Column("big", "bigint"),
+        Column("ratio", "double"),
+        Column("done", "bool"),
+        Column("code", "text", max_length=5),
+        Column("body", "text"),
+    ),
+    primary_key=("id",),
+)
+VALUE_ROWS = [
+    (1, -(2**31), 2**63 - 1, 0.1, 0, "héllo", "x" * 1000),
+    (2, 2**31 - 1, -(2**63), 3, True, "", "ü"),
+    (3, 0, 0, -2.5e-300, False, "a", ""),
+    (4, 7, 7, 1e300, 1, "€uro", "line\nbreak"),
+]
+# As every engine gives them back: bools as 0 and 1, doubles as floats.
+EXPECTED_ROWS = [
+    (1, -(2**31), 2**63 - 1, 0.1, 0, "héllo", "x" * 1000),
+    (2, 2**31 - 1, -(2**63), 3.0, 1, "", "ü"),
+    (3, 0, 0, -2.5e-300, 0, "a", ""),
+    (4, 7, 7, 1e300, 1, "€uro", "line\nbreak"),
+]
+
+
+def test_every_column_type_reads_back_the_same_on_every_engine(sqlite_url, postgres_url, mariadb_url):
+    async def load_and_read(url):
+        async with opened(url) as engine:
+            schema = Schema(tables=(VALUES,))
+            await engine.recreate_schema(schema)
+            await engine.bulk_load(VALUES, VALUE_ROWS[:3])
+            await engine.finish_load(schema)
+            async with engine.transaction() as session:
+                await session.execute("INSERT INTO vals VALUES (?, ?, ?, ?, ?, ?, ?)", VALUE_ROWS[3])
+            async with engine.read() as session:
+                rows = await session.fetch_all("SELECT * FROM vals ORDER BY id")
+                done = await session.fetch_all("SELECT id FROM vals WHERE done = ? ORDER BY id", (1,))
+            return [tuple(row) for row in rows], [row[0] for row in done]
+
+    for url in (sqlite_url, postgres_url, mariadb_url):
+        rows, done = run(load_and_read(url))
+        assert rows == EXPECTED_ROWS, url
+        assert [type(value) for value in rows[1]] == [int, int, int, float, int, str, str], url
+        assert done == [2, 4], url
+
+
+@pytest.mark.parametrize(
+    ("column", "value"),
+    [
+        ("small", 2**31),
+        ("done", 2),
+        ("code", "abcdef"),
+        ("ratio", "text"),
+        ("ratio", float("nan")),
+        ("ratio", float("inf")),
+        ("ratio", float("-inf")),
+    ],
+)
+def test_a_value_of_the_wrong_type_is_refused_on_every_engine(any_url, column, value):
+    async def scenario():
+        async with opened(any_url) as engine:
+            schema = Schema(tables=(VALUES,))
+            await engine.recreate_schema(schema)
+            row = dict(zip(VALUES.column_names, EXPECTED_ROWS[0], strict=True))
+            row[column] = value
+            with pytest.raises(Exception) as caught:  # each driver has its own error class
+                async with engine.transaction() as session:
+                    await session.execute(
+                        "INSERT INTO vals VALUES (?, ?, ?, ?, ?, ?, ?)", tuple(row.values())
+                    )
+            async with engine.read() as session:
+                count = await session.fetch_one("SELECT count(*) FROM vals")
+            return caught.value, count[0]
+
+    error, count = run(scenario())
+    assert count == 0
+    assert not isinstance(error, AssertionError)
+
+
+def test_sqlite_tables_are_strict(sqlite_url):
+    async def scenario():
+        async with opened(sqlite_url) as engine:
+            await engine.recreate_schema(SCHEMA)
+            async with engine.read() as session:
+                return await session.fetch_one("SELECT strict FROM pragma_table_list WHERE name = 'things'")
+
+    assert run(scenario()) == (1,)
+
+
+def test_a_schema_with_an_unknown_type_is_refused_naming_table_and_column(sqlite_url):
+    from dbladder.errors import InvalidConfig
+
+    bad = Schema(
+        tables=(
+            Table(
+                "notes",
+                (Column("id", "bigint", generated_id=True), Column("at", "timestamp"), Column("n", "float")),
+                ("id",),
+            ),
+        ),
+        indexes=(Index("notes_when", "notes", ("when",)),),
+    )
+    problems = bad.validate()
+    assert problems == [
+        "table 'notes', column 'at': unknown type 'timestamp'; the types are int, bigint, double, bool, text",
+        "table 'notes', column 'n': unknown type 'float'; the types are int, bigint, double, bool, text",
+        "index 'notes_when': table 'notes' has no column 'when'",
+    ]
+    assert SCHEMA.validate() == []
+
+    async def scenario():
+        async with opened(sqlite_url) as engine:
+            with pytest.raises(InvalidConfig) as caught:
+                await engine.recreate_schema(bad)
+            return caught.value, await engine.table_exists("notes")
+
+    error, created = run(scenario())
+    assert error.problems == problems and "table 'notes', column 'at'" in str(error)
+    assert created is False, "nothing is created from a schema that does not validate"
+
+
+@pytest.mark.parametrize(
+    ("table", "problem"),
+    [
+        (Table("t", (Column("id", "text", generated_id=True),), ("id",)), "a generated id is a whole number"),
+        (
+            Table("t", (Column("id", "bigint", generated_id=True), Column("k", "int")), ("k",)),
+            "whole primary key",
+        ),
+        (Table("t", (Column("id", "bigint"),), ("nope",)), "names 'nope', which is not a column"),
+        (Table("t", (Column("id", "bigint"), Column("id", "int")), ("id",)), "'id' appears more than once"),
+        (Table("t", (Column("n", "int", max_length=3),), ("n",)), "max_length applies to text only"),
+        (Table("t; drop", (Column("id", "bigint"),), ("id",)), "letters, digits and _"),
+    ],
+)
+def test_schema_validation_names_each_problem(table, problem):
+    problems = Schema(tables=(table,)).validate()
+    assert len(problems) == 1 and problem in problems[0], problems

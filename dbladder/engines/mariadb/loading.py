@@ -24,7 +24,8 @@ from asyncmy import errors as driver_errors
 from ..base import Column, Row, Schema, Table
 from .connection import CHARSET, COLLATION, MariaDBCore
 
-TYPES = {"int": "INT", "bigint": "BIGINT"}
+# "text" is VARCHAR(max_length) or TEXT (_column_sql).
+TYPES = {"int": "INT", "bigint": "BIGINT", "double": "DOUBLE", "bool": "TINYINT"}
 # A bulk batch stays far below max_allowed_packet (16 MB by default): at most this many bytes
 # (estimated from the column types) and rows. Larger batches measured no faster.
 BULK_BATCH_BYTES = 4 << 20
@@ -35,6 +36,7 @@ class MariaDBLoading(MariaDBCore):
     """`recreate_schema`, `bulk_load`, `finish_load` and `table_exists`."""
 
     async def recreate_schema(self, schema: Schema) -> None:
+        schema.checked()
         async with self._borrow() as connection:
             for table in reversed(schema.tables):
                 await connection.run(f"DROP TABLE IF EXISTS {table.name}")
@@ -93,6 +95,9 @@ def _column_sql(column: Column) -> str:
     if column.type == "text":
         # Unbounded text cannot be indexed whole; the schema bounds every text column it indexes.
         return f"{column.name} {f'VARCHAR({column.max_length})' if column.max_length else 'TEXT'} NOT NULL"
+    if column.type == "bool":
+        # MariaDB enforces CHECK constraints since 10.2.
+        return f"{column.name} TINYINT NOT NULL CHECK ({column.name} IN (0, 1))"
     return f"{column.name} {TYPES[column.type]} NOT NULL"
 
 

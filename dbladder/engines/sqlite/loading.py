@@ -4,16 +4,19 @@ from __future__ import annotations
 
 from collections.abc import Iterable
 
-from ..base import Column, Row, Schema, Table
+from ..base import DOUBLE_MAX, INT_RANGE, Column, Row, Schema, Table
 from .connection import SQLiteCore
 
-TYPES = {"int": "INTEGER", "bigint": "INTEGER", "text": "TEXT"}
+# STRICT tables accept only INT, INTEGER, REAL, TEXT, BLOB and ANY; what the servers' types check
+# beyond that (int's range, bool's 0 or 1, text's length) is a CHECK constraint (_column_sql).
+TYPES = {"int": "INTEGER", "bigint": "INTEGER", "double": "REAL", "bool": "INTEGER", "text": "TEXT"}
 
 
 class SQLiteLoading(SQLiteCore):
     """`recreate_schema`, `bulk_load`, `finish_load` and `table_exists`."""
 
     async def recreate_schema(self, schema: Schema) -> None:
+        schema.checked()
         async with self.read() as session:
             for table in reversed(schema.tables):
                 await session.execute(f"DROP TABLE IF EXISTS {table.name}")
@@ -54,11 +57,24 @@ def _column_sql(column: Column) -> str:
     if column.generated_id:
         # Only "INTEGER PRIMARY KEY" makes the column the rowid, which SQLite assigns on insert.
         return f"{column.name} INTEGER PRIMARY KEY"
-    return f"{column.name} {TYPES[column.type]} NOT NULL"
+    sql = f"{column.name} {TYPES[column.type]} NOT NULL"
+    if column.type == "int":
+        sql += f" CHECK ({column.name} BETWEEN {INT_RANGE[0]} AND {INT_RANGE[1]})"
+    elif column.type == "double":
+        # Refuses the infinities (NaN arrives as NULL, which NOT NULL refuses), as MariaDB does.
+        sql += f" CHECK ({column.name} BETWEEN {-DOUBLE_MAX!r} AND {DOUBLE_MAX!r})"
+    elif column.type == "bool":
+        sql += f" CHECK ({column.name} IN (0, 1))"
+    elif column.type == "text" and column.max_length:
+        sql += f" CHECK (length({column.name}) <= {column.max_length})"
+    return sql
 
 
 def _create_table_sql(table: Table) -> str:
+    """CREATE TABLE ... STRICT: SQLite then refuses a value of the wrong type, as the servers do,
+    instead of storing it as it is (a workload's own schema gets type checking on every engine;
+    "SQLite handled 315 million daily requests on a laptop" ran on STRICT tables too)."""
     parts = [_column_sql(c) for c in table.columns]
     if table.generated_id is None:
         parts.append(f"PRIMARY KEY ({', '.join(table.primary_key)})")
-    return f"CREATE TABLE {table.name} ({', '.join(parts)})"
+    return f"CREATE TABLE {table.name} ({', '.join(parts)}) STRICT"

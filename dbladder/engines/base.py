@@ -223,6 +223,16 @@ class StatementProblem:
     statement: str
     message: str  # the engine's own error, its first line
 
+    @classmethod
+    def refused(cls, statement: str, message: str) -> StatementProblem:
+        """The problem with the first line of the engine's message (PostgreSQL adds hints below)."""
+        lines = message.strip().splitlines()
+        return cls(statement, lines[0] if lines else "refused without a message")
+
+
+NO_STATEMENT = "no SQL statement in the text"
+MORE_THAN_ONE_STATEMENT = "more than one SQL statement in the text"
+
 
 # ---------------------------------------------------------------------------------------------
 

@@ -257,3 +257,52 @@ def test_a_schema_with_an_unknown_type_is_refused_naming_table_and_column(sqlite
 def test_schema_validation_names_each_problem(table, problem):
     problems = Schema(tables=(table,)).validate()
     assert len(problems) == 1 and problem in problems[0], problems
+
+
+def test_check_statements_reports_what_the_engine_refuses_without_running_anything(any_url):
+    statements = [
+        "SELECT label, size FROM things WHERE id = ?",
+        "SELEC label FROM things",
+        "SELECT * FROM no_such_table WHERE id = ?",
+        "UPDATE things SET size = ? WHERE id = ?",
+        "DELETE FROM things WHERE id > ?",
+        "DROP TABLE things",
+        "SELECT 1; SELECT 2",
+        "   ",
+    ]
+
+    async def scenario():
+        async with opened(any_url, EngineOptions(pool_size=1)) as engine:
+            await engine.recreate_schema(SCHEMA)
+            await engine.bulk_load(THINGS, [(1, "a", 1), (2, "b", 2)])
+            await engine.finish_load(SCHEMA)
+            problems = await engine.check_statements(statements)
+            # Nothing ran: the rows and the table are still there, and the one connection is usable.
+            async with engine.read() as session:
+                rows = await session.fetch_all("SELECT id, size FROM things ORDER BY id")
+            return problems, [tuple(row) for row in rows]
+
+    problems, rows = run(scenario())
+    assert rows == [(1, 1), (2, 2)]
+    assert [p.statement for p in problems] == [statements[1], statements[2], statements[6], statements[7]]
+    syntax, unknown, two, blank = (p.message for p in problems)
+    assert "syntax" in syntax.lower() and "SELEC" in syntax
+    assert "no_such_table" in unknown
+    assert two, "a text of two statements is refused"
+    assert blank
+    assert all("\n" not in p.message for p in problems), "first line only"
+
+
+def test_check_statements_of_good_sql_finds_nothing(any_url):
+    async def scenario():
+        async with opened(any_url) as engine:
+            await engine.recreate_schema(SCHEMA)
+            return await engine.check_statements(
+                [
+                    "SELECT id, label FROM things WHERE label = ? ORDER BY id LIMIT 10",
+                    "INSERT INTO things (label, size) VALUES (?, ?) RETURNING id",
+                    "SELECT 1",
+                ]
+            )
+
+    assert run(scenario()) == []

@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import asyncio
 import socket
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Sequence
 from contextlib import asynccontextmanager
 from dataclasses import dataclass
 from importlib.metadata import version
@@ -26,7 +26,7 @@ from ...errors import (
     ServerUnreachable,
 )
 from ...urls import DatabaseURL
-from ..base import Args, EngineInfo, EngineOptions, Row
+from ..base import Args, EngineInfo, EngineOptions, Row, StatementProblem
 from ..pool import Pool
 
 DEFAULT_HOST = "127.0.0.1"
@@ -342,6 +342,23 @@ class MariaDBCore:
 
     def counters(self) -> dict[str, int]:
         return {}
+
+    async def check_statements(self, statements: Sequence[str]) -> list[StatementProblem]:
+        """Each text prepared on the server (COM_STMT_PREPARE, as sessions prepare it) and closed
+        again; the server itself refuses a text of two statements."""
+        problems = []
+        async with self._borrow() as connection:
+            for sql in statements:
+                try:
+                    statement = await connection.raw.prepare(sql)
+                except driver_errors.Error as exc:
+                    if not _in_step(exc):  # the connection failed, not the statement
+                        raise
+                    message = exc.args[1] if len(exc.args) > 1 else str(exc)
+                    problems.append(StatementProblem.refused(sql, str(message)))
+                    continue
+                await statement.close()
+        return problems
 
 
 def _error_code(exc: BaseException) -> int | None:

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import os
 import socket
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Sequence
 from contextlib import asynccontextmanager
 from typing import TYPE_CHECKING, ClassVar
 
@@ -16,7 +16,7 @@ import asyncpg
 
 from ...errors import AuthenticationFailed, BadURL, MissingDatabase, ServerUnreachable
 from ...urls import DatabaseURL
-from ..base import Args, EngineInfo, EngineOptions, Row
+from ..base import NO_STATEMENT, Args, EngineInfo, EngineOptions, Row, StatementProblem
 from ..pool import Pool
 
 if TYPE_CHECKING:
@@ -386,6 +386,29 @@ class PostgresCore:
 
     def counters(self) -> dict[str, int]:
         return {}
+
+    async def check_statements(self, statements: Sequence[str]) -> list[StatementProblem]:
+        """Each text prepared (parsed, analysed against the schema, planned) by the server and not
+        kept: asyncpg's `prepare()` does not cache, and the server drops the statement once
+        the object is gone. PostgreSQL itself refuses a text of two statements."""
+        problems = []
+        connection = await self._pool.acquire()
+        interrupted = False
+        try:
+            for sql in statements:
+                if not sql.strip():  # PostgreSQL prepares an empty text without a word
+                    problems.append(StatementProblem(sql, NO_STATEMENT))
+                    continue
+                try:
+                    await connection.raw.prepare(rewrite_placeholders(sql))
+                except asyncpg.PostgresError as exc:
+                    problems.append(StatementProblem.refused(sql, str(exc)))
+        except BaseException:
+            interrupted = True
+            raise
+        finally:
+            await self._pool.release(connection, broken=_left_broken(connection, interrupted))
+        return problems
 
 
 def _left_broken(connection: _Connection, interrupted: bool) -> bool:

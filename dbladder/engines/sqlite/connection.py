@@ -7,16 +7,25 @@ from __future__ import annotations
 
 import os
 import time
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Sequence
 from contextlib import asynccontextmanager
 from pathlib import Path
 from typing import ClassVar
 
 import apsw
+import apsw.ext
 
 from ...errors import BadURL, DatabaseTimeout, NotWritable
 from ...urls import DatabaseURL
-from ..base import Args, EngineInfo, EngineOptions, Row
+from ..base import (
+    MORE_THAN_ONE_STATEMENT,
+    NO_STATEMENT,
+    Args,
+    EngineInfo,
+    EngineOptions,
+    Row,
+    StatementProblem,
+)
 from ..pool import Pool
 
 JOURNAL_MODES = ("WAL", "DELETE", "TRUNCATE", "PERSIST", "MEMORY", "OFF")
@@ -256,3 +265,29 @@ class SQLiteCore:
 
     def counters(self) -> dict[str, int]:
         return dict(self._counts)
+
+    async def check_statements(self, statements: Sequence[str]) -> list[StatementProblem]:
+        connection = await self._pool.acquire()
+        try:
+            problems = [_prepare_problem(connection.db, sql) for sql in statements]
+        finally:
+            await self._pool.release(connection)
+        return [problem for problem in problems if problem is not None]
+
+
+def _prepare_problem(db: apsw.Connection, sql: str) -> StatementProblem | None:
+    """What SQLite says preparing `sql`, which it compiles against the schema but never runs.
+
+    apsw has no prepare-only call; `apsw.ext.query_info` prepares the statement, binds NULLs and
+    stops it, by an execution tracer that answers False, before its first step.
+    """
+    try:
+        details = apsw.ext.query_info(db, sql)
+        if not details.has_vdbe:  # blank, or only a comment
+            return StatementProblem(sql, NO_STATEMENT)
+        # The servers refuse a text of two statements; SQLite would prepare the first only.
+        if details.query_remaining and apsw.ext.query_info(db, details.query_remaining).has_vdbe:
+            return StatementProblem(sql, MORE_THAN_ONE_STATEMENT)
+    except apsw.Error as exc:
+        return StatementProblem.refused(sql, str(exc))
+    return None

@@ -9,7 +9,7 @@ import asyncio
 import socket
 from collections.abc import AsyncIterator, Sequence
 from contextlib import asynccontextmanager
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from importlib.metadata import version
 from typing import Any, ClassVar
 
@@ -67,9 +67,17 @@ class Settings:
     port: int
     unix_socket: str | None
     user: str
-    password: str
+    password: str = field(repr=False)
     database: str
     isolation: str  # a key of ISOLATION_LEVELS
+    password_source: str | None = None  # "the URL", "MYSQL_PWD", "~/.my.cnf", or None: no password
+
+    @property
+    def password_hint(self) -> str:
+        """What to check when the server refuses the user, naming where the password came from."""
+        if self.password_source:
+            return f"check the user name, and the password in {self.password_source}"
+        return "no password was given: put it in MYSQL_PWD or in ~/.my.cnf ([client] password=...)"
 
     @property
     def transport(self) -> str:
@@ -102,6 +110,7 @@ def parse_settings(url: DatabaseURL) -> Settings:
         password=url.password or "",
         database=url.database or "",
         isolation=isolation,
+        password_source=url.password_source,
     )
 
 
@@ -413,7 +422,7 @@ def _connect_failure(exc: BaseException, settings: Settings, timeout: float) -> 
     message = exc.args[1] if len(exc.args) > 1 else str(exc)
     if code in (ER_ACCESS_DENIED_ERROR, ER_DBACCESS_DENIED_ERROR):
         return AuthenticationFailed(
-            f"{where} refused user {settings.user!r}: {message}; check the user and password in the URL"
+            f"{where} refused user {settings.user!r}: {message}; {settings.password_hint}"
         )
     if code == ER_BAD_DB_ERROR:
         return MissingDatabase(

@@ -111,7 +111,18 @@ class _Endpoint:
         self.port = url.port or DEFAULT_PORT
         self.user = url.user or DEFAULT_USER
         self.password = url.password
+        self.password_source = url.password_source
         self.database = url.database or DEFAULT_DATABASE
+
+    def __repr__(self) -> str:  # no password
+        return f"<PostgreSQL endpoint {self.user}@{self.address}/{self.database}>"
+
+    @property
+    def password_hint(self) -> str:
+        """What to check when the server refuses the user, naming where the password came from."""
+        if self.password_source:
+            return f"check the user name, and the password in {self.password_source}"
+        return "no password in the URL or PGPASSWORD: give one there or in ~/.pgpass"
 
     @property
     def address(self) -> str:
@@ -296,8 +307,7 @@ class PostgresCore:
         except asyncpg.InvalidAuthorizationSpecificationError as exc:
             # 28P01 (bad password) and 28000 (no such role, or pg_hba.conf has no entry).
             raise AuthenticationFailed(
-                f"{where} refused user {end.user!r}: {_first_line(exc)}; "
-                "check the user name and password in the URL"
+                f"{where} refused user {end.user!r}: {_first_line(exc)}; {end.password_hint}"
             ) from None
         except (
             asyncpg.TooManyConnectionsError,  # max_connections reached

@@ -30,7 +30,6 @@ came, never shows in `DatabaseURL.redacted`, in repr(), or in an error message.
 
 from __future__ import annotations
 
-import configparser
 import dataclasses
 import os
 import re
@@ -58,8 +57,9 @@ PASSWORD_ENV = {"postgresql": "PGPASSWORD", "mariadb": "MYSQL_PWD"}
 MARIADB_OPTION_FILE = ".my.cnf"
 # The groups the mariadb command-line client reads (`mariadb --help`); [mariadb] is the server's.
 MARIADB_CLIENT_GROUPS = ("client", "client-server", "client-mariadb", "mysql", "mariadb-client")
-# Escapes in an option file's values (MariaDB's "Configuring MariaDB with Option Files").
+# A password in a query string: refused by parse_url, and hidden by redact() meanwhile.
 QUERY_PASSWORD = re.compile(r"([?&]password=)[^&#]*", re.IGNORECASE)
+# Escapes in an option file's values (MariaDB's "Configuring MariaDB with Option Files").
 OPTION_ESCAPES = {"b": "\b", "t": "\t", "n": "\n", "r": "\r", "s": " ", "\\": "\\", "'": "'", '"': '"'}
 
 
@@ -245,37 +245,35 @@ def with_password(url: DatabaseURL, environ: Mapping[str, str]) -> DatabaseURL:
 
 
 def read_mariadb_option_file(path: Path) -> dict[str, str]:
-    """`user` and `password` from the client groups of a MariaDB option file, the last one given
-    winning, as the mariadb client reads them; {} when the file is missing or unreadable, and
-    when anyone may write it (MariaDB ignores such a file too)."""
+    """`user` and `password` from the client groups of a MariaDB option file, the last one in the
+    file winning, as the mariadb client reads them; {} when the file is missing or unreadable,
+    and when anyone may write it (MariaDB ignores such a file too).
+
+    Read line by line rather than with configparser (or asyncmy's reader, which is configparser):
+    configparser takes an indented line for the continuation of the value above and merges a
+    group that appears twice, so it would not find the value the client takes.
+    """
     try:
         if path.stat().st_mode & stat.S_IWOTH:
             return {}
         text = path.read_text(encoding="utf-8")
     except (OSError, UnicodeDecodeError):
         return {}
-    parser = configparser.RawConfigParser(
-        allow_no_value=True, strict=False, delimiters=("=",), comment_prefixes=("#", ";")
-    )
-    # An indented line is not a continuation (as configparser would read it) but an option.
-    lines = [line.strip() for line in text.splitlines()]
-    for number, line in enumerate(lines, 1):
-        if line.startswith("[") and not line.endswith("]"):  # the mariadb client stops here too
-            raise BadURL(f"cannot read the MariaDB option file {path}: line {number} is not a [group]")
-    try:
-        # Options before the first group belong to none; `!include` lines come out as keys.
-        parser.read_string("[dbladder-no-group]\n" + "\n".join(lines), source=str(path))
-    except configparser.Error:
-        # configparser's message quotes the line, which may be the password's.
-        raise BadURL(f"cannot read the MariaDB option file {path}: it is not in option-file form") from None
     found: dict[str, str] = {}
-    for group in parser.sections():
-        if group.lower() not in MARIADB_CLIENT_GROUPS:
+    group = None
+    for number, line in enumerate(text.splitlines(), 1):
+        line = line.strip()
+        if not line or line[0] in "#;!":  # a comment, or !include / !includedir
             continue
-        for key in ("user", "password"):
-            value = parser.get(group, key, fallback=None)
-            if value is not None:
-                found[key] = _option_value(value)
+        if line.startswith("["):
+            if not line.endswith("]"):  # the mariadb client stops here too
+                raise BadURL(f"cannot read the MariaDB option file {path}: line {number} is not a [group]")
+            group = line[1:-1].strip().lower()
+            continue
+        key, equals, value = line.partition("=")
+        # `password` alone, without a value, makes the client ask for one: nothing to take.
+        if group in MARIADB_CLIENT_GROUPS and equals and key.strip() in ("user", "password"):
+            found[key.strip()] = _option_value(value)
     return found
 
 

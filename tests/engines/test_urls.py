@@ -177,6 +177,9 @@ def test_mariadb_option_file_comes_before_mysql_pwd_as_in_the_mariadb_client(tmp
     [
         ("[client]\npassword=a\n[mysql]\npassword=b\n", "b"),  # the last one given wins
         ("[mysql]\npassword=b\n[client]\npassword=a\n", "a"),
+        ("[client]\npassword=a\n[mysql]\npassword=b\n[client]\npassword=c\n", "c"),
+        ("[client]\npassword=a\n  password = b\n", "b"),  # an indented line is an option too
+        ("; comment\n[Client]\nuser=u\npassword = a = b\n", "a = b"),
         ("!includedir /etc/mysql/conf.d/\n[client]\n  password = x#comment\n", "x"),
         ('[client]\npassword="x#y" # comment\n', "x#y"),
         ("[client]\npassword=a\\sb\\\\c\n", "a b\\c"),

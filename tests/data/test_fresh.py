@@ -8,8 +8,8 @@ import pytest
 from dbladder.data.fresh import FreshData, StaleData
 from dbladder.data.seeding import seed_shop
 from dbladder.engines import create_engine, opened
-from dbladder.engines import mariadb as mariadb_engine
 from dbladder.engines.base import Column, Schema, Table
+from dbladder.engines.mariadb import snapshot as mariadb_engine
 from dbladder.engines.sqlite import SQLiteEngine
 from dbladder.urls import parse_url
 from dbladder.workloads import shop

@@ -12,7 +12,7 @@ import pytest
 
 from dbladder.data.seeding import seed_shop
 from dbladder.engines import EngineOptions, create_engine, opened
-from dbladder.engines.postgres import rewrite_placeholders
+from dbladder.engines.postgres.connection import rewrite_placeholders
 from dbladder.errors import AuthenticationFailed, BadURL, MissingDatabase, ServerUnreachable
 from dbladder.urls import parse_url
 from dbladder.workloads import shop

@@ -1,40 +1,32 @@
-"""SQLite, in-process, through apsw.
-
-Why apsw: its wheel bundles a current SQLite (3.54 here, against 3.40 in this machine's stdlib
-module) and it is faster for point reads (docs/design.md has the figures). Every result records
-the library version actually linked.
-
-Defaults are seed 000's connection string: journal_mode=WAL, synchronous=FULL, busy_timeout=5000,
-cache_size=-10240; each can be set in the URL (`sqlite:///shop.db?synchronous=NORMAL`).
-
-SQLite calls run inline on the caller's thread: a query is a function call, and a thread hop per
-query would cost more than most queries. Writes take the file lock at BEGIN IMMEDIATE. Waiting
-for that lock goes through a busy handler that does what busy_timeout does (SQLite's own backoff:
-1, 2, 5, 10 ... 100 ms up to the timeout) and counts every sleep, so a run can show how often the
-service slept on the lock (seed 000: "Sleeping on the lock").
-
-A snapshot (fresh data before each run, `dbladder.fresh`) is a sibling file,
-`<file>.dbladder_snapshot`, saved with SQLite's backup API and put back by a file copy.
+"""The core of the SQLite engine: settings, connections, sessions, and the engine's
+open/close/read/transaction/describe. Loading and snapshots build on `SQLiteCore` in their own
+modules; `SQLiteEngine` (this package's `__init__`) puts the three together.
 """
 
 from __future__ import annotations
 
-import asyncio
-import contextlib
 import os
-import shutil
 import time
-from collections.abc import AsyncIterator, Iterable
+from collections.abc import AsyncIterator, Sequence
 from contextlib import asynccontextmanager
 from pathlib import Path
 from typing import ClassVar
 
 import apsw
+import apsw.ext
 
-from ..errors import BadURL, DatabaseTimeout, MissingDatabase, NotWritable
-from ..urls import DatabaseURL
-from .base import Args, Column, EngineInfo, EngineOptions, Row, Schema, Table
-from .pool import Pool
+from ...errors import BadURL, DatabaseTimeout, NotWritable
+from ...urls import DatabaseURL
+from ..base import (
+    MORE_THAN_ONE_STATEMENT,
+    NO_STATEMENT,
+    Args,
+    EngineInfo,
+    EngineOptions,
+    Row,
+    StatementProblem,
+)
+from ..pool import Pool
 
 JOURNAL_MODES = ("WAL", "DELETE", "TRUNCATE", "PERSIST", "MEMORY", "OFF")
 SYNCHRONOUS = ("OFF", "NORMAL", "FULL", "EXTRA")
@@ -49,15 +41,6 @@ DEFAULT_SETTINGS = {
 # sqlite3.c, sqliteDefaultBusyCallback: the sleep before each retry, then 100 ms from there on.
 BUSY_DELAYS_MS = (1, 2, 5, 10, 15, 20, 25, 25, 25, 50, 50, 100)
 STATEMENT_CACHE_SIZE = 100
-
-TYPES = {"int": "INTEGER", "bigint": "INTEGER", "text": "TEXT"}
-
-# A snapshot is a sibling file named after the database: `shop.db.dbladder_snapshot`.
-SNAPSHOT_SUFFIX = ".dbladder_snapshot"
-PARTIAL_SUFFIX = ".partial"  # a snapshot being written
-RESTORING_SUFFIX = ".dbladder_restoring"  # a copy of the snapshot before it replaces the database
-# Files SQLite keeps beside a database file; each belongs to that one file.
-SIDE_FILE_SUFFIXES = ("-wal", "-shm", "-journal")
 
 
 def parse_settings(url: DatabaseURL) -> dict[str, str]:
@@ -164,7 +147,9 @@ class _Read:
         await self._pool.release(self._connection)
 
 
-class SQLiteEngine:
+class SQLiteCore:
+    """Settings, pool and sessions: what loading and snapshots build on."""
+
     name: ClassVar[str] = "sqlite"
 
     def __init__(self, url: DatabaseURL, options: EngineOptions):
@@ -278,163 +263,31 @@ class SQLiteEngine:
             },
         )
 
-    async def recreate_schema(self, schema: Schema) -> None:
-        async with self.read() as session:
-            for table in reversed(schema.tables):
-                await session.execute(f"DROP TABLE IF EXISTS {table.name}")
-            for table in schema.tables:
-                await session.execute(_create_table_sql(table))
-
-    async def bulk_load(self, table: Table, rows: Iterable[Row]) -> None:
-        placeholders = ", ".join("?" for _ in table.columns)
-        sql = f"INSERT INTO {table.name} ({', '.join(table.column_names)}) VALUES ({placeholders})"
-        connection = await self._pool.acquire()
-        db = connection.db
-        try:
-            # executemany over the whole stream: one prepared statement, one transaction, one sync.
-            with db:
-                db.executemany(sql, rows)
-        finally:
-            await self._pool.release(connection)
-
-    async def finish_load(self, schema: Schema) -> None:
-        async with self.read() as session:
-            for index in schema.indexes:
-                await session.execute(
-                    f"CREATE INDEX IF NOT EXISTS {index.name} ON {index.table} ({', '.join(index.columns)})"
-                )
-            await session.execute("ANALYZE")
-            # Move what the load wrote to the WAL into the database file, so the first run starts clean.
-            await session.fetch_all("PRAGMA wal_checkpoint(TRUNCATE)")
-
-    async def table_exists(self, name: str) -> bool:
-        async with self.read() as session:
-            row = await session.fetch_one(
-                "SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = ?", (name,)
-            )
-        return row is not None
-
     def counters(self) -> dict[str, int]:
         return dict(self._counts)
 
-    async def save_snapshot(self) -> str:
-        """Copy the database to `<file>.dbladder_snapshot` with SQLite's online backup.
-
-        The backup API copies every page inside one read transaction, WAL frames included, so the
-        copy is consistent without a checkpoint first and whatever another process does. A file
-        copy is right only after a checkpoint and while no writer exists, which this engine cannot
-        see for other processes; it was faster (0.09-0.12 s against 0.23-0.39 s for the seeds'
-        104 MB, docs/design.md), but a save happens once per round. The copy is written under a
-        temporary name and renamed, so a snapshot file is never half written.
-        """
-        snapshot = self.path + SNAPSHOT_SUFFIX
-        partial = snapshot + PARTIAL_SUFFIX
+    async def check_statements(self, statements: Sequence[str]) -> list[StatementProblem]:
         connection = await self._pool.acquire()
         try:
-            await asyncio.to_thread(_backup, connection.db, partial)
-        except BaseException:
-            _remove_with_side_files(partial)
-            raise
+            problems = [_prepare_problem(connection.db, sql) for sql in statements]
         finally:
             await self._pool.release(connection)
-        _remove_side_files(snapshot)
-        os.replace(partial, snapshot)
-        _sync_folder(snapshot)
-        return snapshot
-
-    async def restore_snapshot(self, token: str) -> None:
-        """Close the pool, put a copy of the snapshot in place of the database file, reopen.
-
-        A file copy (the kernel copies in place; 0.18-0.20 s for 104 MB, synced) rather than a
-        backup into the open database: in WAL mode that writes every page to the WAL and a
-        checkpoint writes it again (0.48-0.90 s). Nothing else has the file open (the caller's
-        promise). The WAL, shared-memory and journal files left beside the old file belong to it:
-        kept, SQLite would replay them into the new file, so they go before the copy takes its place.
-        """
-        snapshot = _checked_token(token)
-        if not os.path.isfile(snapshot):
-            raise MissingDatabase(f"no SQLite snapshot {snapshot}; save_snapshot() makes one")
-        await self._pool.close()
-        partial = self.path + RESTORING_SUFFIX
-        try:
-            await asyncio.to_thread(_copy_durably, snapshot, partial)
-            _remove_side_files(self.path)
-            os.replace(partial, self.path)
-            _sync_folder(self.path)
-        except BaseException:
-            _remove_with_side_files(partial)
-            raise
-        finally:
-            self._pool = self._new_pool()
-        await self.open()
-
-    async def drop_snapshot(self, token: str) -> None:
-        snapshot = _checked_token(token)
-        _remove_with_side_files(snapshot)
-        _remove_with_side_files(snapshot + PARTIAL_SUFFIX)
-        _remove_with_side_files(self.path + RESTORING_SUFFIX)
+        return [problem for problem in problems if problem is not None]
 
 
-def _checked_token(token: str) -> str:
-    """The snapshot path of a token; refuses anything else, so a mistake cannot remove a database."""
-    if not token.endswith(SNAPSHOT_SUFFIX):
-        raise ValueError(f"not a SQLite snapshot token: {token!r}")
-    return token
+def _prepare_problem(db: apsw.Connection, sql: str) -> StatementProblem | None:
+    """What SQLite says preparing `sql`, which it compiles against the schema but never runs.
 
-
-def _backup(source: apsw.Connection, path: str) -> None:
-    """Copy the whole of `source` into a new file at `path` (removed first if a failed try left it)."""
-    _remove_with_side_files(path)
-    target = apsw.Connection(path)
+    apsw has no prepare-only call; `apsw.ext.query_info` prepares the statement, binds NULLs and
+    stops it, by an execution tracer that answers False, before its first step.
+    """
     try:
-        # One step of every page: one read transaction on the source, so one consistent state.
-        # The target commits with synchronous=FULL (SQLite's default), so the copy is on disk.
-        with target.backup("main", source, "main") as backup:
-            backup.step(-1)
-    finally:
-        target.close()
-
-
-def _copy_durably(source: str, target: str) -> None:
-    """Copy a file and force it to the disk: otherwise the kernel writes the copy back during the run."""
-    shutil.copyfile(source, target)
-    descriptor = os.open(target, os.O_RDONLY)
-    try:
-        os.fsync(descriptor)
-    finally:
-        os.close(descriptor)
-
-
-def _sync_folder(path: str) -> None:
-    """Make a rename or removal in the folder of `path` durable."""
-    descriptor = os.open(os.path.dirname(path), os.O_RDONLY)
-    try:
-        os.fsync(descriptor)
-    finally:
-        os.close(descriptor)
-
-
-def _remove_side_files(path: str) -> None:
-    for suffix in SIDE_FILE_SUFFIXES:
-        with contextlib.suppress(FileNotFoundError):
-            os.remove(path + suffix)
-
-
-def _remove_with_side_files(path: str) -> None:
-    with contextlib.suppress(FileNotFoundError):
-        os.remove(path)
-    _remove_side_files(path)
-
-
-def _column_sql(column: Column) -> str:
-    if column.generated_id:
-        # Only "INTEGER PRIMARY KEY" makes the column the rowid, which SQLite assigns on insert.
-        return f"{column.name} INTEGER PRIMARY KEY"
-    return f"{column.name} {TYPES[column.type]} NOT NULL"
-
-
-def _create_table_sql(table: Table) -> str:
-    parts = [_column_sql(c) for c in table.columns]
-    if table.generated_id is None:
-        parts.append(f"PRIMARY KEY ({', '.join(table.primary_key)})")
-    return f"CREATE TABLE {table.name} ({', '.join(parts)})"
+        details = apsw.ext.query_info(db, sql)
+        if not details.has_vdbe:  # blank, or only a comment
+            return StatementProblem(sql, NO_STATEMENT)
+        # The servers refuse a text of two statements; SQLite would prepare the first only.
+        if details.query_remaining and apsw.ext.query_info(db, details.query_remaining).has_vdbe:
+            return StatementProblem(sql, MORE_THAN_ONE_STATEMENT)
+    except apsw.Error as exc:
+        return StatementProblem.refused(sql, str(exc))
+    return None

@@ -1,37 +1,23 @@
-"""PostgreSQL, over the network or a Unix socket, through asyncpg.
-
-    postgresql://user@127.0.0.1:5432/db          TCP
-    postgresql:///db?host=/var/run/postgresql    Unix socket: `host` names the socket's folder
-
-The user defaults to `postgres`, the database to `postgres`, the TCP address to 127.0.0.1:5432.
-Besides `host`, the URL takes `sslmode=disable` or `sslmode=prefer` (asyncpg's default: TLS when
-the server offers it); `describe()` says which the connection got.
-
-Connections come from dbladder's shared pool, not asyncpg's, so every engine queues the same way.
-They stay in autocommit; `transaction()` wraps a block in BEGIN ... COMMIT. SQL arrives with `?`
-placeholders and is rewritten to `$1, $2 ...` once per text; every statement is prepared once
-per connection and kept with it (`_Session` says why our own dict and not asyncpg's cache).
-Seeding loads rows with binary COPY and builds the primary keys after the data is in.
-
-A snapshot (fresh data before each run, `dbladder.fresh`) is a database, `<db>_dbladder_snapshot`,
-made from this one as a template; a restore drops this one and makes it from the snapshot again.
+"""The core of the PostgreSQL engine: the URL's endpoint, connections, sessions, placeholders,
+and the engine's open/close/read/transaction/describe. Loading and snapshots build on
+`PostgresCore` in their own modules; `PostgresEngine` (this package's `__init__`) puts the three
+together.
 """
 
 from __future__ import annotations
 
-import hashlib
 import os
 import socket
-from collections.abc import AsyncIterator, Iterable
+from collections.abc import AsyncIterator, Sequence
 from contextlib import asynccontextmanager
 from typing import TYPE_CHECKING, ClassVar
 
 import asyncpg
 
-from ..errors import AuthenticationFailed, BadURL, MissingDatabase, ServerUnreachable
-from ..urls import DatabaseURL
-from .base import Args, Column, EngineInfo, EngineOptions, Row, Schema, Table
-from .pool import Pool
+from ...errors import AuthenticationFailed, BadURL, MissingDatabase, ServerUnreachable
+from ...urls import DatabaseURL
+from ..base import NO_STATEMENT, Args, EngineInfo, EngineOptions, Row, StatementProblem
+from ..pool import Pool
 
 if TYPE_CHECKING:
     from asyncpg.prepared_stmt import PreparedStatement
@@ -43,16 +29,9 @@ DEFAULT_PORT = 5432
 SSL_MODES = ("disable", "prefer")
 URL_PARAMS = ("host", "sslmode")
 STATEMENTS_PER_CONNECTION = 200
-# Snapshots are databases named `<db>_dbladder_snapshot`; CREATE and DROP DATABASE run from the
-# first of these that is not the database itself.
-SNAPSHOT_SUFFIX = "_dbladder_snapshot"
-MAX_IDENTIFIER_BYTES = 63  # NAMEDATALEN - 1
-MAINTENANCE_DATABASES = ("postgres", "template1")
 
 DURABILITY_SETTINGS = ("fsync", "synchronous_commit", "wal_level", "full_page_writes")
 OTHER_SETTINGS = ("shared_buffers", "max_connections", "effective_cache_size", "max_wal_size")
-
-TYPES = {"int": "INTEGER", "bigint": "BIGINT", "text": "TEXT"}
 
 
 def rewrite_placeholders(sql: str) -> str:
@@ -132,7 +111,18 @@ class _Endpoint:
         self.port = url.port or DEFAULT_PORT
         self.user = url.user or DEFAULT_USER
         self.password = url.password
+        self.password_source = url.password_source
         self.database = url.database or DEFAULT_DATABASE
+
+    def __repr__(self) -> str:  # no password
+        return f"<PostgreSQL endpoint {self.user}@{self.address}/{self.database}>"
+
+    @property
+    def password_hint(self) -> str:
+        """What to check when the server refuses the user, naming where the password came from."""
+        if self.password_source:
+            return f"check the user name, and the password in {self.password_source}"
+        return "no password in the URL or PGPASSWORD: give one there or in ~/.pgpass"
 
     @property
     def address(self) -> str:
@@ -278,7 +268,9 @@ class _Read:
         )
 
 
-class PostgresEngine:
+class PostgresCore:
+    """Endpoint, pool and sessions: what loading and snapshots build on."""
+
     name: ClassVar[str] = "postgresql"
 
     def __init__(self, url: DatabaseURL, options: EngineOptions):
@@ -315,8 +307,7 @@ class PostgresEngine:
         except asyncpg.InvalidAuthorizationSpecificationError as exc:
             # 28P01 (bad password) and 28000 (no such role, or pg_hba.conf has no entry).
             raise AuthenticationFailed(
-                f"{where} refused user {end.user!r}: {_first_line(exc)}; "
-                "check the user name and password in the URL"
+                f"{where} refused user {end.user!r}: {_first_line(exc)}; {end.password_hint}"
             ) from None
         except (
             asyncpg.TooManyConnectionsError,  # max_connections reached
@@ -403,177 +394,31 @@ class PostgresEngine:
             settings={name: values[name] for name in OTHER_SETTINGS},
         )
 
-    async def recreate_schema(self, schema: Schema) -> None:
-        async with self.transaction() as session:
-            for table in reversed(schema.tables):
-                await session.execute(f"DROP TABLE IF EXISTS {table.name} CASCADE")
-            for table in schema.tables:
-                await session.execute(_create_table_sql(table))
-
-    async def bulk_load(self, table: Table, rows: Iterable[Row]) -> None:
-        # One binary COPY per table, fed straight from the row iterator: asyncpg encodes rows into
-        # 512 kB CopyData messages and waits whenever the socket's buffer is full, so memory stays
-        # at one generated chunk plus one message, and generating overlaps the server's inserting.
-        # Measured (100k products, 1M orders, 2M items; 2 cores, PostgreSQL 15, 3 runs each):
-        #   streamed, keys built after the load       orders 0.4-0.7 s, items 0.8-1.4 s, peak RSS 88 MB
-        #   lists of 100k rows, one COPY per list     orders 0.7-1.1 s, items 1.2-1.9 s, peak RSS 91 MB
-        #   lists of 500k rows, one COPY per list     orders 0.7-1.2 s, items 1.5-1.9 s, peak RSS 255 MB
-        #   primary keys in place during the COPY     orders 1.3-2.2 s, items 2.6-3.9 s
-        # Building the three primary keys afterwards takes 0.7 s, so the keys come in finish_load.
-        connection = await self._pool.acquire()
-        broken = False
-        try:
-            await connection.raw.copy_records_to_table(
-                table.name, records=rows, columns=list(table.column_names)
-            )
-        except asyncpg.PostgresError:
-            raise
-        except BaseException:
-            broken = True
-            raise
-        finally:
-            await self._pool.release(connection, broken=_left_broken(connection, broken))
-
-    async def finish_load(self, schema: Schema) -> None:
-        async with self.read() as session:
-            # One build at a time: PostgreSQL already sorts each build with parallel workers
-            # (max_parallel_maintenance_workers); two builds side by side measured no faster.
-            for table in schema.tables:
-                if not await _has_primary_key(session, table):
-                    await session.execute(_primary_key_sql(table))
-            for index in schema.indexes:
-                await session.execute(
-                    f"CREATE INDEX IF NOT EXISTS {index.name} ON {index.table} ({', '.join(index.columns)})"
-                )
-            for table in schema.tables:
-                generated = table.generated_id
-                if generated is not None:
-                    # Rows loaded with explicit ids leave the identity sequence at 1: move it past them.
-                    await session.execute(
-                        f"SELECT setval(pg_get_serial_sequence('{table.name}', '{generated.name}'), "
-                        f"coalesce(max({generated.name}), 0) + 1, false) FROM {table.name}"
-                    )
-            # VACUUM as well as ANALYZE (0.33 s against 0.20 s for the 3.1M seeded rows): it sets the
-            # hint bits and the visibility map now, so the first run's reads do not dirty every
-            # page they touch, index-only scans can skip the heap, and autovacuum has nothing left
-            # to do in the middle of a run. VACUUM cannot run inside a transaction block: the
-            # session is in autocommit, and a statement without arguments goes as a simple query.
-            await session.execute(f"VACUUM ANALYZE {', '.join(t.name for t in schema.tables)}")
-
-    async def table_exists(self, name: str) -> bool:
-        async with self.read() as session:
-            row = await session.fetch_one(
-                "SELECT 1 FROM pg_tables WHERE schemaname = current_schema() AND tablename = ?", (name,)
-            )
-        return row is not None
-
     def counters(self) -> dict[str, int]:
         return {}
 
-    @asynccontextmanager
-    async def _maintenance(self) -> AsyncIterator[asyncpg.Connection]:
-        """A connection to another database of the server, for CREATE and DROP DATABASE of this one."""
-        database = next(name for name in MAINTENANCE_DATABASES if name != self.endpoint.database)
-        connection = await self._connect(database)
+    async def check_statements(self, statements: Sequence[str]) -> list[StatementProblem]:
+        """Each text prepared (parsed, analysed against the schema, planned) by the server and not
+        kept: asyncpg's `prepare()` does not cache, and the server drops the statement once
+        the object is gone. PostgreSQL itself refuses a text of two statements."""
+        problems = []
+        connection = await self._pool.acquire()
+        interrupted = False
         try:
-            yield connection.raw
+            for sql in statements:
+                if not sql.strip():  # PostgreSQL prepares an empty text without a word
+                    problems.append(StatementProblem(sql, NO_STATEMENT))
+                    continue
+                try:
+                    await connection.raw.prepare(rewrite_placeholders(sql))
+                except asyncpg.PostgresError as exc:
+                    problems.append(StatementProblem.refused(sql, str(exc)))
+        except BaseException:
+            interrupted = True
+            raise
         finally:
-            await connection.raw.close()
-
-    async def save_snapshot(self) -> str | None:
-        """`CREATE DATABASE <db>_dbladder_snapshot TEMPLATE <db>`: a file-level copy by the server.
-
-        None when the user may not both create databases and drop this one (what a restore does).
-        """
-        database = self.endpoint.database
-        snapshot = snapshot_name(database)
-        # A template must have no other session while it is copied: our own pool's go first.
-        await self._pool.close()
-        try:
-            async with self._maintenance() as admin:
-                allowed = await admin.fetchval(
-                    "SELECT r.rolsuper OR (r.rolcreatedb AND pg_has_role(r.oid, d.datdba, 'MEMBER')) "
-                    "FROM pg_roles r, pg_database d WHERE r.rolname = current_user AND d.datname = $1",
-                    database,
-                )
-                if not allowed:
-                    return None
-                await admin.execute(f"DROP DATABASE IF EXISTS {_quote(snapshot)} WITH (FORCE)")
-                await admin.execute(_copy_database_sql(admin, snapshot, database))
-        finally:
-            self._pool = self._new_pool()
-        return snapshot
-
-    async def restore_snapshot(self, token: str) -> None:
-        """Drop the database and create it again from the snapshot, with the same owner.
-
-        Database-level settings (ALTER DATABASE ... SET) and grants on the database itself are not
-        part of a template copy; the data, schema, sequences and statistics are.
-        """
-        snapshot = _checked_token(token)
-        database = self.endpoint.database
-        await self._pool.close()
-        try:
-            async with self._maintenance() as admin:
-                if not await admin.fetchval("SELECT true FROM pg_database WHERE datname = $1", snapshot):
-                    raise MissingDatabase(
-                        f"PostgreSQL has no snapshot database {snapshot!r}; save_snapshot() makes one"
-                    )
-                owner = await admin.fetchval(
-                    "SELECT pg_get_userbyid(datdba) FROM pg_database WHERE datname = $1", database
-                )
-                # FORCE ends any session a caller forgot (a service that did not stop).
-                await admin.execute(f"DROP DATABASE IF EXISTS {_quote(database)} WITH (FORCE)")
-                await admin.execute(_copy_database_sql(admin, database, snapshot, owner))
-        finally:
-            self._pool = self._new_pool()
-        await self.open()
-
-    async def drop_snapshot(self, token: str) -> None:
-        snapshot = _checked_token(token)
-        async with self._maintenance() as admin:
-            await admin.execute(f"DROP DATABASE IF EXISTS {_quote(snapshot)} WITH (FORCE)")
-
-
-def snapshot_name(database: str) -> str:
-    """`<database>_dbladder_snapshot`, shortened with a hash of the name to fit an identifier."""
-    name = database + SNAPSHOT_SUFFIX
-    if len(name.encode()) <= MAX_IDENTIFIER_BYTES:
-        return name
-    digest = hashlib.sha256(database.encode()).hexdigest()[:8]
-    room = MAX_IDENTIFIER_BYTES - len(SNAPSHOT_SUFFIX) - len(digest) - 1
-    head = database.encode()[:room].decode(errors="ignore")
-    return f"{head}_{digest}{SNAPSHOT_SUFFIX}"
-
-
-def _checked_token(token: str) -> str:
-    """The snapshot database of a token; refuses anything else, so a mistake cannot drop a database."""
-    if not token.endswith(SNAPSHOT_SUFFIX):
-        raise ValueError(f"not a PostgreSQL snapshot token: {token!r}")
-    return token
-
-
-def _quote(name: str) -> str:
-    return '"' + name.replace('"', '""') + '"'
-
-
-def _copy_database_sql(admin: asyncpg.Connection, new: str, template: str, owner: str | None = None) -> str:
-    """CREATE DATABASE `new` as a copy of `template`.
-
-    STRATEGY FILE_COPY (PostgreSQL 15 and later; older servers have no other): the server
-    checkpoints, copies the files and syncs them, so nothing is left to write back during the
-    run. The default since 15, WAL_LOG, writes every page to the WAL and to shared buffers and
-    leaves the checkpoint of the whole copy to fall into the run, unless a CHECKPOINT follows
-    (which needs superuser or pg_checkpoint). With that checkpoint counted, the two took the same
-    time within this machine's noise: a whole restore of the seeds' 289 MB, median of 3, was
-    1.9 and 2.7 s with FILE_COPY against 2.6 and 2.1 s with WAL_LOG (docs/design.md).
-    """
-    sql = f"CREATE DATABASE {_quote(new)} TEMPLATE {_quote(template)}"
-    if admin.get_server_version().major >= 15:
-        sql += " STRATEGY FILE_COPY"
-    if owner:
-        sql += f" OWNER {_quote(owner)}"
-    return sql
+            await self._pool.release(connection, broken=_left_broken(connection, interrupted))
+        return problems
 
 
 def _left_broken(connection: _Connection, interrupted: bool) -> bool:
@@ -584,26 +429,3 @@ def _left_broken(connection: _Connection, interrupted: bool) -> bool:
 
 def _first_line(exc: BaseException) -> str:
     return str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
-
-
-async def _has_primary_key(session: _Session, table: Table) -> bool:
-    row = await session.fetch_one(
-        "SELECT 1 FROM pg_index WHERE indrelid = to_regclass(?) AND indisprimary", (table.name,)
-    )
-    return row is not None
-
-
-def _column_sql(column: Column) -> str:
-    if column.generated_id:
-        return f"{column.name} BIGINT GENERATED BY DEFAULT AS IDENTITY"
-    if column.type == "text" and column.max_length:
-        return f"{column.name} VARCHAR({column.max_length}) NOT NULL"
-    return f"{column.name} {TYPES[column.type]} NOT NULL"
-
-
-def _create_table_sql(table: Table) -> str:
-    return f"CREATE TABLE {table.name} ({', '.join(_column_sql(c) for c in table.columns)})"
-
-
-def _primary_key_sql(table: Table) -> str:
-    return f"ALTER TABLE {table.name} ADD PRIMARY KEY ({', '.join(table.primary_key)})"

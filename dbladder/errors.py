@@ -53,27 +53,24 @@ class NotWritable(DbladderError):
 
 
 class NotSeeded(DbladderError):
-    """The database has no shop schema or data; `dbladder seed` creates it."""
+    """The database has no tables or data of the workload; `dbladder seed` creates them."""
 
 
 class PoolTimeout(DbladderError):
     """No pooled connection became free in time (the service answers 503)."""
 
 
-class OutOfStock(DbladderError):
-    """An order asked for more of a product than is in stock; the transaction was rolled back."""
+class Conflict(DbladderError):
+    """A well-formed request the data cannot fill (the service answers 409): out of stock, already done.
 
-    def __init__(self, product_id: int):
-        self.product_id = product_id
-        super().__init__(f"not enough stock for product {product_id}")
+    Workloads raise it (or a subclass) inside a transaction, so the transaction rolls back. `code`
+    is a short machine word for the JSON error body, `details` are its extra fields.
+    """
 
-
-class UnknownProduct(DbladderError):
-    """An order named a product id that does not exist; the transaction was rolled back."""
-
-    def __init__(self, product_id: int):
-        self.product_id = product_id
-        super().__init__(f"no product with id {product_id}")
+    def __init__(self, code: str, message: str, **details: object):
+        super().__init__(message)
+        self.code = code
+        self.details = details
 
 
 class DatabaseTimeout(DbladderError):
@@ -81,7 +78,7 @@ class DatabaseTimeout(DbladderError):
 
 
 class InvalidRequest(DbladderError):
-    """A request to the shop service that fails validation; the service answers 400 with this message."""
+    """A request to the web service that fails validation; the service answers 400 with this message."""
 
 
 class WriterUnavailable(DbladderError):
@@ -89,7 +86,7 @@ class WriterUnavailable(DbladderError):
 
 
 class ServiceFailed(DbladderError):
-    """The shop service did not start, or a process of it died; the message says why (and shows its log)."""
+    """The web service did not start, or a process of it died; the message says why (and shows its log)."""
 
 
 class PortInUse(DbladderError):

@@ -1,13 +1,14 @@
-"""The shop service as an RSGI app: a small router, the handlers, and errors mapped to statuses.
+"""The web service as an RSGI app: the workload's routes, its operations, and errors mapped to statuses.
 
 granian calls `__rsgi_init__(loop)` in each worker process before it serves (the loop is not
 running yet), `__rsgi__` per request, and `__rsgi_del__(loop)` after the worker has stopped
 accepting and its in-flight requests have finished; so the engine opens and closes there.
 
-Statuses: 400 for anything a client sent wrong (InvalidRequest), 404 for a missing product, order
-or path, 409 when an order cannot be filled (not enough stock, or a product id that does not exist:
-the request is well formed and the endpoint exists, the catalogue just cannot fill it), 503 when
-the database or its queue is out of capacity (pool timeout, database timeout, writer unavailable),
+Each operation of the workload is one route: the app reads the body (bounded), lets the operation
+parse the request, runs it with the workload's context and encodes its answer. Statuses: 400 for
+anything a client sent wrong (InvalidRequest), 404 for a missing row or path, 409 when the data
+cannot fill a well-formed request (Conflict: not enough stock, already done), 503 when the
+database or its queue is out of capacity (pool timeout, database timeout, writer unavailable),
 500 only for a bug. Every answer is JSON.
 
 Every request except /healthz and /stats is timed in three parts, each into a histogram kept in
@@ -23,8 +24,8 @@ from __future__ import annotations
 import asyncio
 import functools
 import logging
-from collections.abc import Sequence
 from time import perf_counter
+from typing import Any
 
 from granian.rsgi import HTTPProtocol, Scope
 
@@ -32,18 +33,19 @@ from ..engines import create_engine
 from ..engines.base import Engine
 from ..engines.pool import RequestTiming, request_timing
 from ..errors import (
+    Conflict,
     DatabaseTimeout,
     InvalidRequest,
-    OutOfStock,
     PoolTimeout,
     ServerUnreachable,
-    UnknownProduct,
     WriterUnavailable,
 )
-from ..workloads import shop
-from . import stats, validation
+from ..workloads.base import Answer, HttpRequest, Operation, Workload
+from ..workloads.parsing import MAX_BODY_BYTES
+from ..workloads.registry import load_workload
+from . import stats
 from .config import RuntimePaths, ServiceConfig
-from .responses import JSON_HEADERS, Headers, HTTPError, Router, encode, error_body, read_body
+from .responses import JSON_HEADERS, Handler, Headers, HTTPError, Router, encode, error_body, read_body
 from .writer import WriterClient
 
 log = logging.getLogger(__name__)
@@ -57,20 +59,20 @@ RETRY_HEADERS: Headers = [*JSON_HEADERS, ("retry-after", "1")]
 UNTIMED_PATHS = frozenset({"/healthz", "/stats"})
 
 
-class ShopApp:
-    """One worker's app: an engine, an order writer, a counters slot and the routes."""
+class ServiceApp:
+    """One worker's app: the workload, an engine, its context, an optional writer, the routes."""
 
-    def __init__(self, config: ServiceConfig, paths: RuntimePaths):
+    def __init__(self, config: ServiceConfig, paths: RuntimePaths, workload: Workload | None = None):
         self.config = config
         self.paths = paths
+        self.workload = workload or load_workload(config.workload)
         self.router = Router()
         self.router.add("GET", "/healthz", self.healthz)
         self.router.add("GET", "/stats", self.stats)
-        self.router.add("GET", "/products/{id}", self.product)
-        self.router.add("GET", "/products", self.products_page)
-        self.router.add("GET", "/orders/{id}", self.order)
-        self.router.add("POST", "/orders", self.create_order)
+        for index, operation in enumerate(self.workload.operations):
+            self.router.add(operation.method, operation.route, self._handler(index, operation))
         self._engine: Engine | None = None
+        self._context: Any = None
         self._writer: WriterClient | None = None
         self._slot: stats.Slot | None = None
         # The slot's own dict once the worker has one; counting before that goes nowhere.
@@ -85,6 +87,7 @@ class ShopApp:
         self._loop = loop
         self._engine = create_engine(self.config.db_url, self.config.engine_options)
         loop.run_until_complete(self._engine.open())
+        self._context = loop.run_until_complete(self.workload.open(self._engine))
         if self.paths.writer_socket is not None:
             self._writer = WriterClient(self.paths.writer_socket, self.config.pool_timeout)
         self._slot = stats.Slot(self.paths.stats, "worker")
@@ -97,6 +100,8 @@ class ShopApp:
             self._flush_timer.cancel()
         if self._writer is not None:
             loop.run_until_complete(self._writer.close())
+        if self._context is not None:
+            loop.run_until_complete(self.workload.close(self._context))
         if self._engine is not None:
             loop.run_until_complete(self._engine.close())
         if self._slot is not None:
@@ -132,18 +137,17 @@ class ShopApp:
         counters["requests"] += 1
         headers = JSON_HEADERS
         try:
-            handler, argument = self.router.match(scope.method, scope.path)
-            status, body = await handler(scope, proto, argument)
+            handler, params = self.router.match(scope.method, scope.path)
+            status, body = await handler(scope, proto, params)
         except HTTPError as exc:
             counters["client_errors"] += 1
             status, headers, body = exc.status, exc.headers, exc.body
         except InvalidRequest as exc:
             counters["client_errors"] += 1
             status, body = 400, error_body("bad_request", str(exc))
-        except (OutOfStock, UnknownProduct) as exc:
+        except Conflict as exc:
             counters["client_errors"] += 1
-            code = "out_of_stock" if isinstance(exc, OutOfStock) else "unknown_product"
-            status, body = 409, error_body(code, str(exc), product_id=exc.product_id)
+            status, body = 409, error_body(exc.code, str(exc), **exc.details)
         except UNAVAILABLE_ERRORS as exc:
             counters["unavailable"] += 1
             message = str(exc) or type(exc).__name__
@@ -156,11 +160,45 @@ class ShopApp:
             self._timing.record(timing.pool_wait, timing.held, perf_counter() - started)
         proto.response_bytes(status, headers, body)
 
-    async def healthz(self, scope: Scope, proto: HTTPProtocol, argument: str) -> tuple[int, bytes]:
+    def _handler(self, index: int, operation: Operation) -> Handler:
+        """The route of one operation: read, parse, run (here or in the single writer), encode."""
+        reads_body = operation.method != "GET"
+        parse, run = operation.parse, operation.run
+        forwarded = operation.write and self.paths.writer_socket is not None
+
+        async def handle(scope: Scope, proto: HTTPProtocol, params: dict[str, str]) -> tuple[int, bytes]:
+            body = await read_body(scope, proto, MAX_BODY_BYTES) if reads_body else b""
+            args = parse(HttpRequest(params, scope.query_string, body))
+            if forwarded:
+                answer = await self._forward(index, args)
+            else:
+                answer = await run(self._context, args)
+            if operation.write and answer.status < 300:
+                if not forwarded:  # else the writer process counts the writes it makes
+                    self._counters["writes"] += 1
+                self._flush()  # busy waits show in /stats as soon as the client has its answer
+            return answer.status, encode(answer.body)
+
+        return handle
+
+    async def _forward(self, index: int, args: Any) -> Answer:
+        """A write done by the single SQLite writer; the wait for its answer is database time."""
+        writer = self._writer
+        if writer is None:
+            raise WriterUnavailable("the SQLite writer is not connected")
+        asked_at = perf_counter()
+        try:
+            return await writer.run(index, args)
+        finally:
+            timing = request_timing.get()
+            if timing is not None:
+                timing.held += perf_counter() - asked_at
+
+    async def healthz(self, scope: Scope, proto: HTTPProtocol, params: dict[str, str]) -> tuple[int, bytes]:
         """Answers without touching the database: the process serves, nothing more."""
         return 200, HEALTHY
 
-    async def stats(self, scope: Scope, proto: HTTPProtocol, argument: str) -> tuple[int, bytes]:
+    async def stats(self, scope: Scope, proto: HTTPProtocol, params: dict[str, str]) -> tuple[int, bytes]:
         """The counters of every process of this service, summed, and per process.
 
         "timing" holds the request-time histograms (Histogram.to_dict(), microseconds) merged over
@@ -173,6 +211,7 @@ class ShopApp:
         return 200, encode(
             {
                 "engine": self.engine.name,
+                "workload": self.workload.name,
                 "workers": self.config.workers,
                 "ready_workers": sum(1 for p in processes if p.role == "worker" and alive[p.pid]),
                 "sqlite_writers": self.config.sqlite_writers,
@@ -187,56 +226,12 @@ class ShopApp:
             }
         )
 
-    async def product(self, scope: Scope, proto: HTTPProtocol, argument: str) -> tuple[int, bytes]:
-        product_id = validation.parse_id(argument, "product id")
-        found = await shop.product_by_id(self.engine, product_id)
-        if found is None:
-            raise HTTPError(404, "not_found", f"no product with id {product_id}")
-        return 200, encode(found)
 
-    async def products_page(self, scope: Scope, proto: HTTPProtocol, argument: str) -> tuple[int, bytes]:
-        category, after = validation.parse_page_query(scope.query_string)
-        products = await shop.products_page(self.engine, category, after)
-        next_after = products[-1]["id"] if len(products) == shop.PAGE_SIZE else None
-        return 200, encode({"products": products, "next_after": next_after})
-
-    async def order(self, scope: Scope, proto: HTTPProtocol, argument: str) -> tuple[int, bytes]:
-        order_id = validation.parse_id(argument, "order id")
-        found = await shop.order_with_items(self.engine, order_id)
-        if found is None:
-            raise HTTPError(404, "not_found", f"no order with id {order_id}")
-        return 200, encode(found)
-
-    async def create_order(self, scope: Scope, proto: HTTPProtocol, argument: str) -> tuple[int, bytes]:
-        body = await read_body(scope, proto, validation.MAX_BODY_BYTES)
-        customer_id, items = validation.parse_new_order(body)
-        try:
-            order_id, total = await self._write_order(customer_id, items)
-            if self._writer is None:  # else the writer process counts the orders it writes
-                self._counters["orders_created"] += 1
-        finally:
-            self._flush()  # busy waits show in /stats as soon as the client has its answer
-        return 201, encode({"id": order_id, "total_cents": total})
-
-    async def _write_order(self, customer_id: int, items: Sequence[tuple[int, int]]) -> tuple[int, int]:
-        if self._writer is not None:
-            # No pool in this process sees the write: the wait for the writer's answer is the
-            # request's database time (its turn in the writer's queue included).
-            asked_at = perf_counter()
-            try:
-                return await self._writer.create_order(customer_id, items)
-            finally:
-                timing = request_timing.get()
-                if timing is not None:
-                    timing.held += perf_counter() - asked_at
-        return await shop.create_order(self.engine, customer_id, items)
-
-
-def create_app(config: ServiceConfig, paths: RuntimePaths) -> ShopApp:
+def create_app(config: ServiceConfig, paths: RuntimePaths) -> ServiceApp:
     """The app granian loads in each worker (the factory gets the whole configuration)."""
-    return ShopApp(config, paths)
+    return ServiceApp(config, paths)
 
 
-def app_loader(config: ServiceConfig, paths: RuntimePaths) -> functools.partial[ShopApp]:
+def app_loader(config: ServiceConfig, paths: RuntimePaths) -> functools.partial[ServiceApp]:
     """A picklable loader for granian's `target_loader`: the configuration travels as its argument."""
     return functools.partial(create_app, config, paths)

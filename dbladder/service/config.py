@@ -26,9 +26,12 @@ MAX_WORKERS = 64
 
 @dataclass(frozen=True)
 class ServiceConfig:
-    """How to run the shop service; the defaults bind loopback with one worker."""
+    """How to run the web service; the defaults bind loopback with one worker."""
 
     db_url: str
+    # The workload whose routes the service answers: a name, a .py file or module:attr
+    # (dbladder.workloads.registry); every process loads it from this text.
+    workload: str = "shop"
     host: str = DEFAULT_HOST
     # 0 picks a free port when the service starts (`with_free_port`).
     port: int = DEFAULT_PORT
@@ -80,6 +83,8 @@ class ServiceConfig:
             engine = parse_url(self.db_url).engine
         except DbladderError as exc:
             problems.append(f"db_url: {exc}")
+        if not self.workload.strip():
+            problems.append("workload must name a workload: shop, a .py file or module:attr")
         if not self.host:
             problems.append("host must name an address to bind, e.g. 127.0.0.1")
         if not 0 <= self.port <= 65535:

@@ -11,7 +11,7 @@ from granian.rsgi import HTTPProtocol, Scope
 from ..errors import InvalidRequest
 
 Headers = list[tuple[str, str]]
-Handler = Callable[[Scope, HTTPProtocol, str], Awaitable[tuple[int, bytes]]]
+Handler = Callable[[Scope, HTTPProtocol, dict[str, str]], Awaitable[tuple[int, bytes]]]
 
 JSON_HEADERS: Headers = [("content-type", "application/json")]
 
@@ -34,29 +34,44 @@ def error_body(code: str, message: str, **extra: Any) -> bytes:
 
 
 class Router:
-    """Exact paths and `PREFIX/{id}` paths, each with a handler per method.
+    """Routes of fixed segments and `{name}` parameters, each with a handler per method.
 
-    A handler gets the scope, the protocol and the `{id}` segment as text ("" for exact paths);
-    it validates the segment itself, so a malformed id is a 400 and not a 404.
+    A handler gets the scope, the protocol and the path parameters as text; it validates them
+    itself, so a malformed id is a 400 and not a 404. A path without parameters is one dict
+    lookup; the others are matched by their number of segments, fixed segments before parameters.
     """
 
     def __init__(self) -> None:
         self._exact: dict[str, dict[str, Handler]] = {}
-        self._with_id: dict[str, dict[str, Handler]] = {}
+        # segment count -> [(segments, parameter positions, methods)], most fixed segments first
+        self._patterns: dict[int, list[tuple[tuple[str, ...], tuple[tuple[int, str], ...], dict[str, Handler]]]] = {}
 
     def add(self, method: str, pattern: str, handler: Handler) -> None:
-        if pattern.endswith("/{id}"):
-            self._with_id.setdefault(pattern[: -len("/{id}")], {})[method] = handler
-        else:
-            self._exact.setdefault(pattern, {})[method] = handler
+        segments = tuple(pattern.strip("/").split("/"))
+        parameters = tuple((i, s[1:-1]) for i, s in enumerate(segments) if s.startswith("{") and s.endswith("}"))
+        if not parameters:
+            self._exact.setdefault("/" + "/".join(segments), {})[method] = handler
+            return
+        candidates = self._patterns.setdefault(len(segments), [])
+        for known, _, methods in candidates:
+            if known == segments:
+                methods[method] = handler
+                return
+        candidates.append((segments, parameters, {method: handler}))
+        candidates.sort(key=lambda candidate: len(candidate[1]))
 
-    def match(self, method: str, path: str) -> tuple[Handler, str]:
-        """The handler and `{id}` text for a request, or HTTPError 404 / 405."""
-        argument = ""
+    def match(self, method: str, path: str) -> tuple[Handler, dict[str, str]]:
+        """The handler and path parameters for a request, or HTTPError 404 / 405."""
+        params: dict[str, str] = {}
         methods = self._exact.get(path)
         if methods is None:
-            head, _, argument = path.rpartition("/")
-            methods = self._with_id.get(head)
+            parts = path.strip("/").split("/")
+            for segments, parameters, candidate in self._patterns.get(len(parts), ()):
+                variable = {i for i, _ in parameters}
+                if all(parts[i] == segment for i, segment in enumerate(segments) if i not in variable):
+                    methods = candidate
+                    params = {name: parts[i] for i, name in parameters}
+                    break
             if methods is None:
                 raise HTTPError(404, "not_found", f"no such path: {path[:100]}")
         handler = methods.get(method)
@@ -68,7 +83,7 @@ class Router:
                 f"{method[:10]} is not allowed here; use {allowed}",
                 [("allow", allowed)],
             )
-        return handler, argument
+        return handler, params
 
 
 async def read_body(scope: Scope, proto: HTTPProtocol, limit: int) -> bytes:

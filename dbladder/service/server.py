@@ -39,7 +39,7 @@ from granian.server import MPServer
 from ..engines import opened
 from ..engines.base import EngineInfo
 from ..errors import NotSeeded, PortInUse, ServiceFailed
-from ..workloads import shop
+from ..workloads.registry import load_workload
 from . import stats
 from .app import app_loader
 from .config import CONFIG_ENV, RuntimePaths, ServiceConfig
@@ -69,13 +69,14 @@ class ServiceStarted:
 
 
 async def check_database(config: ServiceConfig) -> EngineInfo:
-    """The engine's settings, after checking that the database is reachable and holds the shop."""
+    """The engine's settings, after checking that the database is reachable and holds the workload."""
+    workload = load_workload(config.workload)
     async with opened(config.db_url, config.engine_options) as engine:
-        for table in shop.SCHEMA.tables:
+        for table in workload.schema.tables:
             if not await engine.table_exists(table.name):
                 raise NotSeeded(
-                    f"{engine.url.redacted} has no {table.name} table; create the shop with "
-                    f"`dbladder seed --db {engine.url.redacted}`"
+                    f"{engine.url.redacted} has no {table.name} table; create the {workload.name} "
+                    f"workload's data with `dbladder seed --workload {config.workload} --db {engine.url.redacted}`"
                 )
         return await engine.describe()
 

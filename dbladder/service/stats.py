@@ -36,7 +36,7 @@ COUNTERS = (
     "client_errors",  # 4xx answers
     "unavailable",  # 503 answers: pool or writer queue timed out, database timeout
     "server_errors",  # 500 answers: a bug
-    "orders_created",
+    "writes",  # write operations that succeeded (orders created, posts written, ...)
     "busy_waits",  # sleeps on SQLite's file lock (the engine's busy handler counts them)
 )
 TIMINGS = (

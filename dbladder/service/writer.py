@@ -1,15 +1,16 @@
-"""One SQLite writer for every worker process (`--sqlite-writers 1`, seed 000).
+"""One SQLite writer for every worker process (`--sqlite-writers 1`, "Postgres vs SQLite under load").
 
 SQLite lets one connection write at a time; when every worker writes through its own pool, the
 losers sleep on the file lock (the busy handler) and their whole event loop sleeps with them.
 With one writer, every write of every worker goes through exactly one connection, owned by one
-writer process; workers forward `create_order` to it over a Unix socket, so writes queue inside
-the service instead of sleeping on the lock.
+writer process; workers forward each write operation (its index in the workload and its
+arguments) to it over a Unix socket, so writes queue inside the service instead of sleeping on
+the lock.
 
 The protocol is a 4-byte big-endian length and a msgpack body, both ways. Requests carry an id
 (replies can come in any order) and a deadline on the shared monotonic clock: a write that has
 not started by then is refused with TIMED_OUT, the same promise as the pool timeout, so a 503 never
-hides an order that was created after all.
+hides a write that was made after all.
 """
 
 from __future__ import annotations
@@ -25,47 +26,43 @@ import time
 from collections.abc import Sequence
 from multiprocessing.connection import Connection
 from pathlib import Path
+from typing import Any
 
 import msgspec
 
 from ..engines import create_engine
 from ..engines.base import Engine
-from ..errors import (
-    DatabaseTimeout,
-    DbladderError,
-    OutOfStock,
-    PoolTimeout,
-    UnknownProduct,
-    WriterUnavailable,
-)
-from ..workloads import shop
+from ..errors import Conflict, DatabaseTimeout, DbladderError, PoolTimeout, WriterUnavailable
+from ..workloads.base import Answer, Workload
+from ..workloads.registry import load_workload
 from . import stats
 from .config import ServiceConfig
 
 log = logging.getLogger(__name__)
 
 FRAME = struct.Struct(">I")
-MAX_FRAME_BYTES = 64 * 1024  # an order has at most MAX_ITEMS_PER_ORDER items: far below this
+MAX_FRAME_BYTES = 64 * 1024  # a write's arguments are a few hundred bytes: far below this
 # How long past its deadline a worker waits for a reply before it gives the writer up: the write
 # may have started just before the deadline and still needs its commit.
 REPLY_GRACE_SECONDS = 10.0
 
-OK, OUT_OF_STOCK, UNKNOWN_PRODUCT, TIMED_OUT, FAILED = range(5)
+OK, CONFLICT, TIMED_OUT, FAILED = range(4)
 
 
 class WriteRequest(msgspec.Struct, array_like=True, frozen=True):
     request_id: int
     deadline: float  # time.monotonic() by which the write must have started
-    customer_id: int
-    items: list[tuple[int, int]]
+    operation: int  # the index of the write operation in the workload
+    args: list[Any]
 
 
 class WriteReply(msgspec.Struct, array_like=True, frozen=True):
     request_id: int
     outcome: int
-    order_id: int = 0
-    total_cents: int = 0
-    product_id: int = 0
+    status: int = 0
+    body: Any = None
+    code: str = ""  # a Conflict's code and details
+    details: dict[str, Any] = {}
     message: str = ""
 
 
@@ -91,7 +88,9 @@ async def _read_frame(reader: asyncio.StreamReader) -> bytes:
 
 
 class _Writer:
-    def __init__(self, engine: Engine, slot: stats.Slot):
+    def __init__(self, workload: Workload, context: Any, engine: Engine, slot: stats.Slot):
+        self._operations = workload.operations
+        self._context = context
         self._engine = engine
         self._slot = slot
         self._tasks: set[asyncio.Task[None]] = set()
@@ -118,22 +117,22 @@ class _Writer:
     async def _outcome(self, request: WriteRequest) -> WriteReply:
         rid = request.request_id
         if time.monotonic() > request.deadline:
-            return WriteReply(
-                rid, TIMED_OUT, message="the write waited too long for the single SQLite writer"
-            )
+            return WriteReply(rid, TIMED_OUT, message="the write waited too long for the single SQLite writer")
+        if not 0 <= request.operation < len(self._operations):
+            return WriteReply(rid, FAILED, message=f"no operation number {request.operation}")
+        operation = self._operations[request.operation]
         try:
-            order_id, total = await shop.create_order(self._engine, request.customer_id, request.items)
-        except OutOfStock as exc:
-            return WriteReply(rid, OUT_OF_STOCK, product_id=exc.product_id)
-        except UnknownProduct as exc:
-            return WriteReply(rid, UNKNOWN_PRODUCT, product_id=exc.product_id)
+            answer = await operation.run(self._context, tuple(request.args))
+        except Conflict as exc:
+            return WriteReply(rid, CONFLICT, code=exc.code, details=exc.details, message=str(exc))
         except (PoolTimeout, DatabaseTimeout) as exc:
             return WriteReply(rid, TIMED_OUT, message=str(exc))
         except Exception as exc:
-            log.exception("the SQLite writer failed to create an order")
+            log.exception("the SQLite writer failed in %s", operation.name)
             return WriteReply(rid, FAILED, message=f"{type(exc).__name__}: {exc}")
-        self._slot.add("orders_created")
-        return WriteReply(rid, OK, order_id=order_id, total_cents=total)
+        if answer.status < 300:
+            self._slot.add("writes")
+        return WriteReply(rid, OK, status=answer.status, body=answer.body)
 
     async def drain(self, timeout: float) -> None:
         """Let the writes already received finish."""
@@ -145,12 +144,14 @@ async def _serve(config: ServiceConfig, socket_path: Path, stats_path: Path, rea
     # Exactly one connection: a pool of one, whatever the service's pool size.
     engine = create_engine(config.db_url, dataclasses.replace(config.engine_options, pool_size=1))
     try:
+        workload = load_workload(config.workload)
         await engine.open()
+        context = await workload.open(engine)
     except DbladderError as exc:
         ready.send(f"the SQLite writer cannot open the database: {exc}")
         return
     slot = stats.Slot(stats_path, "writer")
-    writer = _Writer(engine, slot)
+    writer = _Writer(workload, context, engine, slot)
     stop = asyncio.Event()
     loop = asyncio.get_running_loop()
     loop.add_signal_handler(signal.SIGTERM, stop.set)
@@ -161,6 +162,7 @@ async def _serve(config: ServiceConfig, socket_path: Path, stats_path: Path, rea
     finally:
         server.close()
         await writer.drain(config.shutdown_timeout)
+        await workload.close(context)
         await engine.close()
         slot.close()
 
@@ -222,16 +224,14 @@ class WriterClient:
                 if not future.done():
                     future.set_exception(WriterUnavailable("the SQLite writer closed the connection"))
 
-    async def create_order(self, customer_id: int, items: Sequence[tuple[int, int]]) -> tuple[int, int]:
-        """What `shop.create_order` returns or raises, done by the writer process."""
+    async def run(self, operation: int, args: Sequence[Any]) -> Answer:
+        """What the workload's write operation number `operation` answers or raises, done by the writer."""
         out = await self._connection()
         request_id = next(self._ids)
         future: asyncio.Future[WriteReply] = asyncio.get_running_loop().create_future()
         self._pending[request_id] = future
         try:
-            out.write(
-                _frame(WriteRequest(request_id, time.monotonic() + self._timeout, customer_id, list(items)))
-            )
+            out.write(_frame(WriteRequest(request_id, time.monotonic() + self._timeout, operation, list(args))))
             try:
                 async with asyncio.timeout(self._timeout + REPLY_GRACE_SECONDS):
                     reply = await future
@@ -242,11 +242,9 @@ class WriterClient:
         finally:
             del self._pending[request_id]
         if reply.outcome == OK:
-            return reply.order_id, reply.total_cents
-        if reply.outcome == OUT_OF_STOCK:
-            raise OutOfStock(reply.product_id)
-        if reply.outcome == UNKNOWN_PRODUCT:
-            raise UnknownProduct(reply.product_id)
+            return Answer(reply.status, reply.body)
+        if reply.outcome == CONFLICT:
+            raise Conflict(reply.code, reply.message, **reply.details)
         if reply.outcome == TIMED_OUT:
             raise PoolTimeout(f"{reply.message} (waited more than {self._timeout:g} s)")
         # FAILED: an unexpected error in the writer, a bug; the app answers 500 as for its own.

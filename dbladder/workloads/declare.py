@@ -1,0 +1,465 @@
+"""Your own web app as a workload, in one Python file: tables, rows, SQL with `?`, and weights.
+
+    from dbladder.workloads.declare import App, Column, Index, Param, Query, Sql, Table, Write
+
+    workload = App(
+        name="todo",
+        tables=[Table("users", [Column("id", "bigint"), Column("name", "text", max_length=64)], ["id"])],
+        sizes={"users": 10_000},
+        rows={"users": lambda n, r: (n, r.text(2, 3))},
+        operations=[
+            Query("user", "GET /users/{id}", "SELECT id, name FROM users WHERE id = ?",
+                  params={"id": Param.row("users")}, weight=90, one=True),
+            Write("rename", "POST /users/{id}/name",
+                  [Sql("UPDATE users SET name = ? WHERE id = ?", "name", "id", expect=1)],
+                  params={"id": Param.row("users"), "name": Param.text(1, 3)}, weight=10),
+        ],
+    )
+
+A `Query` is one SELECT run on a pooled connection; a `Write` is one transaction of `Sql`
+statements, each binding its `?` to named parameters in order. A statement with `returns=("id",)`
+reads its first row (an `INSERT ... RETURNING id`) and makes those values parameters of the
+statements after it; one with `expect=1` must change exactly that many rows, or the whole
+transaction rolls back and the request is answered 409 (the data cannot fill it). Parameters
+that are not in the route come from the query string (GET) or the JSON body (other methods), and
+the service checks them against their `Param` (400 with the parameter's name otherwise).
+
+Rows are made by a function per table, called with the row number n (1, 2, ...) and `r`, a random
+source that depends only on the seed, the table and n: the same rows on every engine and every
+run. `r.id("users")` is a row number of another table, `r.below(k)`, `r.between(a, b)`,
+`r.text(min_words, max_words)`, `r.choice(seq)`. A table with no function starts empty.
+
+Every SQL text is checked by the database when the workload is prepared, before any load starts,
+and a statement it refuses is reported with the engine's own message, the file and the operation.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Callable, Iterator, Mapping, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+from ..engines.base import Column, Engine, Index, Row, Schema, Table
+from ..errors import Conflict, InvalidRequest
+from .base import Answer, Args, DataSpec, Draw, HttpRequest, Operation, Sizes, Workload, WorkloadError
+from .parsing import MAX_BODY_BYTES, not_found, parse_query
+
+__all__ = ["App", "Column", "Index", "Param", "Query", "Sql", "Table", "Write"]
+
+_MASK = (1 << 64) - 1
+_WORDS = (
+    "alpha bravo charlie delta echo foxtrot golf hotel india juliet kilo lima mike november oscar papa "
+    "quebec romeo sierra tango uniform victor whiskey xray yankee zulu amber basil cedar dune ember fern "
+    "grove heath iris jade kelp lotus moss nettle olive pine quartz reed sage thyme umber vale willow"
+).split()
+
+
+def _mix64(z: int) -> int:
+    """splitmix64's finaliser: a well-spread 64-bit hash of z."""
+    z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9 & _MASK
+    z = (z ^ (z >> 27)) * 0x94D049BB133111EB & _MASK
+    return z ^ (z >> 31)
+
+
+class RowRandom:
+    """The random source of one row: a function of (seed, table, row number, draw number) alone."""
+
+    __slots__ = ("_base", "_count", "_sizes")
+
+    def __init__(self, seed: int, table: int, n: int, sizes: Sizes):
+        self._base = _mix64((seed * 0x9E3779B97F4A7C15 + table * 0xD1B54A32D192ED03 + n) & _MASK)
+        self._count = 0
+        self._sizes = sizes
+
+    def _next(self) -> int:
+        self._count += 1
+        return _mix64((self._base + self._count * 0x9E3779B97F4A7C15) & _MASK)
+
+    def below(self, k: int) -> int:
+        """A whole number from 0 to k - 1."""
+        return self._next() % k
+
+    def between(self, low: int, high: int) -> int:
+        """A whole number from low to high, both included."""
+        return low + self._next() % (high - low + 1)
+
+    def id(self, table: str) -> int:
+        """A row number of `table` (its size): 1 to sizes[table]."""
+        return 1 + self._next() % self._sizes[table]
+
+    def choice(self, options: Sequence[Any]) -> Any:
+        return options[self._next() % len(options)]
+
+    def text(self, min_words: int = 1, max_words: int = 4) -> str:
+        """Words from a fixed list, min_words to max_words of them, joined by spaces."""
+        return " ".join(_WORDS[self._next() % len(_WORDS)] for _ in range(self.between(min_words, max_words)))
+
+
+# ---------------------------------------------------------------------------------------------
+# Parameters
+
+
+@dataclass(frozen=True)
+class Param:
+    """How one named parameter is drawn for generated requests and checked in real ones."""
+
+    kind: str  # "row", "int", "text" or "choice"
+    table: str = ""
+    low: int = 0
+    high: int = 0
+    options: tuple[Any, ...] = ()
+
+    @classmethod
+    def row(cls, table: str) -> Param:
+        """An id of a seeded row of `table`: drawn uniformly from 1 to its size, checked as an id."""
+        return cls("row", table=table)
+
+    @classmethod
+    def int(cls, low: int, high: int) -> Param:
+        """A whole number from low to high."""
+        return cls("int", low=low, high=high)
+
+    @classmethod
+    def text(cls, min_words: int = 1, max_words: int = 4) -> Param:
+        """Text of min_words to max_words words; accepted up to 200 characters."""
+        return cls("text", low=min_words, high=max_words)
+
+    @classmethod
+    def choice(cls, *options: Any) -> Param:
+        """One of the given values."""
+        return cls("choice", options=tuple(options))
+
+    def validate(self, name: str, sizes: Sizes) -> list[str]:
+        if self.kind == "row" and self.table not in sizes:
+            return [f"parameter {name}: Param.row({self.table!r}) needs a size for {self.table!r} in sizes"]
+        if self.kind in ("int", "text") and not self.low <= self.high:
+            return [f"parameter {name}: low must not be above high ({self.low} > {self.high})"]
+        if self.kind == "choice" and not self.options:
+            return [f"parameter {name}: Param.choice needs at least one option"]
+        return []
+
+    def draw(self, draw: Draw, sizes: Sizes) -> Any:
+        if self.kind == "row":
+            return draw.id(sizes[self.table])
+        if self.kind == "int":
+            return self.low + draw.below(self.high - self.low + 1)
+        if self.kind == "text":
+            count = self.low + draw.below(self.high - self.low + 1)
+            return " ".join(_WORDS[draw.below(len(_WORDS))] for _ in range(count))
+        return self.options[draw.below(len(self.options))]
+
+    def check(self, name: str, value: Any) -> Any:
+        """`value` (text from a path or query, or a JSON value) as this parameter, or InvalidRequest."""
+        if self.kind in ("row", "int"):
+            if isinstance(value, str) and (value.isascii() and value.lstrip("-").isdigit() and len(value) <= 20):
+                value = int(value)
+            low, high = (1, 2**63 - 1) if self.kind == "row" else (self.low, self.high)
+            if not (isinstance(value, int) and not isinstance(value, bool) and low <= value <= high):
+                raise InvalidRequest(f"{name} must be a whole number from {low} to {high}, not {str(value)[:40]!r}")
+            return value
+        if self.kind == "text":
+            if not (isinstance(value, str) and 1 <= len(value) <= 200 and value.isprintable()):
+                raise InvalidRequest(f"{name} must be text of 1 to 200 printable characters")
+            return value
+        if value not in self.options:
+            for option in self.options:  # a choice of numbers arrives as text in a path or query
+                if str(option) == value:
+                    return option
+            raise InvalidRequest(f"{name} must be one of {', '.join(map(str, self.options))}")
+        return value
+
+
+# ---------------------------------------------------------------------------------------------
+# Statements and operations
+
+
+@dataclass(frozen=True)
+class Sql:
+    """One statement of a Write: SQL with `?`, the parameter names bound to them in order, and
+    optionally the columns its first row returns (as new parameters) or the rows it must change."""
+
+    text: str
+    params: tuple[str, ...] = ()
+    returns: tuple[str, ...] = ()
+    expect: int | None = None
+
+    def __init__(self, text: str, *params: str, returns: Sequence[str] = (), expect: int | None = None):
+        object.__setattr__(self, "text", text)
+        object.__setattr__(self, "params", tuple(params))
+        object.__setattr__(self, "returns", tuple(returns))
+        object.__setattr__(self, "expect", expect)
+
+
+@dataclass(frozen=True)
+class _Declared:
+    """What Query and Write have in common: a name, a route, parameters and a weight."""
+
+    name: str
+    route: str
+    params: Mapping[str, Param]
+    weight: float
+
+    @property
+    def method(self) -> str:
+        return self.route.split(" ", 1)[0].upper() if " " in self.route else "GET"
+
+    @property
+    def path(self) -> str:
+        return self.route.split(" ", 1)[1].strip() if " " in self.route else self.route
+
+    @property
+    def in_path(self) -> tuple[str, ...]:
+        return tuple(part[1:-1] for part in self.path.split("/") if part.startswith("{") and part.endswith("}"))
+
+    @property
+    def outside_path(self) -> tuple[str, ...]:
+        return tuple(name for name in self.params if name not in self.in_path)
+
+    def problems(self, sizes: Sizes, used: Sequence[str]) -> list[str]:
+        where = f"operation {self.name!r}"
+        problems = [f"{where}: {p}" for name, param in self.params.items() for p in param.validate(name, sizes)]
+        for name in self.in_path:
+            if name not in self.params:
+                problems.append(f"{where}: the route names {{{name}}} but params has no {name!r}")
+        for name in used:
+            if name not in self.params:
+                problems.append(f"{where}: a statement uses {name!r}, which is not one of its params")
+        return problems
+
+    def parse(self, request: HttpRequest) -> Args:
+        values: dict[str, Any] = dict(request.params)
+        if self.outside_path:
+            if self.method == "GET":
+                values.update(parse_query(request.query, self.outside_path))
+            else:
+                values.update(_json_object(request.body, self.outside_path))
+        missing = [name for name in self.params if name not in values]
+        if missing:
+            raise InvalidRequest(f"missing {', '.join(missing)}")
+        return tuple(param.check(name, values[name]) for name, param in self.params.items())
+
+    def draw(self, draw: Draw, sizes: Sizes) -> Args:
+        return tuple(param.draw(draw, sizes) for param in self.params.values())
+
+    def render(self, args: Args) -> tuple[str, bytes | None]:
+        values = dict(zip(self.params, args, strict=True))
+        path = "/".join(
+            str(values[part[1:-1]]) if part.startswith("{") else part for part in self.path.split("/")
+        )
+        outside = {name: values[name] for name in self.outside_path}
+        if self.method == "GET":
+            if outside:
+                from urllib.parse import urlencode
+
+                path += "?" + urlencode(outside)
+            return path, None
+        return path, json.dumps(outside, separators=(",", ":")).encode()
+
+
+def _json_object(body: bytes, names: Sequence[str]) -> dict[str, Any]:
+    if len(body) > MAX_BODY_BYTES:
+        raise InvalidRequest(f"the body is larger than {MAX_BODY_BYTES} bytes")
+    try:
+        value = json.loads(body) if body else {}
+    except ValueError as exc:
+        raise InvalidRequest(f"the body is not valid JSON: {exc}") from None
+    if not isinstance(value, dict):
+        raise InvalidRequest("the body must be a JSON object")
+    unknown = sorted(set(value) - set(names))
+    if unknown:
+        raise InvalidRequest(f"unknown field {unknown[0][:40]!r}; known: {', '.join(names)}")
+    return value
+
+
+@dataclass(frozen=True)
+class Query(_Declared):
+    """One SELECT: its rows as lists (200), or with one=True its first row, or 404 when there is none."""
+
+    sql: str = ""
+    one: bool = False
+
+    def __init__(
+        self,
+        name: str,
+        route: str,
+        sql: str,
+        params: Mapping[str, Param] | None = None,
+        weight: float = 1.0,
+        one: bool = False,
+    ):
+        object.__setattr__(self, "name", name)
+        object.__setattr__(self, "route", route)
+        object.__setattr__(self, "params", dict(params or {}))
+        object.__setattr__(self, "weight", weight)
+        object.__setattr__(self, "sql", sql)
+        object.__setattr__(self, "one", one)
+
+    def operation(self, sizes: Sizes) -> tuple[Operation, list[str]]:
+        problems = self.problems(sizes, ())
+        if self.sql.count("?") != len(self.params):
+            problems.append(
+                f"operation {self.name!r}: the SQL has {self.sql.count('?')} ? but {len(self.params)} params "
+                "(a Query binds its params to the ? in the order they are given)"
+            )
+        sql, one, name = self.sql, self.one, self.name
+
+        async def run(engine: Engine, args: Args) -> Answer:
+            async with engine.read() as session:
+                if one:
+                    row = await session.fetch_one(sql, args)
+                    if row is None:
+                        return Answer(404, not_found(f"{name}: no row for {list(args)}"))
+                    return Answer(200, list(row))
+                return Answer(200, [list(row) for row in await session.fetch_all(sql, args)])
+
+        operation = Operation(
+            self.name, self.method, self.path, False, self.weight, run, self.parse, self.draw, self.render,
+            statements=(self.sql,),
+        )
+        return operation, problems
+
+
+@dataclass(frozen=True)
+class Write(_Declared):
+    """One transaction of statements (201 with the values they returned; 409 when an `expect` fails)."""
+
+    statements: tuple[Sql, ...] = ()
+
+    def __init__(
+        self,
+        name: str,
+        route: str,
+        statements: Sequence[Sql | str],
+        params: Mapping[str, Param] | None = None,
+        weight: float = 1.0,
+    ):
+        object.__setattr__(self, "name", name)
+        object.__setattr__(self, "route", route if " " in route else f"POST {route}")
+        object.__setattr__(self, "params", dict(params or {}))
+        object.__setattr__(self, "weight", weight)
+        object.__setattr__(self, "statements", tuple(s if isinstance(s, Sql) else Sql(s) for s in statements))
+
+    def operation(self, sizes: Sizes) -> tuple[Operation, list[str]]:
+        available = set(self.params)
+        used: list[str] = []
+        problems: list[str] = []
+        for number, sql in enumerate(self.statements, 1):
+            if sql.text.count("?") != len(sql.params):
+                problems.append(
+                    f"operation {self.name!r}, statement {number}: the SQL has {sql.text.count('?')} ? but "
+                    f"names {len(sql.params)} parameters"
+                )
+            used += [name for name in sql.params if name not in available]
+            available |= set(sql.returns)
+        problems = self.problems(sizes, used) + problems
+        names = tuple(self.params)
+        statements = self.statements
+
+        async def run(engine: Engine, args: Args) -> Answer:
+            values = dict(zip(names, args, strict=True))
+            returned: dict[str, Any] = {}
+            async with engine.transaction() as session:
+                for sql in statements:
+                    bound = tuple(values[name] for name in sql.params)
+                    if sql.returns:
+                        row = await session.fetch_one(sql.text, bound)
+                        if row is None:
+                            raise Conflict("no_row", f"{sql.text[:60]} returned no row")
+                        got = dict(zip(sql.returns, row, strict=False))
+                        values.update(got)
+                        returned.update(got)
+                    else:
+                        changed = await session.execute(sql.text, bound)
+                        if sql.expect is not None and changed != sql.expect:
+                            raise Conflict(
+                                "no_match", f"{sql.text[:60]} changed {changed} rows, not {sql.expect}"
+                            )
+            return Answer(201, returned)
+
+        def acknowledge(args: Args, body: Any) -> tuple[Any, ...]:
+            return tuple(body.values()) if isinstance(body, dict) else ()
+
+        operation = Operation(
+            self.name, self.method, self.path, True, self.weight, run, self.parse, self.draw, self.render,
+            statements=tuple(sql.text for sql in self.statements), acknowledge=acknowledge,
+        )
+        return operation, problems
+
+
+# ---------------------------------------------------------------------------------------------
+# The app
+
+
+RowFunction = Callable[[int, RowRandom], Sequence[Any]]
+ROWS_PER_CHUNK = 5_000
+
+
+class App(Workload):
+    """A workload declared with tables, row functions, sizes and operations; see the module notes."""
+
+    def __init__(
+        self,
+        name: str,
+        tables: Sequence[Table],
+        operations: Sequence[Query | Write],
+        sizes: Mapping[str, int] | None = None,
+        rows: Mapping[str, RowFunction] | None = None,
+        indexes: Sequence[Index] = (),
+        description: str = "",
+    ):
+        self.name = name
+        self.description = description
+        self.schema = Schema(tables=tuple(_table(t) for t in tables), indexes=tuple(indexes))
+        self.sizes = dict(sizes or {})
+        self.rows = dict(rows or {})
+        built = [declared.operation(self.sizes) for declared in operations]
+        self.operations = tuple(operation for operation, _ in built)
+        self._problems = [problem for _, problems in built for problem in problems]
+        tables_by_name = {table.name for table in self.schema.tables}
+        for table in self.rows:
+            if table not in tables_by_name:
+                self._problems.append(f"rows names {table!r}, which is not one of the tables")
+            elif table not in self.sizes:
+                self._problems.append(f"rows has a function for {table!r} but sizes gives it no row count")
+        for table, function in self.rows.items():
+            if not callable(function):
+                self._problems.append(f"rows[{table!r}] must be a function (n, r) -> row")
+
+    def validate(self) -> list[str]:
+        return self._problems + super().validate()
+
+    def planned_rows(self, sizes: Sizes) -> dict[str, int]:
+        return {table.name: int(sizes.get(table.name, 0)) if table.name in self.rows else 0 for table in self.schema.tables}
+
+    def generate(self, data: DataSpec) -> Iterator[tuple[Table, Iterator[list[Row]]]]:
+        for number, table in enumerate(self.schema.tables, 1):
+            function = self.rows.get(table.name)
+            if function is None:
+                continue
+            yield table, self._chunks(function, number, table, data)
+
+    def _chunks(self, function: RowFunction, number: int, table: Table, data: DataSpec) -> Iterator[list[Row]]:
+        count, width = data.sizes[table.name], len(table.columns)
+        for start in range(1, count + 1, ROWS_PER_CHUNK):
+            chunk = []
+            for n in range(start, min(start + ROWS_PER_CHUNK, count + 1)):
+                try:
+                    row = tuple(function(n, RowRandom(data.seed, number, n, data.sizes)))
+                except Exception as exc:
+                    raise WorkloadError(
+                        f"rows[{table.name!r}] failed for row {n}: {type(exc).__name__}: {exc}"
+                    ) from None
+                if len(row) != width:
+                    raise WorkloadError(
+                        f"rows[{table.name!r}] gave {len(row)} values for row {n}; "
+                        f"the table has {width} columns ({', '.join(table.column_names)})"
+                    )
+                chunk.append(row)
+            yield chunk
+
+
+def _table(table: Table) -> Table:
+    """Accept lists where the schema wants tuples, so a user file can write plain lists."""
+    return Table(table.name, tuple(table.columns), tuple(table.primary_key))
+

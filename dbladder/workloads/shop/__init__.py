@@ -1,0 +1,40 @@
+"""The shop of "Postgres vs SQLite under load" and "Postgres vs MariaDB on two dedicated CPUs" (db-wars).
+
+Products, orders and their items; four operations (a product, a page of a category, an order with
+its items, and an order of two products written in one transaction of 7 statements). Its rounds
+are the posts' own, with their exact parameters (`presets.py`).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+
+from ...engines.base import Row, Table
+from ..base import DataSpec, Workload
+from .data import ShopData, generate
+from .operations import OPERATIONS
+from .schema import SCHEMA
+
+
+class Shop(Workload):
+    name = "shop"
+    description = "the db-wars shop: products, orders, order items; an order is a 7-statement transaction"
+    schema = SCHEMA
+    sizes = {"products": 100_000, "orders": 1_000_000}
+    operations = OPERATIONS
+    source = "built-in"
+
+    def generate(self, data: DataSpec) -> Iterator[tuple[Table, Iterator[list[Row]]]]:
+        return generate(ShopData(products=data.sizes["products"], orders=data.sizes["orders"], seed=data.seed))
+
+    def planned_rows(self, sizes: dict[str, int]) -> dict[str, int]:  # type: ignore[override]
+        return {"products": sizes["products"], "orders": sizes["orders"], "order_items": 2 * sizes["orders"]}
+
+    def validate_sizes(self, sizes: dict[str, int]) -> list[str]:  # type: ignore[override]
+        problems = super().validate_sizes(sizes)
+        if sizes.get("products", 2) < 2:
+            problems.append("products must be at least 2: an order has two distinct products")
+        return problems
+
+
+workload = Shop()

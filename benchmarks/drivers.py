@@ -24,12 +24,12 @@ import apsw
 import asyncmy
 import asyncpg
 
-from dbladder.data.seeding import seed_shop
+from dbladder.data.seeding import seed
 from dbladder.engines import EngineOptions, opened
 from dbladder.workloads import shop
 
 PRODUCTS = 10_000
-SEED = shop.SeedConfig(products=PRODUCTS, orders=100)
+SEED = shop.dataset(products=PRODUCTS, orders=100)
 PG_SOCKET = "/var/run/postgresql"
 MARIADB_SOCKET = "/run/mysqld/mysqld.sock"
 
@@ -65,9 +65,9 @@ def raw_sqlite_reads(path: str, seconds: float, driver: str) -> float:
     return count / (time.perf_counter() - started)
 
 
-async def seed(url: str) -> None:
+async def seed_database(url: str) -> None:
     async with opened(url, EngineOptions(pool_size=2)) as engine:
-        await seed_shop(engine, SEED)
+        await seed(engine, shop.workload, SEED)
 
 
 async def measure(label: str, url: str, seconds: float, in_flight: int) -> None:
@@ -90,7 +90,7 @@ async def main() -> None:
     print(f"{'engine (driver, transport)':<44} {'1 in flight':>10} {args.in_flight:>3} in flight")
     with tempfile.TemporaryDirectory() as folder:
         url = f"sqlite:///{folder}/shop.db"
-        await seed(url)
+        await seed_database(url)
         await measure("sqlite (apsw, in-process)", url, args.seconds, args.in_flight)
         for driver in ("apsw", "sqlite3"):
             rate = raw_sqlite_reads(f"{folder}/shop.db", args.seconds, driver)

@@ -23,7 +23,7 @@ from typing import Any
 
 from service import Target, wait_for_port, wrk
 
-from dbladder.data.seeding import seed_shop
+from dbladder.data.seeding import seed
 from dbladder.engines import opened
 from dbladder.service import ServiceConfig, running_service
 from dbladder.service.server import granian_server, with_free_port
@@ -84,7 +84,7 @@ def main() -> None:
 
         async def load() -> None:
             async with opened(url) as engine:
-                await seed_shop(engine, shop.SeedConfig(products=args.products, orders=1_000))
+                await seed(engine, shop.workload, shop.dataset(products=args.products, orders=1_000))
 
         asyncio.run(load())
         script = Path(folder) / "product.lua"

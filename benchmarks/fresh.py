@@ -34,11 +34,12 @@ import asyncmy
 import asyncpg
 from seed import scratch_database
 
-from dbladder.data.seeding import seed_shop
+from dbladder.data.seeding import checksum, seed
 from dbladder.engines import opened
 from dbladder.engines.base import Engine
 from dbladder.urls import parse_url
 from dbladder.workloads import shop
+from dbladder.workloads.base import DataSpec
 
 
 async def write_orders(engine: Engine, count: int = 50) -> None:
@@ -71,12 +72,12 @@ async def data_megabytes(engine: Engine) -> float | None:
     return float(row[0]) / 1e6 if row and row[0] is not None else None
 
 
-async def measure(url: str, config: shop.SeedConfig, repeat: int, alternatives: bool, verify: bool) -> dict:
+async def measure(url: str, config: DataSpec, repeat: int, alternatives: bool, verify: bool) -> dict:
     figures: dict = {"reseed": [], "restore": [], "alternatives": {}}
     async with opened(url) as engine:
         figures["server"] = (await engine.describe()).server_version
-        await seed_shop(engine, config)
-        expected = await shop.checksum(engine) if verify else None
+        await seed(engine, shop.workload, config)
+        expected = await checksum(engine, shop.SCHEMA) if verify else None
         figures["mb"] = await data_megabytes(engine)
         started = time.perf_counter()
         token = await engine.save_snapshot()
@@ -87,15 +88,15 @@ async def measure(url: str, config: shop.SeedConfig, repeat: int, alternatives: 
                 if token is not None:
                     await write_orders(engine)
                     figures["restore"].append(await timed(lambda: engine.restore_snapshot(token)))
-                    if verify and await shop.checksum(engine) != expected:
+                    if verify and await checksum(engine, shop.SCHEMA) != expected:
                         raise SystemExit(f"{engine.name}: the restored data differs from the seeded data")
                 await write_orders(engine)
-                figures["reseed"].append(await timed(lambda: seed_shop(engine, config)))
+                figures["reseed"].append(await timed(lambda: seed(engine, shop.workload, config)))
             if alternatives and token is not None:
                 # Each closes the engine's pool first: these work beside it, on the files or server.
                 figures["alternatives"] = await ALTERNATIVES[engine.name](engine, token, repeat)
                 async with opened(url) as check:
-                    if verify and await shop.checksum(check) != expected:
+                    if verify and await checksum(check, shop.SCHEMA) != expected:
                         raise SystemExit(f"{engine.name}: an alternative left data unlike the seeded data")
         finally:
             if token is not None:
@@ -213,9 +214,10 @@ def main() -> int:
     parser.add_argument("--alternatives", action="store_true", help="also time the methods not chosen")
     parser.add_argument("--verify", action="store_true", help="checksum the data after every restore")
     args = parser.parse_args()
-    config = shop.SeedConfig(products=args.products, orders=args.orders).checked()
+    config = shop.dataset(products=args.products, orders=args.orders)
     print(
-        f"data set: {config.products:,} products, {config.orders:,} orders, {2 * config.orders:,} items; "
+        f"data set: {config.sizes['products']:,} products, {config.sizes['orders']:,} orders, "
+        f"{2 * config.sizes['orders']:,} items; "
         f"{os.cpu_count()} cores, {platform.python_implementation()} {platform.python_version()}; "
         f"load average {os.getloadavg()[0]:.1f} at start; medians of {args.repeat}"
     )

@@ -32,8 +32,7 @@ from hello_server import HOST, free_port, start_server, stop_server
 
 from dbladder.histogram import Histogram
 from dbladder.load.fleet import ProcessSpec, run_process
-from dbladder.load.mix import Mix
-from dbladder.load.plans import Ladder
+from dbladder.plans import Ladder
 
 LAG_BOUND_US = 2000
 GOAL_RATIO = 0.4
@@ -61,9 +60,8 @@ def run_level(port: int, rate: int, hold: float, warmup: float) -> dict[str, Any
     """One level of `rate` requests/s through the generator; its figures."""
     spec = ProcessSpec(
         Ladder(rate, 0, 1, hold, warmup=warmup),
-        Mix(),
-        HOST,
-        port,
+        host=HOST,
+        port=port,
         in_flight=1000,
         timeout=2.0,
         precise_clock=True,  # flat out, the busy-waiting clock: the generator's best case

@@ -20,9 +20,12 @@ import tempfile
 import time
 import uuid
 
-from dbladder.data.seeding import seed_shop
+from dbladder.data.seeding import seed
 from dbladder.engines import opened
 from dbladder.workloads import shop
+from dbladder.workloads.base import DataSpec
+from dbladder.workloads.shop.data import ShopData, product_prices
+from dbladder.workloads.shop.data import item_rows as item_rows_of
 
 GOALS_S = {"sqlite": 20, "postgresql": 20, "mariadb": 60}  # for 100k products + 1M orders + 2M items
 POSTGRES = "postgresql://postgres@127.0.0.1:5432/postgres"
@@ -50,9 +53,9 @@ def scratch_database(engine: str) -> tuple[str, callable]:
     )
 
 
-async def load(url: str, config: shop.SeedConfig):
+async def load(url: str, config: DataSpec):
     async with opened(url, None) as engine:
-        return await seed_shop(engine, config)
+        return await seed(engine, shop.workload, config)
 
 
 def pgbench_rows_per_second() -> float | None:
@@ -72,9 +75,10 @@ def pgbench_rows_per_second() -> float | None:
         subprocess.run(["dropdb", "-h", "127.0.0.1", "-U", "postgres", name], check=True)
 
 
-def item_rows(config: shop.SeedConfig) -> list[tuple]:
+def item_rows(config: DataSpec) -> list[tuple]:
     """The data set's order_items rows, made before any clock starts (the references time loading only)."""
-    return [row for chunk in shop.item_rows(config, shop.product_prices(config)) for row in chunk]
+    data = ShopData(products=config.sizes["products"], orders=config.sizes["orders"], seed=config.seed)
+    return [row for chunk in item_rows_of(data, product_prices(data)) for row in chunk]
 
 
 def sqlite_reference(rows: list[tuple]) -> float:
@@ -139,9 +143,10 @@ def main() -> int:
     parser.add_argument("--orders", type=int, default=1_000_000)
     parser.add_argument("--engines", default="sqlite,postgresql,mariadb")
     args = parser.parse_args()
-    config = shop.SeedConfig(products=args.products, orders=args.orders).checked()
+    config = shop.dataset(products=args.products, orders=args.orders)
     print(
-        f"data set: {config.products:,} products, {config.orders:,} orders, {2 * config.orders:,} items "
+        f"data set: {config.sizes['products']:,} products, {config.sizes['orders']:,} orders, "
+        f"{2 * config.sizes['orders']:,} items "
         f"on {os.cpu_count()} cores"
     )
     figures = {}
@@ -155,7 +160,7 @@ def main() -> int:
         tables = "  ".join(f"{t.table} {t.rows_per_second:>10,.0f} rows/s" for t in report.tables)
         goal = GOALS_S.get(engine)
         verdict = ""
-        if goal and (config.products, config.orders) == (100_000, 1_000_000):
+        if goal and dict(config.sizes) == {"products": 100_000, "orders": 1_000_000}:
             verdict = f"  goal <= {goal} s: {'met' if report.total_seconds <= goal else 'MISSED'}"
         print(
             f"{engine:<11} total {report.total_seconds:6.2f} s  "

@@ -32,10 +32,10 @@ from pathlib import Path
 import apsw
 import uvloop
 
-from dbladder.data.seeding import seed_shop
+from dbladder.data.seeding import seed
 from dbladder.engines import opened
 from dbladder.service import ServiceConfig, running_service, stats
-from dbladder.service.app import ShopApp
+from dbladder.service.app import ServiceApp
 from dbladder.service.config import RuntimePaths
 from dbladder.service.server import granian_server, session_members, with_free_port
 from dbladder.workloads import shop
@@ -135,7 +135,7 @@ def app_microseconds(url: str, paths: list[str], requests: int) -> list[float]:
     with tempfile.TemporaryDirectory() as folder:
         stats_path = Path(folder) / "stats"
         stats.create(stats_path, slots=1)
-        app = ShopApp(ServiceConfig(url), RuntimePaths(stats_path))
+        app = ServiceApp(ServiceConfig(url), RuntimePaths(stats_path))
         loop = uvloop.new_event_loop()
         app.__rsgi_init__(loop)
         protocol = _Protocol()
@@ -182,11 +182,11 @@ def main() -> None:
 
     with tempfile.TemporaryDirectory(prefix="dbladder-bench-") as folder:
         url = f"sqlite:///{folder}/shop.db"
-        seed = shop.SeedConfig(products=args.products, orders=1_000)
+        dataset = shop.dataset(products=args.products, orders=1_000)
 
         async def load() -> None:
             async with opened(url) as engine:
-                await seed_shop(engine, seed)
+                await seed(engine, shop.workload, dataset)
 
         asyncio.run(load())
         script = Path(folder) / "product.lua"

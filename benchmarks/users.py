@@ -48,10 +48,11 @@ from dbladder.histogram import Histogram
 from dbladder.load.clock import MonotonicClock
 from dbladder.load.executors.closed import UsersGenerator
 from dbladder.load.fleet import ProcessSpec, run_process
-from dbladder.load.mix import Mix, operations
-from dbladder.load.plans import UserPlan
+from dbladder.load.mix import requests
 from dbladder.load.targets import ResultCallback
 from dbladder.load.targets.http import RequestRenderer
+from dbladder.plans import UserPlan
+from dbladder.workloads import shop
 
 LAG_BOUND_US = 2000
 RATE_SHARE = 0.95
@@ -90,8 +91,11 @@ def run_without_http(plan: UserPlan) -> dict[str, Any]:
     """The plan's users against an InstantTarget, on uvloop with gc frozen as run_process does."""
 
     async def drive() -> dict[str, Any]:
-        stream: Any = operations(Mix())
-        generator = UsersGenerator(plan, MonotonicClock(spin=0.0), stream, InstantTarget(0.001))
+        stream: Any = requests(shop.workload, shop.workload.mix(), shop.workload.sizes)
+        names = tuple(op.name for op in shop.workload.operations)
+        generator = UsersGenerator(
+            plan, MonotonicClock(spin=0.0), stream, InstantTarget(0.001), operation_names=names
+        )
         await generator.run()
         return generator.recorder.snapshot()
 

@@ -76,7 +76,7 @@ workload = App(
             params={
                 "user_id": Param.row("users"),
                 "title": Param.text(2, 6),
-                "at": Param.int(FIRST_DAY, FIRST_DAY + 10**8),
+                "at": Param.integer(FIRST_DAY, FIRST_DAY + 10**8),
             },
             weight=15,
         ),

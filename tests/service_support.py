@@ -8,19 +8,20 @@ import json
 from pathlib import Path
 from typing import Any
 
-from dbladder.data.seeding import seed_shop
+from dbladder.data import seeding
 from dbladder.engines import EngineOptions, opened
 from dbladder.workloads import shop
+from dbladder.workloads.base import DataSpec
 
 PRODUCTS = 3000  # about 30 per category: more than one page
 ORDERS = 2000
-SEED = shop.SeedConfig(products=PRODUCTS, orders=ORDERS, seed=3)
+SEED = shop.dataset(products=PRODUCTS, orders=ORDERS, seed=3)
 
 
-def seed(url: str, config: shop.SeedConfig = SEED) -> None:
+def seed(url: str, config: DataSpec = SEED) -> None:
     async def run() -> None:
         async with opened(url, EngineOptions(pool_size=2)) as engine:
-            await seed_shop(engine, config)
+            await seeding.seed(engine, shop.workload, config)
 
     asyncio.run(run())
 

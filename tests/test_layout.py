@@ -16,13 +16,15 @@ import dbladder
 
 ROOT = Path(dbladder.__file__).parent
 
-LEAVES = {"dbladder", "errors", "urls", "histogram"}
-"""Shared leaves any package may import: the package root (its version), errors, URLs, the histogram."""
+LEAVES = {"dbladder", "errors", "urls", "histogram", "plans"}
+"""Shared leaves any package may import: the package root (its version), errors, URLs, the histogram,
+and the plans (ladders, users, presets: pure data that workloads, load, run and reports share)."""
 
 ALLOWED: dict[str, set[str]] = {
     "dbladder": set(),
     "errors": set(),
     "histogram": set(),
+    "plans": {"errors"},
     "urls": {"errors"},
     "engines": LEAVES,
     "workloads": LEAVES | {"engines"},
@@ -125,8 +127,25 @@ def test_every_known_break_is_still_there() -> None:
 
 def test_the_check_sees_relative_and_type_checking_imports() -> None:
     imports = imports_of(ROOT / "load" / "executors" / "open.py")
-    assert {"dbladder.load.executors", "dbladder.load.plans", "dbladder.load.targets"} <= imports
+    assert {"dbladder.load.executors", "dbladder.plans", "dbladder.load.targets"} <= imports
     # Under `if TYPE_CHECKING:` only, and still an import of the mix.
     assert "dbladder.load.mix" in imports_of(ROOT / "load" / "targets" / "http.py")
     # `from ..engines import create_engine` is the engines package, not a module named create_engine.
     assert "dbladder.engines" in imports_of(ROOT / "load" / "fleet.py")
+
+
+def test_nothing_outside_a_workload_imports_it() -> None:
+    # The workload interface is the seam: the registry names built-in workloads by text, and every
+    # other package sees a workload only through dbladder.workloads.base.
+    workloads = ROOT / "workloads"
+    packages = {f"dbladder.workloads.{p.name}" for p in workloads.iterdir() if (p / "__init__.py").exists()}
+    wrong = sorted(
+        f"{source} imports {target}"
+        for path in ROOT.rglob("*.py")
+        for source in [module_name(path)]
+        for target in imports_of(path)
+        for package in packages
+        if (target == package or target.startswith(package + ".")) and not source.startswith(package)
+    )
+    assert packages, "no workload package found"
+    assert wrong == []

@@ -12,7 +12,7 @@ import sys
 import click
 
 from ..errors import DbladderError
-from . import check_instances, compare, db, engines, report, run, seed, serve
+from . import check_instances, compare, db, engines, report, run, seed, serve, workloads
 
 
 @click.group(context_settings={"help_option_names": ["-h", "--help"], "max_content_width": 100})
@@ -22,12 +22,13 @@ def cli() -> None:
 
 
 cli.add_command(engines.engines)
-cli.add_command(seed.seed)
+cli.add_command(seed.seed_command)
 cli.add_command(run.run)
 cli.add_command(compare.compare)
 cli.add_command(serve.serve)
 cli.add_command(check_instances.check_instances)
 cli.add_command(report.report)
+cli.add_command(workloads.workloads)
 cli.add_command(db.db)
 
 

@@ -2,9 +2,13 @@
 
 from __future__ import annotations
 
+from typing import Any
+
 import click
 
 from ..engines.base import DEFAULT_POOL_SIZE, EngineInfo, EngineOptions
+from ..errors import UsageError
+from ..workloads.registry import DEFAULT_WORKLOAD
 
 DEFAULT_DB = "sqlite:///shop.db"
 
@@ -35,3 +39,58 @@ def warn_if_not_durable(info: EngineInfo) -> None:
     warning = info.durability_warning
     if warning:
         click.secho(warning, fg="red", bold=True, err=True)
+
+
+workload_option = click.option(
+    "--workload",
+    default=DEFAULT_WORKLOAD,
+    show_default=True,
+    metavar="NAME|FILE.py|MODULE:ATTR",
+    help="The web app: a workload name (dbladder workloads lists them), a Python file that defines "
+    "`workload`, or module:attribute.",
+)
+DATA_OPTIONS = [
+    click.option(
+        "--scale",
+        type=float,
+        default=1.0,
+        show_default=True,
+        help="Multiply the workload's default data sizes (1: the posts' sizes).",
+    ),
+    click.option(
+        "--size",
+        "size_settings",
+        multiple=True,
+        metavar="NAME=N",
+        help="Set one size of the data set, e.g. --size orders=5000 (repeatable; "
+        "dbladder workloads lists each workload's sizes).",
+    ),
+    click.option(
+        "--seed",
+        "seed_number",
+        type=int,
+        default=1,
+        show_default=True,
+        help="Random seed of the data set: the same number gives the same rows on every engine.",
+    ),
+]
+
+
+def data_options(command: Any) -> Any:
+    """Apply --scale, --size and --seed to a click command."""
+    for option in reversed(DATA_OPTIONS):
+        command = option(command)
+    return command
+
+
+def parse_sizes(settings: tuple[str, ...]) -> dict[str, int]:
+    """{"orders": 5000} from ("orders=5000",), or UsageError naming the bad setting."""
+    sizes = {}
+    for setting in settings:
+        name, _, value = setting.partition("=")
+        if not name or not value.strip().isdigit():
+            raise UsageError(
+                f"--size takes NAME=N with a whole number N, e.g. --size orders=5000, not {setting!r}"
+            )
+        sizes[name.strip()] = int(value)
+    return sizes

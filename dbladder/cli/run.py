@@ -12,14 +12,14 @@ from rich.status import Status
 
 from ..engines.base import DEFAULT_POOL_SIZE
 from ..errors import UsageError
-from ..load.plans import Phase, UserPlan
-from ..load.presets import DEFAULT_PRESET, PRESETS, get_preset
+from ..load.presets import DEFAULT_PRESET, get_preset
 from ..load.recorder import LiveView
+from ..plans import Phase, UserPlan
 from ..report import terminal
 from ..result.passmark import PassMark
 from ..run.round import TARGETS, RunConfig, default_out_dir, run_ladder
-from ..workloads import shop
-from .common import db_option
+from ..workloads.registry import load_workload
+from .common import DATA_OPTIONS, db_option, parse_sizes, workload_option
 
 
 class TerminalProgress:
@@ -77,14 +77,15 @@ ROUND_OPTIONS = [
         is_flag=True,
         help="Count system calls per process group for a few seconds per level (needs strace or bpftrace).",
     ),
+    workload_option,
     click.option(
         "--preset",
-        type=click.Choice(list(PRESETS)),
         default=DEFAULT_PRESET,
         show_default=True,
-        help="A named round: " + "; ".join(f"{p.name}: {p.description}" for p in PRESETS.values()) + ".",
+        help="A named round of the workload; `dbladder workloads` lists each workload's presets "
+        "(the shop's are the posts' rounds: read, shop20, shop20-1w, write, users-read, users-write, spike).",
     ),
-    click.option("--writes", type=float, help="Share of requests that create an order (0 to 1). [preset]"),
+    click.option("--writes", type=float, help="Share of requests that are writes (0 to 1). [preset]"),
     click.option("--start", type=float, help="Offered rate of the first level, req/s. [preset]"),
     click.option("--step", type=float, help="Rate added per level, req/s. [preset]"),
     click.option("--steps", type=int, help="Number of levels. [preset]"),
@@ -118,9 +119,7 @@ ROUND_OPTIONS = [
         help="Pass mark: failed requests under this percentage.",
     ),
     click.option("--continue-after-fail", is_flag=True, help="Climb every level even after one fails."),
-    click.option("--products", type=int, default=shop.SeedConfig.products, show_default=True),
-    click.option("--orders", type=int, default=shop.SeedConfig.orders, show_default=True),
-    click.option("--seed", "seed_number", type=int, default=shop.SeedConfig.seed, show_default=True),
+    *DATA_OPTIONS,
     click.option(
         "--no-seed", is_flag=True, help="Use the data already in the database instead of fresh data."
     ),
@@ -234,7 +233,8 @@ def _users_plan(plan: UserPlan, options: dict[str, Any]) -> UserPlan:
 
 def build_config(options: dict[str, Any]) -> RunConfig:
     """A RunConfig from the command's options: the preset, with explicit options over it."""
-    preset = get_preset(options["preset"])
+    workload = load_workload(options["workload"])
+    preset = get_preset(workload, options["preset"])
     ladder, users = preset.ladder, preset.users
     if users is not None:
         users = _users_plan(users, options)
@@ -243,24 +243,21 @@ def build_config(options: dict[str, Any]) -> RunConfig:
         ladder = dataclasses.replace(
             ladder, **{name: options[name] for name in names if options[name] is not None}
         )
-    seed = (
-        None
-        if options["no_seed"]
-        else shop.SeedConfig(
-            products=options["products"], orders=options["orders"], seed=options["seed_number"]
-        )
-    )
     sqlite_writers = options["sqlite_writers"]
     if sqlite_writers is None:
         sqlite_writers = preset.sqlite_writers or 0
     return RunConfig(
         db_url=options["db_url"],
+        workload=options["workload"],
         preset=preset.name,
         ladder=ladder if users is None else None,
         users=users,
         write_share=preset.write_share if options["writes"] is None else options["writes"],
+        weights=dict(preset.weights) if preset.weights is not None and options["writes"] is None else None,
         pass_mark=PassMark(options["p95_ms"], options["max_fail_pct"]),
-        seed=seed,
+        seed=None if options["no_seed"] else options["seed_number"],
+        scale=options["scale"],
+        sizes=parse_sizes(options["size_settings"]),
         target=options["target"],
         workers=options["workers"],
         pool_size=options["pool_size"],

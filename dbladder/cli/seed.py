@@ -1,4 +1,4 @@
-"""`dbladder seed`: create the shop's tables and load its deterministic data set."""
+"""`dbladder seed`: create a workload's tables and load its deterministic data set."""
 
 from __future__ import annotations
 
@@ -8,18 +8,22 @@ import click
 from rich.console import Console
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 
-from ..data.seeding import SeedReport, seed_shop
+from ..data.seeding import SeedReport, seed
 from ..engines import opened
-from ..workloads import shop
-from .common import db_option, engine_options, warn_if_not_durable
+from ..errors import InvalidConfig
+from ..workloads.base import DataSpec, Workload
+from ..workloads.registry import load_workload
+from .common import data_options, db_option, engine_options, parse_sizes, warn_if_not_durable, workload_option
 
 
-async def _seed(url: str, config: shop.SeedConfig, console: Console) -> SeedReport:
+async def _seed(url: str, workload: Workload, data: DataSpec, console: Console) -> SeedReport:
     async with opened(url, engine_options(4)) as engine:
         info = await engine.describe()
-        console.print(f"seeding {info.engine} {info.server_version} at {info.url}")
+        console.print(
+            f"seeding the {workload.name} workload into {info.engine} {info.server_version} at {info.url}"
+        )
         warn_if_not_durable(info)
-        planned = config.planned_rows()
+        planned = workload.planned_rows(data.sizes)
         with Progress(
             TextColumn("{task.description:<12}"),
             BarColumn(),
@@ -28,29 +32,27 @@ async def _seed(url: str, config: shop.SeedConfig, console: Console) -> SeedRepo
             console=console,
             transient=False,
         ) as bar:
-            tasks = {name: bar.add_task(name, total=rows) for name, rows in planned.items()}
-            return await seed_shop(engine, config, lambda table, rows: bar.advance(tasks[table], rows))
+            tasks = {name: bar.add_task(name, total=rows) for name, rows in planned.items() if rows}
+            return await seed(engine, workload, data, lambda table, rows: bar.advance(tasks[table], rows))
 
 
 @click.command()
 @db_option
-@click.option("--products", default=shop.SeedConfig.products, show_default=True, type=int)
-@click.option(
-    "--orders", default=shop.SeedConfig.orders, show_default=True, type=int, help="Each with 2 items."
-)
-@click.option(
-    "--seed",
-    "seed_number",
-    default=shop.SeedConfig.seed,
-    show_default=True,
-    type=int,
-    help="Random seed: the same number gives the same rows on every engine.",
-)
-def seed(db_url: str, products: int, orders: int, seed_number: int) -> None:
-    """Replace the shop's tables with a deterministic data set."""
-    config = shop.SeedConfig(products=products, orders=orders, seed=seed_number).checked()
+@workload_option
+@data_options
+def seed_command(
+    db_url: str, workload: str, scale: float, size_settings: tuple[str, ...], seed_number: int
+) -> None:
+    """Replace a workload's tables with a deterministic data set."""
+    chosen = load_workload(workload)
+    data = DataSpec(seed_number, chosen.scaled_sizes(scale, parse_sizes(size_settings)))
+    problems = chosen.validate_sizes(data.sizes)
+    if not scale > 0:
+        problems.insert(0, f"--scale must be above 0, not {scale}")
+    if problems:
+        raise InvalidConfig(problems)
     console = Console(stderr=True)
-    report = asyncio.run(_seed(db_url, config, console))
+    report = asyncio.run(_seed(db_url, chosen, data, console))
     for load in report.tables:
         click.echo(
             f"{load.table:<12} {load.rows:>12,} rows {load.seconds:8.2f} s "
@@ -58,3 +60,6 @@ def seed(db_url: str, products: int, orders: int, seed_number: int) -> None:
         )
     click.echo(f"{'indexes':<12} {'':>12}      {report.finish_seconds:8.2f} s")
     click.echo(f"{'total':<12} {report.rows:>12,} rows {report.total_seconds:8.2f} s")
+
+
+seed_command.name = "seed"

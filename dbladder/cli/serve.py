@@ -1,4 +1,4 @@
-"""`dbladder serve`: run the shop web service in front of one database."""
+"""`dbladder serve`: run a workload's web service in front of one database."""
 
 from __future__ import annotations
 
@@ -7,7 +7,8 @@ import click
 from ..service import ServiceConfig, ServiceStarted
 from ..service import serve as run_service
 from ..service.config import DEFAULT_HOST, DEFAULT_PORT
-from .common import db_option, pool_option, warn_if_not_durable
+from ..workloads.registry import load_workload
+from .common import db_option, pool_option, warn_if_not_durable, workload_option
 from .engines import render
 
 
@@ -21,6 +22,7 @@ def _announce(started: ServiceStarted) -> None:
 
 @click.command()
 @db_option
+@workload_option
 @click.option(
     "--host", default=DEFAULT_HOST, show_default=True, help="Address to bind (loopback unless told)."
 )
@@ -44,11 +46,20 @@ def _announce(started: ServiceStarted) -> None:
     help="SQLite only: 1 sends every write of every worker through one connection in one writer process.",
 )
 def serve(
-    db_url: str, host: str, port: int, workers: int, pool_size: int, pool_timeout: float, sqlite_writers: int
+    db_url: str,
+    workload: str,
+    host: str,
+    port: int,
+    workers: int,
+    pool_size: int,
+    pool_timeout: float,
+    sqlite_writers: int,
 ) -> None:
-    """Serve the shop's JSON API until Ctrl-C or SIGTERM (in-flight requests finish first)."""
+    """Serve a workload's JSON API until Ctrl-C or SIGTERM (in-flight requests finish first)."""
+    load_workload(workload)  # a bad workload is one line here, not an error in every worker
     config = ServiceConfig(
         db_url=db_url,
+        workload=workload,
         host=host,
         port=port,
         workers=workers,

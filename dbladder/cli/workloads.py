@@ -36,7 +36,8 @@ def workloads(files: tuple[str, ...], as_json: bool) -> None:
             continue
         summary = item.workload.summary()
         mix = ", ".join(
-            f"{op['name']} {op['share']:.0%}{' (write)' if op['write'] else ''}" for op in summary["operations"]
+            f"{op['name']} {op['share']:.0%}{' (write)' if op['write'] else ''}"
+            for op in summary["operations"]
         )
         click.echo(f"{summary['name']}  ({item.source}): {summary['description']}")
         click.echo(f"    tables {', '.join(summary['tables'])}; mix {mix}")

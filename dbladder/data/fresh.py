@@ -1,6 +1,6 @@
 """Fresh data for every run of a round (`--runs N`): seed once, keep a snapshot, restore it.
 
-    async with FreshData(url, SeedConfig()) as fresh:    # seeds, then saves a snapshot
+    async with FreshData(url, workload, data) as fresh:  # seeds, then saves a snapshot
         for _ in range(runs):
             start = await fresh.before_run()             # the data exactly as seeded
             ...                                          # the run: it may write anything
@@ -19,7 +19,7 @@ possible).
 That trial restore is also the first run's preparation, so every run's data was made the same
 way, which leaves the caches in the same state (a restore copies files; a seed loads rows through
 the server). Seeding is deterministic, so both ways give the same rows; `verify=True` proves it
-before each run with the shop's checksum, at the price of reading every row.
+before each run with the data's checksum, at the price of reading every row.
 
 FreshData opens its own small pool only while it works and closes it before the run, so a run
 has the server to itself and a restore finds no other client (what the engines require).
@@ -35,8 +35,8 @@ from ..engines import EngineOptions, create_engine, opened
 from ..engines.base import Engine
 from ..errors import DbladderError, InvalidConfig
 from ..urls import DatabaseURL
-from ..workloads import shop
-from .seeding import ProgressCallback, SeedReport, seed_shop
+from ..workloads.base import DataSpec, Workload
+from .seeding import ProgressCallback, SeedReport, checksum, seed
 
 FreshMethod = Literal["restore", "reseed"]
 MethodChoice = Literal["fastest", "restore", "reseed"]
@@ -97,7 +97,8 @@ class FreshData:
     def __init__(
         self,
         url: str | DatabaseURL,
-        seed: shop.SeedConfig,
+        workload: Workload,
+        data: DataSpec,
         *,
         method: MethodChoice = "fastest",
         options: EngineOptions | None = None,
@@ -107,7 +108,11 @@ class FreshData:
         if method not in ("fastest", "restore", "reseed"):
             raise InvalidConfig([f"method must be fastest, restore or reseed, not {method!r}"])
         self.url = url
-        self.seed = seed.checked()
+        problems = workload.validate_sizes(data.sizes)
+        if problems:
+            raise InvalidConfig(problems)
+        self.workload = workload
+        self.data = data
         self.method = method
         self.options = (options or EngineOptions(pool_size=FRESH_POOL_SIZE)).checked()
         self.verify = verify
@@ -132,8 +137,8 @@ class FreshData:
         """Seed; then save a snapshot and restore it once, and keep it if that beat the seeding."""
         snapshot_seconds = restore_seconds = None
         async with opened(self.url, self.options) as engine:
-            seeding = await seed_shop(engine, self.seed, self.progress)
-            checksum = await shop.checksum(engine) if self.verify else None
+            seeding = await seed(engine, self.workload, self.data, self.progress)
+            digest = await checksum(engine, self.workload.schema) if self.verify else None
             if self.method != "reseed":
                 started = time.perf_counter()
                 self._token = await engine.save_snapshot()
@@ -147,12 +152,12 @@ class FreshData:
                     await self.cleanup()
                     # Seed again, so that every run's data was made by the method runs use.
                     started = time.perf_counter()
-                    await seed_shop(engine, self.seed, self.progress)
+                    await seed(engine, self.workload, self.data, self.progress)
                     self._first_seconds = time.perf_counter() - started
             else:
                 self._first_seconds = seeding.total_seconds
         method: FreshMethod = "reseed" if self._token is None else "restore"
-        self.preparation = Preparation(seeding, method, snapshot_seconds, restore_seconds, checksum)
+        self.preparation = Preparation(seeding, method, snapshot_seconds, restore_seconds, digest)
         self._runs = 0
         return self.preparation
 
@@ -171,10 +176,10 @@ class FreshData:
                 if self._token is not None:
                     await engine.restore_snapshot(self._token)
                 else:
-                    await seed_shop(engine, self.seed, self.progress)
+                    await seed(engine, self.workload, self.data, self.progress)
                 seconds = time.perf_counter() - started
-            checksum = await self._verified(engine) if self.verify else None
-        return FreshStart(self._runs, preparation.method, seconds, checksum)
+            verified = await self._verified(engine) if self.verify else None
+        return FreshStart(self._runs, preparation.method, seconds, verified)
 
     async def cleanup(self) -> None:
         """Drop the snapshot (again is harmless); the seeded database itself stays."""
@@ -189,13 +194,11 @@ class FreshData:
 
     async def _verified(self, engine: Engine) -> Checksum:
         """The data's checksum, or StaleData naming the tables that differ from the seeded data."""
-        checksum = await shop.checksum(engine)
+        digest = await checksum(engine, self.workload.schema)
         expected = self.preparation.checksum if self.preparation else None
-        if expected is not None and checksum != expected:
-            differ = sorted(
-                t for t in expected.keys() | checksum.keys() if expected.get(t) != checksum.get(t)
-            )
+        if expected is not None and digest != expected:
+            differ = sorted(t for t in expected.keys() | digest.keys() if expected.get(t) != digest.get(t))
             raise StaleData(
                 f"before run {self._runs} the data of {', '.join(differ)} differs from the data as seeded"
             )
-        return checksum
+        return digest

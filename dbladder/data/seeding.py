@@ -6,12 +6,14 @@ prints; the CLI draws the bar.
 
 from __future__ import annotations
 
+import hashlib
 import time
 from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass
 
-from ..engines.base import Engine, Row
-from ..workloads import shop
+from ..engines.base import Engine, Row, Schema
+from ..errors import InvalidConfig
+from ..workloads.base import DataSpec, Workload
 
 ProgressCallback = Callable[[str, int], None]
 
@@ -55,20 +57,55 @@ def _flatten(
             progress(table, len(chunk))
 
 
-async def seed_shop(
-    engine: Engine, config: shop.SeedConfig, progress: ProgressCallback | None = None
+async def seed(
+    engine: Engine, workload: Workload, data: DataSpec, progress: ProgressCallback | None = None
 ) -> SeedReport:
-    """Replace the shop's tables in `engine` with the data set `config` describes."""
-    config = config.checked()
+    """Replace the workload's tables in `engine` with the data set `data` describes.
+
+    Raises InvalidConfig for sizes the workload does not have or cannot use.
+    """
+    problems = workload.validate_sizes(data.sizes)
+    if problems:
+        raise InvalidConfig(problems)
     started = time.perf_counter()
-    await engine.recreate_schema(shop.SCHEMA)
+    await engine.recreate_schema(workload.schema)
     loads = []
-    for table, chunks in shop.generate(config):
+    for table, chunks in workload.generate(data):
         counter = [0]
         table_started = time.perf_counter()
         await engine.bulk_load(table, _flatten(table.name, chunks, counter, progress))
         loads.append(TableLoad(table.name, counter[0], time.perf_counter() - table_started))
     finish_started = time.perf_counter()
-    await engine.finish_load(shop.SCHEMA)
+    await engine.finish_load(workload.schema)
     finished = time.perf_counter()
     return SeedReport(tuple(loads), finished - finish_started, finished - started)
+
+
+async def checksum(engine: Engine, schema: Schema) -> dict[str, str]:
+    """sha256 of every table's rows in primary-key order, rendered as text the same on every engine."""
+    digests = {}
+    async with engine.read() as session:
+        for table in schema.tables:
+            columns = ", ".join(table.column_names)
+            order = ", ".join(table.primary_key)
+            digest = hashlib.sha256()
+            for row in await session.fetch_all(f"SELECT {columns} FROM {table.name} ORDER BY {order}"):
+                digest.update(("\x1f".join(_text(v) for v in row) + "\n").encode())
+            digests[table.name] = digest.hexdigest()
+    return digests
+
+
+def _text(value: object) -> str:
+    # A double may come back as a float from one driver and a Decimal-free float from another;
+    # repr of a float is exact and the same everywhere.
+    return repr(value) if isinstance(value, float) else str(value)
+
+
+async def row_counts(engine: Engine, schema: Schema) -> dict[str, int]:
+    """The number of rows in each of the schema's tables."""
+    counts = {}
+    async with engine.read() as session:
+        for table in schema.tables:
+            row = await session.fetch_one(f"SELECT count(*) FROM {table.name}")
+            counts[table.name] = int(row[0]) if row else 0
+    return counts

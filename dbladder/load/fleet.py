@@ -22,7 +22,7 @@ import multiprocessing
 import queue
 import signal
 import time
-from collections.abc import Iterator
+from collections.abc import AsyncIterator, Iterator
 from dataclasses import asdict, dataclass, field
 from typing import Any
 
@@ -30,12 +30,14 @@ import uvloop
 
 from ..engines import create_engine
 from ..engines.base import EngineOptions
+from ..plans import Ladder, Level, UserPlan
+from ..workloads.base import Mix, Workload
+from ..workloads.registry import load_workload
 from .clock import MonotonicClock
 from .executors import Executor
 from .executors.closed import UsersGenerator
 from .executors.open import Generator
-from .mix import Mix, operations
-from .plans import Ladder, Level, UserPlan
+from .mix import requests
 from .recorder import LiveView, Recorder, merge_levels, merge_snapshots, merge_users_snapshots
 from .targets import Target
 from .targets.direct import DirectTarget
@@ -49,17 +51,23 @@ REPORT_INTERVAL = 0.5
 class ProcessSpec:
     """What a generator process needs; plain and picklable, so a spawned process can rebuild it.
 
-    `target` is "http" (the service at host:port) or "direct" (the engine at `db_url`, with a
-    pool of `pool_size` per process). `in_flight` is per process. `precise_clock` busy-waits the
-    last 2 ms before each due time (MonotonicClock's spin): schedule lag in microseconds, at the
-    price of a whole CPU, which on a small machine is taken from the service and the database.
-    Give either `ladder` (the open model) or `users` (the closed model), not both; with `users`,
-    `in_flight` should be at least the most users a process runs, or users find no connection
-    and count their requests as dropped.
+    `target` is "http" (the service at host:port) or "direct" (the engine at `db_url`, with a pool of
+    `pool_size` per process, running the workload's operations itself). `in_flight` is per process.
+    `precise_clock` busy-waits the last 2 ms before each due time (MonotonicClock's spin): schedule lag in
+    microseconds, at the price of a whole CPU, which on a small machine is taken from the service and the
+    database. Give either `ladder` (the open model) or `users` (the closed model), not both; with `users`,
+    `in_flight` should be at least the most users a process runs, or users find no connection and count their
+    requests as dropped.
     """
 
     ladder: Ladder | None = None
-    mix: Mix = field(default_factory=Mix)
+    workload: str = "shop"
+    """The workload to load in the process (a name, a .py file or module:attr)."""
+    mix: Mix = field(default_factory=lambda: Mix({}))
+    """Operation weights by name; empty means the workload's own weights."""
+    sizes: dict[str, int] = field(default_factory=dict)
+    """The data's size parameters, which the operations draw their ids from (empty: the defaults)."""
+    mix_seed: int = 1
     host: str = "127.0.0.1"
     port: int = 0
     in_flight: int = 1000
@@ -96,53 +104,72 @@ class LevelDone:
     level: dict[str, Any]
 
 
-async def _open_target(spec: ProcessSpec) -> tuple[Target, Any]:
-    """The target, and an engine to close afterwards (direct mode) or None."""
-    if spec.target == "direct":
-        engine = create_engine(
-            spec.db_url, EngineOptions(pool_size=spec.pool_size, pool_timeout=spec.timeout)
-        )
-        await engine.open()
-        return DirectTarget(engine, spec.in_flight, spec.timeout), engine
-    return HttpTarget(spec.host, spec.port, spec.in_flight, spec.timeout), None
+@contextlib.asynccontextmanager
+async def _opened_target(spec: ProcessSpec, workload: Workload) -> AsyncIterator[Target]:
+    """The target for the block; in direct mode with an engine and the workload's context, closed after."""
+    if spec.target != "direct":
+        yield HttpTarget(spec.host, spec.port, spec.in_flight, spec.timeout, workload)
+        return
+    engine = create_engine(spec.db_url, EngineOptions(pool_size=spec.pool_size, pool_timeout=spec.timeout))
+    await engine.open()
+    try:
+        context = await workload.open(engine)
+        try:
+            yield DirectTarget(workload, context, spec.in_flight, spec.timeout)
+        finally:
+            await workload.close(context)
+    finally:
+        await engine.close()
 
 
 async def _drive(
     spec: ProcessSpec, part: int, parts: int, origin: float | None, events: Any, stop: Any
 ) -> Recorder:
-    target, engine = await _open_target(spec)
+    workload = load_workload(spec.workload)
+    async with _opened_target(spec, workload) as target:
+        return await _run_executor(spec, workload, target, part, parts, origin, events, stop)
+
+
+async def _run_executor(
+    spec: ProcessSpec,
+    workload: Workload,
+    target: Target,
+    part: int,
+    parts: int,
+    origin: float | None,
+    events: Any,
+    stop: Any,
+) -> Recorder:
     clock = MonotonicClock(spin=0.002 if spec.precise_clock else 0.0)
     if origin is not None:
         clock.origin = origin
-    stream = operations(spec.mix, stream=part)
+    mix = spec.mix if spec.mix.weights else workload.mix()
+    stream = requests(workload, mix, spec.sizes or workload.sizes, seed=spec.mix_seed, stream=part)
+    names = tuple(operation.name for operation in workload.operations)
     generator: Executor
     if spec.users is not None:
-        generator = UsersGenerator(spec.users, clock, stream, target, part, parts)
+        generator = UsersGenerator(spec.users, clock, stream, target, part, parts, operation_names=names)
     elif spec.ladder is not None:
-        generator = Generator(spec.ladder, clock, stream, target, part, parts)
+        generator = Generator(spec.ladder, clock, stream, target, part, parts, operation_names=names)
     else:
         raise ValueError("the ProcessSpec has neither a ladder nor users")
     task = asyncio.get_running_loop().create_task(generator.run())
     reported = 0
-    try:
-        while True:
-            done, _ = await asyncio.wait({task}, timeout=REPORT_INTERVAL)
-            if events is not None:
-                reported = _report_levels(generator.recorder, reported, part, events)
-                live = generator.progress()
-                if live is not None and not done:
-                    events.put(("live", part, asdict(live)))
-            if done:
-                task.result()
-                break
-            if stop is not None and stop.is_set():
-                task.cancel()
-                with contextlib.suppress(asyncio.CancelledError):
-                    await task
-                break
-    finally:
-        if engine is not None:
-            await engine.close()
+    while True:
+        done, _ = await asyncio.wait({task}, timeout=REPORT_INTERVAL)
+        if events is not None:
+            reported = _report_levels(generator.recorder, reported, part, events)
+            live = generator.progress()
+            if live is not None and not done:
+                events.put(("live", part, asdict(live)))
+        if done:
+            task.result()
+            break
+        if stop is not None and stop.is_set():
+            task.cancel()
+            with contextlib.suppress(asyncio.CancelledError):
+                await task
+            break
     return generator.recorder
 
 

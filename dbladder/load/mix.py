@@ -21,9 +21,7 @@ Request = tuple[int, Args]
 """One request of the mix: the operation's index in the workload, and its arguments."""
 
 
-def requests(
-    workload: Workload, mix: Mix, sizes: Sizes, seed: int = 1, stream: int = 0
-) -> Iterator[Request]:
+def requests(workload: Workload, mix: Mix, sizes: Sizes, seed: int = 1, stream: int = 0) -> Iterator[Request]:
     """An endless, reproducible sequence of (operation index, args) for one generator process.
 
     The same (workload, mix, sizes, seed, stream) always gives the same sequence; different streams

@@ -1,66 +1,26 @@
-"""Named rounds with the seeds' exact parameters, so a user can rerun a post's experiment by name.
+"""Named rounds: a workload's own (the posts' rounds, with their exact parameters) and the ones
+every workload has.
 
-Seed 000's rounds are `name, write share, start, step, steps, hold`:
-
-    read-1        0    1000  1000  20  30s   reads only
-    shop20-1      0.2   250   250  24  30s   one write in five
-    shop20-1w-1   0.2   250   250  24  30s   the same, SQLite with one write connection
-
-The post measured pure writes too (PostgreSQL 700-1,000 req/s, SQLite 398 -> 499) without giving
-that round's ladder; `write` uses 100-request steps so its ceiling has that precision.
-`quick` is the default of `dbladder run`: a short shop ladder that finishes in about two minutes
-on a laptop, to see the tool work before committing half an hour to a seed round.
-
-Seed 001's rounds are closed: users who each send, think 50-150 ms and send again, arriving in
-levels of 100, 200, 400, 800, 1,600 and 3,200 users (10 s arrival ramp, 80 s hold):
-
-    users-read    WRITES=0.05
-    users-write   WRITES=0.5
-    spike         100 -> 3,000 -> 100 users at once, 20 % writes
+`quick` is the default of `dbladder run`: a short ladder that finishes in about two minutes on a
+laptop, to see the tool work before committing half an hour to a post's round.
 """
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from collections.abc import Mapping
 
 from ..errors import UsageError
-from .plans import Ladder, UserPlan
+from ..plans import Ladder, Preset
+from ..workloads.base import Workload
 
-
-@dataclass(frozen=True)
-class Preset:
-    name: str
-    description: str
-    write_share: float
-    ladder: Ladder | None = None  # open model: the arrival-rate ladder
-    sqlite_writers: int | None = None  # None: the service's default (the pool)
-    users: UserPlan | None = None  # closed model: users with think time, instead of a ladder
-
-
-PRESETS = {
+GENERIC = {
     preset.name: preset
     for preset in (
-        Preset("read", "seed 000 read-1: reads only", 0.0, Ladder(1000, 1000, 20, 30)),
-        Preset("shop20", "seed 000 shop20-1: 20 % writes", 0.2, Ladder(250, 250, 24, 30)),
         Preset(
-            "shop20-1w",
-            "seed 000 shop20-1w-1: 20 % writes, SQLite with one write connection",
-            0.2,
-            Ladder(250, 250, 24, 30),
-            sqlite_writers=1,
-        ),
-        Preset(
-            "write", "writes only (seed 000 names the figures, not the ladder)", 1.0, Ladder(100, 100, 20, 30)
-        ),
-        Preset(
-            "quick", "a short shop ladder: 20 % writes, 10 s steps", 0.2, Ladder(250, 250, 10, 10, warmup=2)
-        ),
-        Preset("users-read", "seed 001 reads: users 100 to 3,200, 5 % writes", 0.05, users=UserPlan.levels()),
-        Preset(
-            "users-write", "seed 001 writes: users 100 to 3,200, 50 % writes", 0.5, users=UserPlan.levels()
-        ),
-        Preset(
-            "spike", "seed 001 spike: 100 -> 3,000 -> 100 users, 20 % writes", 0.2, users=UserPlan.spike()
+            "quick",
+            "a short ladder: the workload's own mix, 10 s steps",
+            None,
+            Ladder(250, 250, 10, 10, warmup=2),
         ),
     )
 }
@@ -68,8 +28,17 @@ PRESETS = {
 DEFAULT_PRESET = "quick"
 
 
-def get_preset(name: str) -> Preset:
+def presets_for(workload: Workload) -> Mapping[str, Preset]:
+    """Every preset a workload can run: its own first, then the generic ones it does not redefine."""
+    return {**workload.presets, **{name: p for name, p in GENERIC.items() if name not in workload.presets}}
+
+
+def get_preset(workload: Workload, name: str) -> Preset:
+    """The preset called `name` for this workload, or UsageError naming the ones it has."""
+    presets = presets_for(workload)
     try:
-        return PRESETS[name]
+        return presets[name]
     except KeyError:
-        raise UsageError(f"unknown preset {name!r}; known presets: {', '.join(PRESETS)}") from None
+        raise UsageError(
+            f"the {workload.name} workload has no preset {name!r}; its presets: {', '.join(presets)}"
+        ) from None

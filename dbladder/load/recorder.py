@@ -6,6 +6,10 @@ warm-up (a closed-model phase's ramp) are kept apart and left out of that level'
 executor also notes the CPU time it used per level, so a reporter can flag a level where the
 executor rather than the service fell behind (`fell_behind`).
 
+Every request is also filed under its operation (the workload's operation names, in order):
+latency from the due time and outcomes per operation, so a report can show that the write, say,
+is what failed a level.
+
 A `Recorder` snapshot is plain data (dicts, lists, histogram to_dict()), so several processes'
 snapshots merge in the parent (`merge_levels`, `merge_snapshots`; `fleet.py` runs the processes).
 `UsersRecorder` (the closed model) adds the plan's users per level and, per second of the run (by
@@ -20,7 +24,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from ..histogram import Histogram
-from .plans import Level, UserPlan
+from ..plans import Level, UserPlan
 from .targets import CONNECT, PROTOCOL, TIMEOUT
 
 DROPPED = "dropped"
@@ -42,12 +46,25 @@ HISTOGRAMS = ("latency_from_due", "latency_from_send", "schedule_lag")
 """The histograms of a level snapshot, each a Histogram.to_dict() of microseconds."""
 
 
+class OperationRecord:
+    """One operation's share of a level: latency from the due time of its answers, and its outcomes."""
+
+    __slots__ = ("from_due", "outcomes")
+
+    def __init__(self) -> None:
+        self.from_due = Histogram()
+        self.outcomes = dict.fromkeys(OUTCOMES, 0)
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"latency_from_due": self.from_due.to_dict(), "outcomes": dict(self.outcomes)}
+
+
 class LevelRecord:
     """What one process saw of one level (or of its warm-up): histograms, outcomes, CPU use.
 
     Latency histograms hold responses only (any status); failures without a response are counted
     in `outcomes` alone. `schedule_lag` has one value per request sent, so its count is the
-    number sent.
+    number sent. `operations` holds the same latency and outcomes per operation, by its index.
     """
 
     __slots__ = (
@@ -57,18 +74,20 @@ class LevelRecord:
         "in_flight",
         "lag",
         "level",
+        "operations",
         "outcomes",
         "scheduled",
         "started",
         "wall_seconds",
     )
 
-    def __init__(self, level: Level):
+    def __init__(self, level: Level, operations: int = 1):
         self.level = level
         self.from_due = Histogram()
         self.from_send = Histogram()
         self.lag = Histogram()
         self.outcomes = dict.fromkeys(OUTCOMES, 0)
+        self.operations = [OperationRecord() for _ in range(operations)]
         self.in_flight = 0
         self.started = False  # the driver reached this level
         self.scheduled = False  # every request due in this level has been sent or dropped
@@ -129,11 +148,18 @@ def live_view(recorder: Recorder, index: int, t: float) -> LiveView | None:
 
 
 class Recorder:
-    """Per-level records of one generator process, and their snapshot as plain data."""
+    """Per-level records of one generator process, and their snapshot as plain data.
 
-    def __init__(self, levels: Sequence[Level], part: int = 0, parts: int = 1):
-        self.levels = [LevelRecord(level) for level in levels]
-        self.warmups = [LevelRecord(level) for level in levels]
+    `operations` names the workload's operations in order: a request's operation index picks its
+    per-operation record, and the snapshot keys them by name.
+    """
+
+    def __init__(
+        self, levels: Sequence[Level], part: int = 0, parts: int = 1, operations: Sequence[str] = ("request",)
+    ):
+        self.operations = tuple(operations)
+        self.levels = [LevelRecord(level, len(self.operations)) for level in levels]
+        self.warmups = [LevelRecord(level, len(self.operations)) for level in levels]
         self.part = part
         self.parts = parts
         self.interrupted = False
@@ -168,6 +194,10 @@ class Recorder:
             "latency_from_due": record.from_due.to_dict(),
             "latency_from_send": record.from_send.to_dict(),
             "schedule_lag": record.lag.to_dict(),
+            "operations": {
+                name: operation.to_dict()
+                for name, operation in zip(self.operations, record.operations, strict=True)
+            },
             "cpu_seconds": record.cpu_seconds,
             "wall_seconds": record.wall_seconds,
             "cpu_share": record.cpu_seconds / record.wall_seconds if record.wall_seconds else 0.0,
@@ -231,9 +261,26 @@ def merge_levels(parts: Sequence[dict[str, Any]]) -> dict[str, Any]:
         for part in parts:
             histogram.merge(Histogram.from_dict(part[name]))
         level[name] = histogram.to_dict()
+    level["operations"] = {
+        name: merge_operation(
+            [part["operations"][name] for part in parts if name in part.get("operations", {})]
+        )
+        for name in parts[0].get("operations", {})
+    }
     level["wall_seconds"] = max(part["wall_seconds"] for part in parts)
     level["cpu_share"] = max(part["cpu_share"] for part in parts)
     return level
+
+
+def merge_operation(parts: Sequence[dict[str, Any]]) -> dict[str, Any]:
+    """One operation's figures of a level from several processes: latencies merged, outcomes summed."""
+    histogram = Histogram()
+    for part in parts:
+        histogram.merge(Histogram.from_dict(part["latency_from_due"]))
+    return {
+        "latency_from_due": histogram.to_dict(),
+        "outcomes": {cause: sum(part["outcomes"][cause] for part in parts) for cause in OUTCOMES},
+    }
 
 
 def merge_snapshots(snapshots: Iterable[dict[str, Any]]) -> dict[str, Any]:
@@ -275,8 +322,10 @@ class UsersRecorder(Recorder):
     FAILURES (dropped included).
     """
 
-    def __init__(self, plan: UserPlan, part: int = 0, parts: int = 1):
-        super().__init__(plan.phase_levels(), part, parts)
+    def __init__(
+        self, plan: UserPlan, part: int = 0, parts: int = 1, operations: Sequence[str] = ("request",)
+    ):
+        super().__init__(plan.phase_levels(), part, parts, operations)
         self.plan = plan
         self.seconds: dict[int, SecondRecord] = {}
 

@@ -15,7 +15,7 @@ from typing import Any
 
 from . import closed
 from .figures import host_cpu, number, plain, rate
-from .runs import Group, Round, RunView, level
+from .runs import Group, Round, RunView, level, sizes_words
 
 STEAL_PCT = 5.0  # above this mean steal in a level, another tenant was taking CPU (as observe/flags.py)
 SHORT_HOLD_S = 30.0  # seed 000 holds each level 30 s, seed 001 80 to 170 s
@@ -242,7 +242,7 @@ def _durability(rounds: Sequence[Round], runs: Sequence[RunView]) -> list[Caveat
 
 def _data(runs: Sequence[RunView]) -> list[Caveat]:
     found = []
-    unsized: dict[tuple[int, int, int], list[str]] = {}
+    unsized: dict[tuple[str, int], list[str]] = {}
     restored: list[str] = []
     for run in runs:
         seeding = run.result.get("seeding")
@@ -266,7 +266,7 @@ def _data(runs: Sequence[RunView]) -> list[Caveat]:
         memory = _memory(run.result.get("environment") or {})
         if size is None or memory is None:
             rows = sum(int(table.get("rows", 0)) for table in seeding.get("tables", {}).values())
-            unsized.setdefault((seed.get("products", 0), seed.get("orders", 0), rows), []).append(run.name)
+            unsized.setdefault((sizes_words(run.result), rows), []).append(run.name)
             continue
         fits = "fits" if size < memory else "does not fit"
         text = (
@@ -277,12 +277,12 @@ def _data(runs: Sequence[RunView]) -> list[Caveat]:
             found.append(Caveat("Dataset in memory.", text + _LARGER))
         else:
             found.append(Caveat("Dataset larger than memory.", text))
-    for (products, orders, rows), names in unsized.items():
+    for (sizes, rows), names in unsized.items():
         who = "The run" if len(runs) == 1 else "Every run" if len(names) == len(runs) else ", ".join(names)
         found.append(
             Caveat(
                 "Dataset in memory.",
-                f"{who} used {rate(products)} products and {rate(orders)} orders ({rate(rows)} rows in "
+                f"{who} used {sizes} ({rate(rows)} rows in "
                 "all), loaded just before the run; the database size was not recorded, but data this small "
                 "and this fresh is most likely served from memory." + _LARGER,
             )

@@ -185,10 +185,32 @@ class Round:
         return any(run.spike for run in self.runs)
 
 
+def workload_of(result: dict[str, Any]) -> dict[str, Any]:
+    """The result's workload block (name, operations, writes, mix, data), empty when it has none."""
+    workload: dict[str, Any] = result.get("workload") or {}
+    return workload
+
+
+def write_share(result: dict[str, Any]) -> float | None:
+    """The share of the requests sent that were writes, from the workload's mix; None if unknown."""
+    workload = workload_of(result)
+    mix = workload.get("mix")
+    if not isinstance(mix, dict):
+        return None
+    return round(sum(share for name, share in mix.items() if name in workload.get("writes", ())), 6)
+
+
+def sizes_words(result: dict[str, Any]) -> str:
+    """The data's size parameters in words: "100,000 products, 1,000,000 orders"."""
+    sizes = (workload_of(result).get("data") or {}).get("sizes") or {}
+    return ", ".join(f"{rate(count)} {name}" for name, count in sizes.items()) or "unknown sizes"
+
+
 def round_key(result: dict[str, Any]) -> tuple[Any, ...]:
     """What must match for two results to be runs of the same round."""
     config = result.get("config", {})
-    seed = config.get("seed") or {}
+    workload = workload_of(result)
+    sizes = (workload.get("data") or {}).get("sizes") or {}
     mark = result.get("pass_mark", {})
     if closed.is_closed(result):
         plan = closed.plan(result)
@@ -198,11 +220,12 @@ def round_key(result: dict[str, Any]) -> tuple[Any, ...]:
         ladder = config.get("ladder") or {}
         load = tuple(ladder.get(name) for name in ("start", "step", "steps", "hold", "warmup"))
     return (
+        workload.get("name"),
         config.get("preset"),
-        config.get("write_share"),
+        tuple(sorted((workload.get("mix") or {}).items())),
         load,
         (mark.get("p95_ms"), mark.get("max_fail_pct")),
-        (seed.get("products"), seed.get("orders")),
+        tuple(sorted(sizes.items())),
         config.get("target"),
     )
 
@@ -211,9 +234,12 @@ def round_title(result: dict[str, Any]) -> str:
     """A round in words: "quick: 20 % writes, 500 to 2,000 req/s", "users-read: 5 % writes, 20 to 80
     users", "spike: 20 % writes, 20 → 200 → 20 users"."""
     config = result.get("config", {})
-    share = config.get("write_share")
+    share = write_share(result)
     writes = "reads only" if share == 0 else f"{100 * share:.0f} % writes" if share is not None else "?"
+    workload = workload_of(result).get("name")
     name = config.get("preset") or "custom"
+    if workload and workload != "shop":
+        name = f"{workload} {name}"
     if closed.is_closed(result):
         return f"{name}: {writes}, {closed.users_words(result)}"
     ladder = config.get("ladder") or {}
@@ -271,7 +297,7 @@ def _distinguish(rounds: list[Round]) -> None:
             f"pass mark p95 < {r.get('pass_mark', {}).get('p95_ms', '?'):g} ms, "
             f"< {r.get('pass_mark', {}).get('max_fail_pct', '?'):g} % failed"
         ),
-        lambda r: f"{rate((r['config'].get('seed') or {}).get('orders', 0))} orders",
+        sizes_words,
         _hold_words,
         lambda r: f"target {r['config'].get('target')}",
         lambda r: f"think {closed.think_words(r)}" if closed.is_closed(r) else "",

@@ -13,7 +13,7 @@ from typing import Any
 from . import closed
 from . import figures as fig
 from .blocks import Block, Code, Column, Heading, Paragraph, Table
-from .runs import Round
+from .runs import Round, sizes_words, workload_of, write_share
 from .settings import settings_file
 
 
@@ -98,15 +98,19 @@ def _machine_facts(result: dict[str, Any]) -> dict[str, str]:
 
 def _load_facts(result: dict[str, Any]) -> dict[str, str]:
     config = result.get("config", {})
-    share = config.get("write_share") or 0
+    share = write_share(result) or 0
     direct = config.get("target") == "direct"
+    workload = workload_of(result)
+    mix = workload.get("mix") or {}
     facts = {
+        "workload": f"{fig.plain(workload.get('name'))} ({fig.plain(workload.get('source'))})",
         "preset": fig.plain(config.get("preset")),
-        "writes": f"{100 * share:g} % of requests create an order; the rest read",
+        "writes": f"{100 * share:g} % of requests write; the rest read",
+        "mix": ", ".join(f"{name} {100 * part:.3g} %" for name, part in mix.items()) or "not recorded",
         **(_users_facts(result) if closed.is_closed(result) else _ladder_facts(result)),
         "pass mark": pass_mark_words(result),
         "after a failed level": "climb on" if config.get("continue_after_fail") else "stop",
-        "target": "the engine driver, no web service" if direct else "the shop web service over HTTP",
+        "target": "the engine driver, no web service" if direct else "the workload's web service over HTTP",
         "generator": f"{fig.plain(config.get('generator_processes'))} process(es), up to "
         f"{fig.rate(config.get('in_flight', 0))} requests in flight each, "
         f"{fig.plain(config.get('timeout'))} s timeout"
@@ -174,11 +178,9 @@ def _service_facts(result: dict[str, Any]) -> dict[str, str]:
             f"the data as seeded, given back by {fig.plain(fresh.get('method'))} before the run"
             + ("" if took is None else f" in {took:.1f} s" if took >= 0.1 else f" in {1000 * took:.0f} ms")
         )
-    elif seed:
-        facts["data"] = (
-            f"{fig.rate(seed.get('products', 0))} products, {fig.rate(seed.get('orders', 0))} orders, "
-            f"seed {fig.plain(seed.get('seed'))}, loaded fresh before the run"
-            + (f" in {seeding['total_seconds']:.1f} s" if "total_seconds" in seeding else "")
+    elif seed is not None:
+        facts["data"] = f"{sizes_words(result)}, seed {fig.plain(seed)}, loaded fresh before the run" + (
+            f" in {seeding['total_seconds']:.1f} s" if "total_seconds" in seeding else ""
         )
     else:
         facts["data"] = "already in the database (not reloaded)"

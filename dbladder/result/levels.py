@@ -5,8 +5,8 @@ Figures flow one way: the recorder's merged level snapshots (`dbladder.load.reco
 level rows here, judged against the pass mark (`passmark.py`); the run's configuration, engine
 settings and environment are attached; reporters (terminal, JSON, Markdown, HTML) only ever read
 this shape.
-The schema is documented in docs/result-schema.md; bump SCHEMA when a field changes meaning or
-disappears (adding a field does not need a bump).
+The schema is documented in docs/result-schema.md; bump result.schema.RESULT_SCHEMA when a field
+changes meaning or disappears (adding a field does not need a bump).
 """
 
 from __future__ import annotations
@@ -17,8 +17,6 @@ from typing import Any
 from ..histogram import Histogram
 from ..load.recorder import DROPPED, FAILURES, OUTCOMES
 from .passmark import PassMark, ceiling
-
-SCHEMA = "dbladder.result/1"
 
 
 def _ms(microseconds: float) -> float:
@@ -83,6 +81,8 @@ def level_row(snapshot: dict[str, Any], pass_mark: PassMark) -> dict[str, Any]:
             name: snapshot[name] for name in ("latency_from_due", "latency_from_send", "schedule_lag")
         },
     }
+    if "operations" in snapshot:
+        row["operations"] = operation_rows(snapshot["operations"])
     if "users" in snapshot:  # closed model: the phase's users and their arrival ramp
         row["users"] = snapshot["users"]
         row["ramp_s"] = snapshot["ramp"]
@@ -92,6 +92,31 @@ def level_row(snapshot: dict[str, Any], pass_mark: PassMark) -> dict[str, Any]:
     row["passed"] = not reasons
     row["reasons"] = reasons
     return row
+
+
+def operation_rows(operations: dict[str, Any]) -> dict[str, Any]:
+    """Each operation's share of a level: its requests, latency from the due time, and failures.
+
+    Latency percentiles are over the operation's answers; `fail_pct` over its requests, dropped ones
+    included. An operation the mix never drew in the level has 0 requests and no percentiles.
+    """
+    rows = {}
+    for name, figures in operations.items():
+        outcomes = figures["outcomes"]
+        requests = sum(outcomes[cause] for cause in OUTCOMES)
+        failed = sum(outcomes[cause] for cause in FAILURES)
+        latency = Histogram.from_dict(figures["latency_from_due"])
+        p50, p95, p99 = latency.percentiles((50, 95, 99)) if latency.count else (0, 0, 0)
+        rows[name] = {
+            "requests": requests,
+            "p50_ms": _ms(p50),
+            "p95_ms": _ms(p95),
+            "p99_ms": _ms(p99),
+            "max_ms": _ms(latency.max) if latency.count else 0.0,
+            "fail_pct": round(100 * failed / requests, 3) if requests else 0.0,
+            "failures": {cause: outcomes[cause] for cause in FAILURES if outcomes[cause]},
+        }
+    return rows
 
 
 def ceiling_of(levels: Sequence[dict[str, Any]]) -> float | None:

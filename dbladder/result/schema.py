@@ -17,8 +17,8 @@ from typing import Any
 from jsonschema import Draft202012Validator
 from jsonschema.exceptions import best_match
 
-RESULT_SCHEMA = "dbladder.result/1"
-COMPARE_SCHEMA = "dbladder.compare/1"
+RESULT_SCHEMA = "dbladder.result/2"
+COMPARE_SCHEMA = "dbladder.compare/2"
 FILES = {RESULT_SCHEMA: "result.schema.json", COMPARE_SCHEMA: "compare.schema.json"}
 
 

@@ -17,7 +17,6 @@ from __future__ import annotations
 import asyncio
 import dataclasses
 from collections import Counter
-from collections.abc import Callable
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from pathlib import Path
@@ -28,11 +27,12 @@ from ..data.fresh import FreshData
 from ..errors import InvalidConfig
 from ..report.bundle import build_reports
 from ..result.files import write_json
+from ..result.schema import COMPARE_SCHEMA
 from ..urls import parse_url
-from ..workloads import shop
+from ..workloads.base import DataSpec
+from ..workloads.registry import load_workload
 from .round import Progress, QuietProgress, RunConfig, make_out_dir, run_ladder
 
-COMPARE_SCHEMA = "dbladder.compare/1"
 MAX_RUNS = 20
 
 
@@ -53,7 +53,7 @@ class CompareConfig:
         if not 1 <= self.runs <= MAX_RUNS:
             problems.append(f"runs must be from 1 to {MAX_RUNS}, not {self.runs}")
         if self.base.seed is None:
-            problems.append("a comparison starts every run from fresh data: it needs a seed config")
+            problems.append("a comparison starts every run from fresh data: it needs a seed")
         duplicates = [url for url, count in Counter(self.db_urls).items() if count > 1]
         if duplicates:
             problems.append(f"the same database twice would share its data: {', '.join(duplicates)}")
@@ -88,7 +88,12 @@ def run_compare(config: CompareConfig, progress: Progress | None = None) -> dict
     progress = progress or QuietProgress()
     make_out_dir(config.out_dir)
     labels = labels_for(config.db_urls)
-    seed = cast(shop.SeedConfig, config.base.seed)  # checked() refuses a comparison without one
+    workload = load_workload(config.base.workload)
+    base = config.base
+    # checked() refuses a comparison without a seed: every run starts from the data as seeded.
+    data = DataSpec(cast(int, base.seed), workload.scaled_sizes(base.scale, base.sizes))
+    planned = workload.planned_rows(data.sizes)
+    sizes = ", ".join(f"{count:,} {name}" for name, count in data.sizes.items())
     document: dict[str, Any] = {
         "schema": COMPARE_SCHEMA,
         "kind": "compare",
@@ -108,10 +113,16 @@ def run_compare(config: CompareConfig, progress: Progress | None = None) -> dict
     fresh: dict[str, FreshData] = {}
     try:
         for label, url in zip(labels, config.db_urls, strict=True):
-            progress.message(f"{label}: seeding {seed.products:,} products and {seed.orders:,} orders once")
-            data = FreshData(url, seed, verify=config.verify, progress=_seeding(progress, seed))
-            fresh[label] = data
-            preparation = asyncio.run(data.prepare())
+            progress.message(f"{label}: seeding the {workload.name} workload once: {sizes}")
+            copies = FreshData(
+                url,
+                workload,
+                data,
+                verify=config.verify,
+                progress=lambda table, rows: progress.seeding(table, rows, planned),
+            )
+            fresh[label] = copies
+            preparation = asyncio.run(copies.prepare())
             document["preparation"][label] = preparation.to_dict()
             progress.message(f"{label}: every run gets its data by {preparation.method}")
             write_json(path, document)
@@ -126,7 +137,8 @@ def run_compare(config: CompareConfig, progress: Progress | None = None) -> dict
                 result = run_ladder(run_config, progress)
                 result.update(label=label, run=number, fresh=start.to_dict())
                 # The run used the seeded data as restored, not data it seeded itself: say which.
-                result["config"]["seed"] = dataclasses.asdict(seed)
+                result["config"]["seed"] = data.seed
+                result["workload"]["data"] = data.to_dict()
                 write_json(run_config.out_dir / "result.json", result)
                 document["runs"].append(result)
                 write_json(path, document)
@@ -139,18 +151,13 @@ def run_compare(config: CompareConfig, progress: Progress | None = None) -> dict
     except KeyboardInterrupt:
         document["status"] = "interrupted"
     finally:
-        for data in fresh.values():
-            asyncio.run(data.cleanup())
+        for copies in fresh.values():
+            asyncio.run(copies.cleanup())
         document["finished_at"] = _now()
         write_json(path, document)
     if document["runs"]:
         build_reports([config.out_dir], config.out_dir)
     return document
-
-
-def _seeding(progress: Progress, seed: shop.SeedConfig) -> Callable[[str, int], None]:
-    planned = seed.planned_rows()
-    return lambda table, rows: progress.seeding(table, rows, planned)
 
 
 def _now() -> str:

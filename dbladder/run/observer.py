@@ -27,7 +27,6 @@ import psutil
 
 from ..engines.base import EngineInfo
 from ..errors import DbladderError
-from ..load.plans import Level
 from ..observe import (
     NoTiming,
     Sampler,
@@ -46,6 +45,7 @@ from ..observe import (
     summarise,
     syscall_tool,
 )
+from ..plans import Level
 
 SAMPLE_INTERVAL = 1.0
 SYSCALL_SECONDS = 3.0

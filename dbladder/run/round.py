@@ -28,25 +28,26 @@ from typing import Any, Protocol, cast
 from urllib.parse import urlsplit
 
 from .. import __version__
-from ..data.seeding import SeedReport, seed_shop
+from ..data.seeding import SeedReport, seed
 from ..engines import opened
 from ..engines.base import DEFAULT_POOL_SIZE, EngineInfo, EngineOptions
-from ..errors import DbladderError, InvalidConfig, NotSeeded, UsageError
+from ..errors import DbladderError, InvalidConfig, UsageError
 from ..load.fleet import Fleet, LevelDone, ProcessSpec
-from ..load.mix import Mix
-from ..load.plans import Ladder, UserPlan
-from ..load.presets import DEFAULT_PRESET, get_preset
+from ..load.presets import DEFAULT_PRESET, GENERIC
 from ..load.recorder import LiveView
 from ..observe import syscalls_unavailable
+from ..plans import Ladder, UserPlan
 from ..report.bundle import write_bundle
 from ..result.files import write_json
-from ..result.levels import SCHEMA, ceiling_of, level_row
+from ..result.levels import ceiling_of, level_row
 from ..result.passmark import PassMark
+from ..result.schema import RESULT_SCHEMA
 from ..result.spike import spike_recovery
 from ..service import ServiceConfig, running_service
 from ..service.server import RunningService
 from ..urls import parse_url
-from ..workloads import shop
+from ..workloads.base import DataSpec, Mix, Workload
+from ..workloads.registry import DEFAULT_WORKLOAD, load_workload
 from .observer import RunObserver, check_idle
 
 TARGETS = ("http", "direct")
@@ -57,14 +58,23 @@ class RunConfig:
     """Everything a round needs; `validate()` reports every problem at once."""
 
     db_url: str = "sqlite:///shop.db"
+    # The web app: a workload name, a .py file or module:attr (dbladder.workloads.registry).
+    workload: str = DEFAULT_WORKLOAD
     preset: str | None = DEFAULT_PRESET
-    ladder: Ladder | None = field(default_factory=lambda: get_preset(DEFAULT_PRESET).ladder)
-    # The closed model (seed 001): users with think time instead of an arrival-rate ladder.
+    ladder: Ladder | None = field(default_factory=lambda: GENERIC[DEFAULT_PRESET].ladder)
+    # The closed model ("Postgres vs MariaDB on two dedicated CPUs"): users with think time
+    # instead of an arrival-rate ladder.
     users: UserPlan | None = None
-    write_share: float = get_preset(DEFAULT_PRESET).write_share
+    # The share of requests that are writes; None keeps the workload's own weights.
+    write_share: float | None = None
+    # Operation weights by name, instead of the workload's; with write_share, rescaled to it.
+    weights: dict[str, float] | None = None
     pass_mark: PassMark = field(default_factory=PassMark)
-    # None: use the data already in the database (its size is read from it).
-    seed: shop.SeedConfig | None = field(default_factory=shop.SeedConfig)
+    # The data set's seed; None: use the data already in the database (its sizes are read from it).
+    seed: int | None = 1
+    # The workload's default sizes times `scale`, with `sizes` set as given (e.g. {"orders": 5000}).
+    scale: float = 1.0
+    sizes: dict[str, int] = field(default_factory=dict)
     target: str = "http"
     workers: int = 2
     pool_size: int = DEFAULT_POOL_SIZE
@@ -97,10 +107,21 @@ class RunConfig:
         elif self.ladder is not None:
             problems += self.ladder.validate()
         problems += self.pass_mark.validate()
-        if self.seed is not None:
-            problems += self.seed.validate()
-        if not 0 <= self.write_share <= 1:
-            problems.append(f"write share must be from 0 to 1, not {self.write_share}")
+        try:
+            workload = load_workload(self.workload)
+        except DbladderError as exc:
+            problems.append(str(exc))
+        else:
+            if self.seed is not None and not (isinstance(self.seed, int) and 0 <= self.seed < 2**63):
+                problems.append(f"seed must be a whole number from 0 to 2**63-1, not {self.seed!r}")
+            if not (isinstance(self.scale, int | float) and 0 < self.scale <= 10_000):
+                problems.append(f"scale must be above 0 and at most 10,000, not {self.scale!r}")
+            else:
+                problems += workload.validate_sizes(workload.scaled_sizes(self.scale, self.sizes))
+            try:
+                workload.mix(self.write_share, self.weights)
+            except InvalidConfig as exc:
+                problems += exc.problems
         if self.target not in TARGETS:
             problems.append(f"target must be one of {', '.join(TARGETS)}, not {self.target!r}")
         for name, low, high in (
@@ -154,6 +175,7 @@ class RunConfig:
 
     def to_dict(self) -> dict[str, Any]:
         data = asdict(self)
+        data["sizes"] = dict(self.sizes)
         data["db_url"] = parse_url(self.db_url).redacted
         data["out_dir"] = str(self.out_dir)
         return data
@@ -208,39 +230,36 @@ class QuietProgress:
         pass
 
 
-async def _prepare_database(
-    config: RunConfig, progress: Progress
-) -> tuple[EngineInfo, dict[str, Any] | None, Mix]:
-    """Seed (unless told not to), describe the engine, and size the mix to the data."""
+@dataclass(frozen=True)
+class Prepared:
+    """The database as the load will find it: its engine's settings, how it was seeded, the mix."""
+
+    engine: EngineInfo
+    seeding: dict[str, Any] | None
+    data: DataSpec
+    mix: Mix
+
+
+async def _prepare_database(config: RunConfig, workload: Workload, progress: Progress) -> Prepared:
+    """Check the workload's SQL, seed (unless told not to), describe the engine, and read the sizes."""
     options = EngineOptions(pool_size=config.pool_size)
     async with opened(config.db_url, replace(options, pool_size=4)) as engine:
         seeding: SeedReport | None = None
         if config.seed is not None:
-            planned = config.seed.planned_rows()
-            progress.message(
-                f"seeding {config.seed.products:,} products and {config.seed.orders:,} orders "
-                f"(seed {config.seed.seed})"
+            data = DataSpec(config.seed, workload.scaled_sizes(config.scale, config.sizes))
+            planned = workload.planned_rows(data.sizes)
+            sizes = ", ".join(f"{count:,} {name}" for name, count in data.sizes.items())
+            progress.message(f"seeding the {workload.name} workload: {sizes} (seed {data.seed})")
+            seeding = await seed(
+                engine, workload, data, lambda table, rows: progress.seeding(table, rows, planned)
             )
-            seeding = await seed_shop(
-                engine, config.seed, lambda table, rows: progress.seeding(table, rows, planned)
-            )
-            products, orders = config.seed.products, config.seed.orders
         else:
-            for table in shop.SCHEMA.tables:
-                if not await engine.table_exists(table.name):
-                    raise NotSeeded(f"{engine.url.redacted} has no {table.name} table; run without --no-seed")
-            counts = await shop.row_counts(engine)
-            products, orders = counts["products"], counts["orders"]
-            if products < 2 or orders < 1:
-                raise NotSeeded(
-                    f"{engine.url.redacted} holds {products} products and {orders} orders; seed it first"
-                )
+            data = DataSpec(0, await workload.sizes_in(engine))
         info = await engine.describe()
     info = replace(info, pool_size=config.pool_size)
-    mix = Mix(
-        write_share=config.write_share, products=products, orders=orders, seed=config.mix_seed
-    ).checked()
-    return info, (seeding.to_dict() if seeding else None), mix
+    return Prepared(
+        info, seeding.to_dict() if seeding else None, data, workload.mix(config.write_share, config.weights)
+    )
 
 
 @dataclass
@@ -266,6 +285,7 @@ def _target(config: RunConfig, progress: Progress) -> Iterator[Target]:
         return
     service_config = ServiceConfig(
         config.db_url,
+        workload=config.workload,
         host=config.service_host,
         port=0,
         workers=config.workers,
@@ -296,7 +316,7 @@ class Run:
         self.config = config
         self.path = path
         self.result: dict[str, Any] = {
-            "schema": SCHEMA,
+            "schema": RESULT_SCHEMA,
             "kind": "ladder",
             "model": "open" if config.users is None else "closed",
             "dbladder_version": __version__,
@@ -355,9 +375,9 @@ class Run:
         self.result["ceiling_rps"] = held["achieved_rps"] if held else None
 
 
-def describe_load(config: RunConfig) -> str:
+def describe_load(config: RunConfig, workload: Workload, mix: Mix) -> str:
     """One line saying what load a round sends."""
-    target = f"{config.write_share:.0%} writes, target {config.target}"
+    target = f"{workload.name}: {workload.write_share(mix):.0%} writes, target {config.target}"
     if config.users is not None:
         users = ", ".join(f"{phase.users:,}" for phase in config.users.phases)
         think = f"{config.users.think_min * 1000:g}-{config.users.think_max * 1000:g} ms"
@@ -408,7 +428,17 @@ def run_ladder(config: RunConfig, progress: Progress | None = None) -> dict[str,
     run.save()
     progress.message("checking that the machine is quiet before the run")
     idle = check_idle()
-    engine_info, seeding, mix = asyncio.run(_prepare_database(config, progress))
+    workload = load_workload(config.workload)
+    prepared = asyncio.run(_prepare_database(config, workload, progress))
+    engine_info, mix = prepared.engine, prepared.mix
+    run.result["workload"] = {
+        "name": workload.name,
+        "source": workload.source,
+        "operations": [op.name for op in workload.operations],
+        "writes": [op.name for op in workload.operations if op.write],
+        "mix": mix.to_dict(),
+        "data": prepared.data.to_dict(),
+    }
     sqlite_path = parse_url(config.db_url).path  # None for a server: its files are not ours to measure
     data_path = os.path.abspath(sqlite_path) if sqlite_path else None
     observer = RunObserver(engine_info, data_path, config.precise_clock, config.syscalls)
@@ -418,7 +448,7 @@ def run_ladder(config: RunConfig, progress: Progress | None = None) -> dict[str,
     observer.idle = idle
     run.result["environment"] = {"platform": platform.platform(), **observer.environment()}
     run.result["engine"] = engine_info.to_dict()
-    run.result["seeding"] = seeding
+    run.result["seeding"] = prepared.seeding
     if engine_info.durability_warning:
         run.result["flags"].append(engine_info.durability_warning)
     run.save()
@@ -435,7 +465,10 @@ def run_ladder(config: RunConfig, progress: Progress | None = None) -> dict[str,
             in_flight = max(in_flight, -(-most_users // config.generator_processes))
         spec = ProcessSpec(
             config.ladder if config.users is None else None,
-            mix,
+            workload=config.workload,
+            mix=mix,
+            sizes=dict(prepared.data.sizes),
+            mix_seed=config.mix_seed,
             users=config.users,
             host=target.host,
             port=target.port,
@@ -446,7 +479,7 @@ def run_ladder(config: RunConfig, progress: Progress | None = None) -> dict[str,
             pool_size=max(1, config.pool_size // config.generator_processes),
             precise_clock=config.precise_clock,
         )
-        progress.message(describe_load(config))
+        progress.message(describe_load(config, workload, mix))
         with Fleet(spec, config.generator_processes) as fleet:
             service = target.service
             observer.start(

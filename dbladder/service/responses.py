@@ -44,11 +44,15 @@ class Router:
     def __init__(self) -> None:
         self._exact: dict[str, dict[str, Handler]] = {}
         # segment count -> [(segments, parameter positions, methods)], most fixed segments first
-        self._patterns: dict[int, list[tuple[tuple[str, ...], tuple[tuple[int, str], ...], dict[str, Handler]]]] = {}
+        self._patterns: dict[
+            int, list[tuple[tuple[str, ...], tuple[tuple[int, str], ...], dict[str, Handler]]]
+        ] = {}
 
     def add(self, method: str, pattern: str, handler: Handler) -> None:
         segments = tuple(pattern.strip("/").split("/"))
-        parameters = tuple((i, s[1:-1]) for i, s in enumerate(segments) if s.startswith("{") and s.endswith("}"))
+        parameters = tuple(
+            (i, s[1:-1]) for i, s in enumerate(segments) if s.startswith("{") and s.endswith("}")
+        )
         if not parameters:
             self._exact.setdefault("/" + "/".join(segments), {})[method] = handler
             return
@@ -65,7 +69,7 @@ class Router:
         params: dict[str, str] = {}
         methods = self._exact.get(path)
         if methods is None:
-            parts = path.strip("/").split("/")
+            parts = path[1:].split("/")
             for segments, parameters, candidate in self._patterns.get(len(parts), ()):
                 variable = {i for i, _ in parameters}
                 if all(parts[i] == segment for i, segment in enumerate(segments) if i not in variable):

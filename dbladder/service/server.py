@@ -75,8 +75,8 @@ async def check_database(config: ServiceConfig) -> EngineInfo:
         for table in workload.schema.tables:
             if not await engine.table_exists(table.name):
                 raise NotSeeded(
-                    f"{engine.url.redacted} has no {table.name} table; create the {workload.name} "
-                    f"workload's data with `dbladder seed --workload {config.workload} --db {engine.url.redacted}`"
+                    f"{engine.url.redacted} has no {table.name} table; create the {workload.name} workload's "
+                    f"data with `dbladder seed --workload {config.workload} --db {engine.url.redacted}`"
                 )
         return await engine.describe()
 

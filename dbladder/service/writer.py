@@ -117,7 +117,9 @@ class _Writer:
     async def _outcome(self, request: WriteRequest) -> WriteReply:
         rid = request.request_id
         if time.monotonic() > request.deadline:
-            return WriteReply(rid, TIMED_OUT, message="the write waited too long for the single SQLite writer")
+            return WriteReply(
+                rid, TIMED_OUT, message="the write waited too long for the single SQLite writer"
+            )
         if not 0 <= request.operation < len(self._operations):
             return WriteReply(rid, FAILED, message=f"no operation number {request.operation}")
         operation = self._operations[request.operation]
@@ -231,7 +233,9 @@ class WriterClient:
         future: asyncio.Future[WriteReply] = asyncio.get_running_loop().create_future()
         self._pending[request_id] = future
         try:
-            out.write(_frame(WriteRequest(request_id, time.monotonic() + self._timeout, operation, list(args))))
+            out.write(
+                _frame(WriteRequest(request_id, time.monotonic() + self._timeout, operation, list(args)))
+            )
             try:
                 async with asyncio.timeout(self._timeout + REPLY_GRACE_SECONDS):
                     reply = await future

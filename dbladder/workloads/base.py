@@ -25,7 +25,7 @@ from __future__ import annotations
 import math
 import re
 from collections.abc import Awaitable, Callable, Iterator, Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import Any, NamedTuple
 
 from ..engines.base import Engine, Row, Schema, Table
@@ -200,7 +200,7 @@ class Workload:
     """The size parameters at scale 1, e.g. {"products": 100_000, "orders": 1_000_000}."""
     operations: tuple[Operation, ...] = ()
     presets: Mapping[str, Any] = {}
-    """Named rounds of this workload (dbladder.load.plans.Preset), beside the generic ones."""
+    """Named rounds of this workload (dbladder.plans.Preset), beside the generic ones."""
     default_preset: str | None = None
     source: str = ""
     """Where the workload came from: "built-in", a file path, "module:attr" or an entry point."""
@@ -233,8 +233,12 @@ class Workload:
                 f"{self.name} has no size {', '.join(unknown)}; its sizes are {', '.join(self.sizes)}"
             )
         for name, value in sizes.items():
-            if not (isinstance(value, int) and not isinstance(value, bool) and 1 <= value <= MAX_ROWS_PER_TABLE):
-                problems.append(f"size {name} must be a whole number from 1 to {MAX_ROWS_PER_TABLE:,}, not {value!r}")
+            if not (
+                isinstance(value, int) and not isinstance(value, bool) and 1 <= value <= MAX_ROWS_PER_TABLE
+            ):
+                problems.append(
+                    f"size {name} must be a whole number from 1 to {MAX_ROWS_PER_TABLE:,}, not {value!r}"
+                )
         return problems
 
     async def sizes_in(self, engine: Engine) -> dict[str, int]:
@@ -318,7 +322,9 @@ class Workload:
                 if not problems:
                     chosen = {
                         name: (
-                            write_share * w / write_total if name in writes else (1 - write_share) * w / read_total
+                            write_share * w / write_total
+                            if name in writes
+                            else (1 - write_share) * w / read_total
                         )
                         if (write_total if name in writes else read_total) > 0
                         else 0.0
@@ -353,7 +359,9 @@ class Workload:
         """Every problem with the workload's declaration, each naming its part."""
         problems = []
         if not _NAME.match(self.name or ""):
-            problems.append(f"the workload's name must be lower case letters, digits and _, not {self.name!r}")
+            problems.append(
+                f"the workload's name must be lower case letters, digits and _, not {self.name!r}"
+            )
         if not self.schema.tables:
             problems.append("the workload has no tables")
         problems += self.schema.validate() if hasattr(self.schema, "validate") else []
@@ -376,7 +384,10 @@ class Workload:
         """This workload, or WorkloadError listing every problem."""
         problems = self.validate()
         if problems:
-            raise WorkloadError(f"the workload {self.name or '?'} ({self.source or 'unknown source'}) is not valid:\n  - " + "\n  - ".join(problems))
+            raise WorkloadError(
+                f"the workload {self.name or '?'} ({self.source or 'unknown source'}) is not valid:\n  - "
+                + "\n  - ".join(problems)
+            )
         return self
 
     def summary(self) -> dict[str, Any]:
@@ -408,4 +419,3 @@ def _route_shape(route: str) -> str:
 
 def _is_number(value: Any) -> bool:
     return isinstance(value, int | float) and not isinstance(value, bool) and math.isfinite(value)
-

@@ -27,7 +27,9 @@ the service checks them against their `Param` (400 with the parameter's name oth
 Rows are made by a function per table, called with the row number n (1, 2, ...) and `r`, a random
 source that depends only on the seed, the table and n: the same rows on every engine and every
 run. `r.id("users")` is a row number of another table, `r.below(k)`, `r.between(a, b)`,
-`r.text(min_words, max_words)`, `r.choice(seq)`. A table with no function starts empty.
+`r.text(min_words, max_words)`, `r.choice(seq)`. Parameters of requests are `Param.row(table)`,
+`Param.integer(low, high)`, `Param.text(min_words, max_words)` and `Param.choice(*values)`. A
+table with no function starts empty.
 
 Every SQL text is checked by the database when the workload is prepared, before any load starts,
 and a statement it refuses is reported with the engine's own message, the file and the operation.
@@ -48,11 +50,57 @@ from .parsing import MAX_BODY_BYTES, not_found, parse_query
 __all__ = ["App", "Column", "Index", "Param", "Query", "Sql", "Table", "Write"]
 
 _MASK = (1 << 64) - 1
-_WORDS = (
-    "alpha bravo charlie delta echo foxtrot golf hotel india juliet kilo lima mike november oscar papa "
-    "quebec romeo sierra tango uniform victor whiskey xray yankee zulu amber basil cedar dune ember fern "
-    "grove heath iris jade kelp lotus moss nettle olive pine quartz reed sage thyme umber vale willow"
-).split()
+_WORDS = [
+    "alpha",
+    "bravo",
+    "charlie",
+    "delta",
+    "echo",
+    "foxtrot",
+    "golf",
+    "hotel",
+    "india",
+    "juliet",
+    "kilo",
+    "lima",
+    "mike",
+    "november",
+    "oscar",
+    "papa",
+    "quebec",
+    "romeo",
+    "sierra",
+    "tango",
+    "uniform",
+    "victor",
+    "whiskey",
+    "xray",
+    "yankee",
+    "zulu",
+    "amber",
+    "basil",
+    "cedar",
+    "dune",
+    "ember",
+    "fern",
+    "grove",
+    "heath",
+    "iris",
+    "jade",
+    "kelp",
+    "lotus",
+    "moss",
+    "nettle",
+    "olive",
+    "pine",
+    "quartz",
+    "reed",
+    "sage",
+    "thyme",
+    "umber",
+    "vale",
+    "willow",
+]
 
 
 def _mix64(z: int) -> int:
@@ -116,7 +164,7 @@ class Param:
         return cls("row", table=table)
 
     @classmethod
-    def int(cls, low: int, high: int) -> Param:
+    def integer(cls, low: int, high: int) -> Param:
         """A whole number from low to high."""
         return cls("int", low=low, high=high)
 
@@ -152,11 +200,15 @@ class Param:
     def check(self, name: str, value: Any) -> Any:
         """`value` (text from a path or query, or a JSON value) as this parameter, or InvalidRequest."""
         if self.kind in ("row", "int"):
-            if isinstance(value, str) and (value.isascii() and value.lstrip("-").isdigit() and len(value) <= 20):
+            if isinstance(value, str) and (
+                value.isascii() and value.lstrip("-").isdigit() and len(value) <= 20
+            ):
                 value = int(value)
             low, high = (1, 2**63 - 1) if self.kind == "row" else (self.low, self.high)
             if not (isinstance(value, int) and not isinstance(value, bool) and low <= value <= high):
-                raise InvalidRequest(f"{name} must be a whole number from {low} to {high}, not {str(value)[:40]!r}")
+                raise InvalidRequest(
+                    f"{name} must be a whole number from {low} to {high}, not {str(value)[:40]!r}"
+                )
             return value
         if self.kind == "text":
             if not (isinstance(value, str) and 1 <= len(value) <= 200 and value.isprintable()):
@@ -210,7 +262,9 @@ class _Declared:
 
     @property
     def in_path(self) -> tuple[str, ...]:
-        return tuple(part[1:-1] for part in self.path.split("/") if part.startswith("{") and part.endswith("}"))
+        return tuple(
+            part[1:-1] for part in self.path.split("/") if part.startswith("{") and part.endswith("}")
+        )
 
     @property
     def outside_path(self) -> tuple[str, ...]:
@@ -218,7 +272,9 @@ class _Declared:
 
     def problems(self, sizes: Sizes, used: Sequence[str]) -> list[str]:
         where = f"operation {self.name!r}"
-        problems = [f"{where}: {p}" for name, param in self.params.items() for p in param.validate(name, sizes)]
+        problems = [
+            f"{where}: {p}" for name, param in self.params.items() for p in param.validate(name, sizes)
+        ]
         for name in self.in_path:
             if name not in self.params:
                 problems.append(f"{where}: the route names {{{name}}} but params has no {name!r}")
@@ -314,7 +370,15 @@ class Query(_Declared):
                 return Answer(200, [list(row) for row in await session.fetch_all(sql, args)])
 
         operation = Operation(
-            self.name, self.method, self.path, False, self.weight, run, self.parse, self.draw, self.render,
+            self.name,
+            self.method,
+            self.path,
+            False,
+            self.weight,
+            run,
+            self.parse,
+            self.draw,
+            self.render,
             statements=(self.sql,),
         )
         return operation, problems
@@ -381,8 +445,17 @@ class Write(_Declared):
             return tuple(body.values()) if isinstance(body, dict) else ()
 
         operation = Operation(
-            self.name, self.method, self.path, True, self.weight, run, self.parse, self.draw, self.render,
-            statements=tuple(sql.text for sql in self.statements), acknowledge=acknowledge,
+            self.name,
+            self.method,
+            self.path,
+            True,
+            self.weight,
+            run,
+            self.parse,
+            self.draw,
+            self.render,
+            statements=tuple(sql.text for sql in self.statements),
+            acknowledge=acknowledge,
         )
         return operation, problems
 
@@ -430,7 +503,10 @@ class App(Workload):
         return self._problems + super().validate()
 
     def planned_rows(self, sizes: Sizes) -> dict[str, int]:
-        return {table.name: int(sizes.get(table.name, 0)) if table.name in self.rows else 0 for table in self.schema.tables}
+        return {
+            table.name: int(sizes.get(table.name, 0)) if table.name in self.rows else 0
+            for table in self.schema.tables
+        }
 
     def generate(self, data: DataSpec) -> Iterator[tuple[Table, Iterator[list[Row]]]]:
         for number, table in enumerate(self.schema.tables, 1):
@@ -439,7 +515,9 @@ class App(Workload):
                 continue
             yield table, self._chunks(function, number, table, data)
 
-    def _chunks(self, function: RowFunction, number: int, table: Table, data: DataSpec) -> Iterator[list[Row]]:
+    def _chunks(
+        self, function: RowFunction, number: int, table: Table, data: DataSpec
+    ) -> Iterator[list[Row]]:
         count, width = data.sizes[table.name], len(table.columns)
         for start in range(1, count + 1, ROWS_PER_CHUNK):
             chunk = []
@@ -462,4 +540,3 @@ class App(Workload):
 def _table(table: Table) -> Table:
     """Accept lists where the schema wants tuples, so a user file can write plain lists."""
     return Table(table.name, tuple(table.columns), tuple(table.primary_key))
-

@@ -36,9 +36,13 @@ def parse_id(text: str, what: str) -> int:
 def parse_query(query: str, known: Collection[str]) -> dict[str, str]:
     """The parameters of a query string, each at most once and each one of `known`."""
     try:
-        pairs = parse_qsl(query, keep_blank_values=True, strict_parsing=bool(query), max_num_fields=len(known))
+        pairs = parse_qsl(
+            query, keep_blank_values=True, strict_parsing=bool(query), max_num_fields=len(known)
+        )
     except ValueError:
-        raise InvalidRequest(f"the query must be name=value pairs of {', '.join(known)}, and nothing else") from None
+        raise InvalidRequest(
+            f"the query must be name=value pairs of {', '.join(known)}, and nothing else"
+        ) from None
     values: dict[str, str] = {}
     for key, value in pairs:
         if key not in known:

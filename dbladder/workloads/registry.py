@@ -34,7 +34,9 @@ def load_workload(spec: str) -> Workload:
     """The workload `spec` names, checked; WorkloadError saying what is wrong otherwise."""
     spec = (spec or "").strip()
     if not spec:
-        raise WorkloadError("give a workload: a name (dbladder workloads lists them), a .py file or module:attr")
+        raise WorkloadError(
+            "give a workload: a name (dbladder workloads lists them), a .py file or module:attr"
+        )
     if spec.endswith(".py") or "/" in spec or Path(spec).is_file():
         return _checked(_from_file(Path(spec)), spec)
     if spec in BUILT_IN:
@@ -45,9 +47,7 @@ def load_workload(spec: str) -> Workload:
         if entry.name == spec:
             return _checked(_from_attribute(entry.value, f"entry point {entry.name} ({entry.value})"), spec)
     known = ", ".join([*BUILT_IN, *(entry.name for entry in entry_points(group=ENTRY_POINT_GROUP))])
-    raise WorkloadError(
-        f"unknown workload {spec!r}; known: {known}; or give a .py file or module:attr"
-    )
+    raise WorkloadError(f"unknown workload {spec!r}; known: {known}; or give a .py file or module:attr")
 
 
 @dataclass(frozen=True)

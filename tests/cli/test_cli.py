@@ -20,7 +20,15 @@ def dbladder(*args, cwd=None):
 
 def test_seed_creates_exact_counts(tmp_path):
     result = dbladder(
-        "seed", "--db", f"sqlite:///{tmp_path}/x.db", "--products", "1000", "--orders", "5000", "--seed", "7"
+        "seed",
+        "--db",
+        f"sqlite:///{tmp_path}/x.db",
+        "--size",
+        "products=1000",
+        "--size",
+        "orders=5000",
+        "--seed",
+        "7",
     )
     assert result.returncode == 0, result.stderr
     lines = result.stdout.splitlines()
@@ -32,7 +40,9 @@ def test_seed_creates_exact_counts(tmp_path):
 
 
 def test_seed_with_a_relative_path_writes_in_the_current_folder(tmp_path):
-    result = dbladder("seed", "--db", "sqlite:///rel.db", "--products", "10", "--orders", "10", cwd=tmp_path)
+    result = dbladder(
+        "seed", "--db", "sqlite:///rel.db", "--size", "products=10", "--size", "orders=10", cwd=tmp_path
+    )
     assert result.returncode == 0, result.stderr
     assert (tmp_path / "rel.db").exists()
 
@@ -65,8 +75,8 @@ def test_weak_durability_is_one_loud_line(tmp_path):
             "Error: cannot create the SQLite file /nonexistent-folder/x.db: "
             "folder /nonexistent-folder does not exist",
         ),
-        (["seed", "--products", "1"], 2, "Error: invalid configuration:"),
-        (["seed", "--orders", "many"], 2, "Error: Invalid value for '--orders'"),
+        (["seed", "--size", "products=1"], 2, "Error: invalid configuration:"),
+        (["seed", "--scale", "many"], 2, "Error: Invalid value for '--scale'"),
         (["engines", "--db", "postgresql://postgres@127.0.0.1:1/postgres"], 1, "Error: "),
         (["engines", "--db", "mariadb://root@127.0.0.1:1/test"], 1, "Error: "),
     ],

@@ -6,7 +6,7 @@ import os
 import pytest
 
 from dbladder.data.fresh import FreshData, StaleData
-from dbladder.data.seeding import seed_shop
+from dbladder.data.seeding import checksum, row_counts, seed
 from dbladder.engines import create_engine, opened
 from dbladder.engines.base import Column, Schema, Table
 from dbladder.engines.mariadb import snapshot as mariadb_engine
@@ -14,7 +14,7 @@ from dbladder.engines.sqlite import SQLiteEngine
 from dbladder.urls import parse_url
 from dbladder.workloads import shop
 
-SMALL = shop.SeedConfig(products=1000, orders=5000, seed=3)
+SMALL = shop.dataset(products=1000, orders=5000, seed=3)
 # A table made after the snapshot: a restore must remove it, since the data must be the snapshot's.
 LATE = Table("late_table", (Column("id", "bigint"),), primary_key=("id",))
 
@@ -60,23 +60,23 @@ async def leftovers(url: str) -> list[str]:
 def check_restore_brings_back_the_seeded_data_twice(url: str) -> None:
     async def scenario():
         async with opened(url) as engine:
-            await seed_shop(engine, SMALL)
-            seeded = await shop.checksum(engine)
+            await seed(engine, shop.workload, SMALL)
+            seeded = await checksum(engine, shop.SCHEMA)
             token = await engine.save_snapshot()
             assert token is not None, "every engine restores faster than seeding on this machine"
             first_id = await write_something(engine)
             await engine.recreate_schema(Schema((LATE,)))
-            changed = await shop.checksum(engine)
+            changed = await checksum(engine, shop.SCHEMA)
 
             await engine.restore_snapshot(token)
-            restored = await shop.checksum(engine)
+            restored = await checksum(engine, shop.SCHEMA)
             late_table_left = await engine.table_exists(LATE.name)
             # The id generators come back too: the same next order id as right after seeding.
             again_id = await write_something(engine)
 
             await engine.restore_snapshot(token)
-            twice = await shop.checksum(engine)
-            counts = await shop.row_counts(engine)
+            twice = await checksum(engine, shop.SCHEMA)
+            counts = await row_counts(engine, shop.SCHEMA)
             await engine.drop_snapshot(token)
             return seeded, changed, restored, late_table_left, first_id, again_id, twice, counts
 
@@ -84,9 +84,9 @@ def check_restore_brings_back_the_seeded_data_twice(url: str) -> None:
     assert changed != seeded
     assert restored == seeded
     assert not late_table_left
-    assert first_id == again_id == SMALL.orders + 1
+    assert first_id == again_id == SMALL.sizes["orders"] + 1
     assert twice == seeded
-    assert counts == SMALL.planned_rows()
+    assert counts == shop.workload.planned_rows(SMALL.sizes)
     assert run(leftovers(url)) == []
 
 
@@ -111,7 +111,7 @@ def test_mariadb_without_its_data_folder_copies_rows_instead(mariadb_url, monkey
 def test_drop_snapshot_leaves_nothing_and_can_repeat(any_url):
     async def scenario():
         async with opened(any_url) as engine:
-            await seed_shop(engine, shop.SeedConfig(products=10, orders=10))
+            await seed(engine, shop.workload, shop.dataset(products=10, orders=10))
             token = await engine.save_snapshot()
             assert token is not None
             # Saving again replaces the snapshot rather than adding another.
@@ -126,7 +126,7 @@ def test_drop_snapshot_leaves_nothing_and_can_repeat(any_url):
             await unopened.close()
             with pytest.raises(ValueError, match=r"not a .* snapshot token"):
                 await engine.drop_snapshot(str(parse_url(any_url).database or parse_url(any_url).path))
-            still_there = await shop.row_counts(engine)
+            still_there = await row_counts(engine, shop.SCHEMA)
             return token, while_kept, after_drop, await leftovers(any_url), still_there
 
     token, while_kept, after_drop, at_end, still_there = run(scenario())
@@ -140,7 +140,7 @@ def test_drop_snapshot_leaves_nothing_and_can_repeat(any_url):
 def test_fresh_data_starts_every_run_from_the_seeded_data(any_url):
     async def scenario():
         starts = []
-        async with FreshData(any_url, SMALL, method="restore", verify=True) as fresh:
+        async with FreshData(any_url, shop.workload, SMALL, method="restore", verify=True) as fresh:
             for _ in range(3):
                 start = await fresh.before_run()
                 starts.append(start)
@@ -162,7 +162,7 @@ def test_fresh_data_starts_every_run_from_the_seeded_data(any_url):
 
 def test_fresh_data_reseeds_when_told_and_checksums_still_match(sqlite_url):
     async def scenario():
-        async with FreshData(sqlite_url, SMALL, method="reseed", verify=True) as fresh:
+        async with FreshData(sqlite_url, shop.workload, SMALL, method="reseed", verify=True) as fresh:
             starts = []
             for _ in range(3):
                 starts.append(await fresh.before_run())
@@ -178,7 +178,7 @@ def test_fresh_data_reseeds_when_told_and_checksums_still_match(sqlite_url):
 
 def test_fresh_data_picks_the_faster_method(sqlite_url):
     async def scenario():
-        async with FreshData(sqlite_url, SMALL) as fresh:
+        async with FreshData(sqlite_url, shop.workload, SMALL) as fresh:
             return fresh.preparation
 
     preparation = run(scenario())
@@ -194,7 +194,7 @@ def test_verify_names_tables_that_are_not_as_seeded(sqlite_url, monkeypatch):
     monkeypatch.setattr(SQLiteEngine, "restore_snapshot", no_restore)
 
     async def scenario():
-        async with FreshData(sqlite_url, SMALL, method="restore", verify=True) as fresh:
+        async with FreshData(sqlite_url, shop.workload, SMALL, method="restore", verify=True) as fresh:
             await fresh.before_run()
             async with opened(sqlite_url) as engine:
                 await shop.create_order(engine, 1, [(5, 1)])
@@ -217,10 +217,10 @@ def test_mariadb_on_this_machine_copies_tablespace_files(mariadb_url, monkeypatc
 
     async def scenario():
         async with opened(mariadb_url) as engine:
-            await seed_shop(engine, shop.SeedConfig(products=10, orders=10))
+            await seed(engine, shop.workload, shop.dataset(products=10, orders=10))
             token = await engine.save_snapshot()
             await engine.restore_snapshot(token)
-            counts = await shop.row_counts(engine)
+            counts = await row_counts(engine, shop.SCHEMA)
             await engine.drop_snapshot(token)
             return counts
 

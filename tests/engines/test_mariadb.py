@@ -9,7 +9,7 @@ from importlib.metadata import version
 
 import pytest
 
-from dbladder.data.seeding import seed_shop
+from dbladder.data.seeding import checksum, row_counts, seed
 from dbladder.engines import Engine, EngineOptions, create_engine, opened
 from dbladder.engines.base import Row
 from dbladder.errors import (
@@ -17,15 +17,15 @@ from dbladder.errors import (
     BadURL,
     DatabaseTimeout,
     MissingDatabase,
-    OutOfStock,
     ServerUnreachable,
-    UnknownProduct,
 )
 from dbladder.urls import parse_url
 from dbladder.workloads import shop
+from dbladder.workloads.base import DataSpec
+from dbladder.workloads.shop import OutOfStock, UnknownProduct, schema
 
 SOCKET = os.environ.get("DBLADDER_TEST_MARIADB_SOCKET", "/run/mysqld/mysqld.sock")
-SMALL = shop.SeedConfig(products=1000, orders=5000)
+SMALL = shop.dataset(products=1000, orders=5000)
 
 
 def socket_url(mariadb_url: str, scheme: str = "mariadb") -> str:
@@ -35,9 +35,9 @@ def socket_url(mariadb_url: str, scheme: str = "mariadb") -> str:
     return f"{scheme}://{url.user or 'root'}@localhost/{url.database}?unix_socket={SOCKET}"
 
 
-async def _seeded(url: str, config: shop.SeedConfig = SMALL, **options) -> None:
+async def _seeded(url: str, config: DataSpec = SMALL, **options) -> None:
     async with opened(url, EngineOptions(**options)) as engine:
-        await seed_shop(engine, config)
+        await seed(engine, shop.workload, config)
 
 
 async def _connection_id(engine: Engine) -> Row | None:
@@ -124,13 +124,13 @@ def test_execute_counts_matched_rows_not_only_changed_ones(mariadb_url):
 def test_conditional_stock_update_reports_one_or_zero(mariadb_url):
     async def run() -> tuple[list[int], Row | None]:
         async with opened(mariadb_url) as engine:
-            await seed_shop(engine, SMALL)
+            await seed(engine, shop.workload, SMALL)
             async with engine.transaction() as session:
                 counts = [
-                    await session.execute(shop.TAKE_STOCK, (5, 1, 5)),  # enough stock
-                    await session.execute(shop.TAKE_STOCK, (0, 1, 0)),  # matched, value unchanged
-                    await session.execute(shop.TAKE_STOCK, (10**7, 1, 10**7)),  # not enough
-                    await session.execute(shop.TAKE_STOCK, (1, 10**6, 1)),  # no such product
+                    await session.execute(schema.TAKE_STOCK, (5, 1, 5)),  # enough stock
+                    await session.execute(schema.TAKE_STOCK, (0, 1, 0)),  # matched, value unchanged
+                    await session.execute(schema.TAKE_STOCK, (10**7, 1, 10**7)),  # not enough
+                    await session.execute(schema.TAKE_STOCK, (1, 10**6, 1)),  # no such product
                 ]
             async with engine.read() as session:
                 stock = await session.fetch_one("SELECT stock FROM products WHERE id = ?", (1,))
@@ -146,8 +146,8 @@ def test_insert_returning_gives_each_new_id(mariadb_url):
         async with opened(mariadb_url) as engine:
             await engine.recreate_schema(shop.SCHEMA)
             async with engine.transaction() as session:
-                first = await session.fetch_one(shop.INSERT_ORDER, (7, 100, 1))
-                second = await session.fetch_one(shop.INSERT_ORDER, (8, 200, 2))
+                first = await session.fetch_one(schema.INSERT_ORDER, (7, 100, 1))
+                second = await session.fetch_one(schema.INSERT_ORDER, (8, 200, 2))
             async with engine.read() as session:
                 rows = await session.fetch_all("SELECT id, customer_id FROM orders ORDER BY id")
         return [first, second, rows]
@@ -183,7 +183,7 @@ def test_each_statement_is_prepared_once_per_connection(mariadb_url):
 def test_a_failed_order_rolls_back_and_the_connection_is_reused(mariadb_url):
     async def run() -> tuple[Row | None, dict[str, int], Row | None, Row | None]:
         async with opened(mariadb_url, EngineOptions(pool_size=1)) as engine:
-            await seed_shop(engine, SMALL)
+            await seed(engine, shop.workload, SMALL)
             first = await _connection_id(engine)
             with pytest.raises(OutOfStock):
                 await shop.create_order(engine, 1, [(1, 1), (2, shop.INITIAL_STOCK + 1)])
@@ -194,11 +194,11 @@ def test_a_failed_order_rolls_back_and_the_connection_is_reused(mariadb_url):
                     await session.execute("SELEC 1")
             async with engine.read() as session:
                 stock = await session.fetch_one("SELECT stock FROM products WHERE id = ?", (1,))
-            return first, await shop.row_counts(engine), stock, await _connection_id(engine)
+            return first, await row_counts(engine, shop.SCHEMA), stock, await _connection_id(engine)
 
     first, counts, stock, last = asyncio.run(run())
     assert stock == (shop.INITIAL_STOCK,)
-    assert counts == SMALL.planned_rows()
+    assert counts == shop.workload.planned_rows(SMALL.sizes)
     assert last == first  # the pool's one connection, kept through every failure
 
 
@@ -227,14 +227,14 @@ def test_a_cancelled_statement_closes_its_connection(mariadb_url):
 def test_a_lock_wait_timeout_is_a_database_timeout_and_rolls_back(mariadb_url):
     async def run() -> tuple[Row | None, Row | None]:
         async with opened(mariadb_url, EngineOptions(pool_size=2)) as engine:
-            await seed_shop(engine, SMALL)
+            await seed(engine, shop.workload, SMALL)
             async with engine.transaction() as holder:
-                await holder.execute(shop.TAKE_STOCK, (1, 2, 1))  # holds product 2's row lock
+                await holder.execute(schema.TAKE_STOCK, (1, 2, 1))  # holds product 2's row lock
                 with pytest.raises(DatabaseTimeout, match="innodb_lock_wait_timeout"):
                     async with engine.transaction() as waiter:
                         await waiter.execute("SET SESSION innodb_lock_wait_timeout = 1")
-                        await waiter.execute(shop.TAKE_STOCK, (1, 1, 1))  # done, then rolled back
-                        await waiter.execute(shop.TAKE_STOCK, (1, 2, 1))  # waits for the lock
+                        await waiter.execute(schema.TAKE_STOCK, (1, 1, 1))  # done, then rolled back
+                        await waiter.execute(schema.TAKE_STOCK, (1, 2, 1))  # waits for the lock
             async with engine.read() as session:
                 first = await session.fetch_one("SELECT stock FROM products WHERE id = ?", (1,))
                 second = await session.fetch_one("SELECT stock FROM products WHERE id = ?", (2,))
@@ -367,8 +367,8 @@ def test_describe_reports_versions_transport_and_durability(mariadb_url):
 def test_a_small_seed_loads_exact_counts_and_ids_continue(mariadb_url):
     async def run():
         async with opened(mariadb_url) as engine:
-            report = await seed_shop(engine, SMALL)
-            counts = await shop.row_counts(engine)
+            report = await seed(engine, shop.workload, SMALL)
+            counts = await row_counts(engine, shop.SCHEMA)
             order_id, _ = await shop.create_order(engine, 42, [(3, 1), (1, 2)])
             order = await shop.order_with_items(engine, order_id)
             async with engine.read() as session:
@@ -381,7 +381,7 @@ def test_a_small_seed_loads_exact_counts_and_ids_continue(mariadb_url):
         return report, counts, order_id, order, index, exists
 
     report, counts, order_id, order, index, exists = asyncio.run(run())
-    assert {load.table: load.rows for load in report.tables} == SMALL.planned_rows()
+    assert {load.table: load.rows for load in report.tables} == shop.workload.planned_rows(SMALL.sizes)
     assert counts == {"products": 1000, "orders": 5000, "order_items": 10_000}
     assert order_id == 5001
     assert [item["product_id"] for item in order["items"]] == [1, 3]
@@ -392,8 +392,8 @@ def test_a_small_seed_loads_exact_counts_and_ids_continue(mariadb_url):
 def test_seeded_rows_are_identical_to_sqlite(mariadb_url, sqlite_url):
     async def digest(url: str) -> dict[str, str]:
         async with opened(url) as engine:
-            await seed_shop(engine, SMALL)
-            return await shop.checksum(engine)
+            await seed(engine, shop.workload, SMALL)
+            return await checksum(engine, shop.SCHEMA)
 
     async def run() -> tuple[dict[str, str], dict[str, str]]:
         return await digest(mariadb_url), await digest(sqlite_url)

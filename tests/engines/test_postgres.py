@@ -10,12 +10,13 @@ import uuid
 import asyncpg
 import pytest
 
-from dbladder.data.seeding import seed_shop
+from dbladder.data.seeding import checksum, row_counts, seed
 from dbladder.engines import EngineOptions, create_engine, opened
 from dbladder.engines.postgres.connection import rewrite_placeholders
 from dbladder.errors import AuthenticationFailed, BadURL, MissingDatabase, ServerUnreachable
 from dbladder.urls import parse_url
 from dbladder.workloads import shop
+from dbladder.workloads.shop import schema
 
 SOCKET_FOLDER = "/var/run/postgresql"
 
@@ -62,7 +63,7 @@ def test_question_marks_become_numbered_placeholders_outside_quotes_and_comments
     )
     assert rewrite_placeholders("SELECT ? -- why?\n, /* or ? */ ?") == "SELECT $1 -- why?\n, /* or ? */ $2"
     assert rewrite_placeholders("SELECT 1") == "SELECT 1"
-    assert rewrite_placeholders(shop.INSERT_ITEM).endswith("VALUES ($1, $2, $3, $4)")
+    assert rewrite_placeholders(schema.INSERT_ITEM).endswith("VALUES ($1, $2, $3, $4)")
 
 
 def test_placeholders_bind_in_order_on_the_server(postgres_url):
@@ -125,7 +126,7 @@ def test_insert_returning_gives_the_generated_id(postgres_url):
             ids = []
             for customer in (7, 8):
                 async with engine.transaction() as session:
-                    ids.append(await session.fetch_one(shop.INSERT_ORDER, (customer, 100, 1_700_000_000)))
+                    ids.append(await session.fetch_one(schema.INSERT_ORDER, (customer, 100, 1_700_000_000)))
             async with engine.read() as session:
                 stored = await session.fetch_all("SELECT id, customer_id FROM orders ORDER BY id")
         return ids, stored
@@ -284,15 +285,15 @@ def test_describe_reports_versions_transport_and_durability(postgres_url):
 
 
 def test_a_small_seed_loads_exact_rows_and_moves_the_order_sequence(postgres_url, sqlite_url):
-    config = shop.SeedConfig(products=1000, orders=5000)
+    config = shop.dataset(products=1000, orders=5000)
 
     async def run():
         async with opened(postgres_url) as engine:
-            report = await seed_shop(engine, config)
-            counts = await shop.row_counts(engine)
+            report = await seed(engine, shop.workload, config)
+            counts = await row_counts(engine, shop.SCHEMA)
             async with opened(sqlite_url) as reference:
-                await seed_shop(reference, config)
-                same_rows = await shop.checksum(reference) == await shop.checksum(engine)
+                await seed(reference, shop.workload, config)
+                same_rows = await checksum(reference, shop.SCHEMA) == await checksum(engine, shop.SCHEMA)
             order_id, total = await shop.create_order(engine, 42, [(3, 1), (1, 2)])
             product = await shop.product_by_id(engine, 3)
             order = await shop.order_with_items(engine, order_id)

@@ -11,13 +11,17 @@ import pytest
 from test_http_client import HOST, ScriptedServer, free_port, run
 
 from dbladder.histogram import Histogram
+from dbladder.load import mix
 from dbladder.load.clock import Clock, FakeClock, MonotonicClock
 from dbladder.load.executors.open import Generator
 from dbladder.load.fleet import ProcessSpec, run_processes
-from dbladder.load.mix import Mix, operations
-from dbladder.load.plans import Ladder
 from dbladder.load.recorder import HISTOGRAMS, OUTCOMES, LiveView, fell_behind, merge_snapshots
 from dbladder.load.targets.http import HttpTarget
+from dbladder.plans import Ladder
+from dbladder.workloads import shop
+
+MIX = shop.workload.mix(write_share=0.2)
+NAMES = tuple(op.name for op in shop.workload.operations)
 
 
 def outcomes(**counts: int) -> dict[str, int]:
@@ -35,8 +39,8 @@ async def run_ladder(
     parts: int = 1,
 ) -> dict[str, Any]:
     generator = Generator(
-        ladder, clock or MonotonicClock(), operations(Mix(write_share=0.2), stream=part),
-        HttpTarget(HOST, port, in_flight, timeout), part, parts,
+        ladder, clock or MonotonicClock(), mix.requests(shop.workload, MIX, shop.workload.sizes, stream=part),
+        HttpTarget(HOST, port, in_flight, timeout, shop.workload), part, parts, operation_names=NAMES,
     )  # fmt: skip
     await generator.run()
     return generator.recorder.snapshot()
@@ -120,8 +124,9 @@ def test_cancelling_mid_run_keeps_the_finished_levels() -> None:
             generator = Generator(
                 Ladder(40, 40, 3, 0.5),
                 MonotonicClock(),
-                operations(Mix()),
-                HttpTarget(HOST, server.port, 50, 2.0),
+                mix.requests(shop.workload, shop.workload.mix(), shop.workload.sizes),
+                HttpTarget(HOST, server.port, 50, 2.0, shop.workload),
+                operation_names=NAMES,
             )
             task = asyncio.create_task(generator.run())
             await asyncio.sleep(0.75)
@@ -195,7 +200,9 @@ def threaded_server() -> Iterator[ScriptedServer]:
 
 @pytest.mark.slow
 def test_processes_share_one_schedule_and_their_snapshots_merge(threaded_server: ScriptedServer) -> None:
-    spec = ProcessSpec(Ladder(40, 40, 2, 0.5), Mix(), HOST, threaded_server.port, in_flight=20, timeout=2.0)
+    spec = ProcessSpec(
+        Ladder(40, 40, 2, 0.5), host=HOST, port=threaded_server.port, in_flight=20, timeout=2.0
+    )
     merged = run_processes(spec, processes=2, start_delay=1.5)
     assert (merged["processes"], merged["missing_parts"], merged["interrupted"]) == (2, 0, False)
     assert [level["outcomes"] for level in merged["levels"]] == [

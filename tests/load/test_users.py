@@ -15,13 +15,14 @@ from dbladder.histogram import Histogram
 from dbladder.load.clock import MonotonicClock
 from dbladder.load.executors.closed import UsersGenerator
 from dbladder.load.fleet import Fleet, LevelDone, ProcessSpec
-from dbladder.load.mix import Mix, operations
-from dbladder.load.plans import Ladder, Phase, UserPlan
+from dbladder.load.mix import requests
 from dbladder.load.recorder import LiveView, merge_levels, merge_per_second
 from dbladder.load.targets.http import HttpTarget
+from dbladder.plans import Ladder, Phase, UserPlan
 from dbladder.result.levels import level_row
 from dbladder.result.passmark import PassMark
 from dbladder.result.spike import p95_series, recovery_seconds, spike_recovery
+from dbladder.workloads import shop
 
 threaded_server = test_generator.threaded_server  # a ScriptedServer on its own thread, for processes
 
@@ -32,10 +33,11 @@ def make_generator(
     return UsersGenerator(
         plan,
         MonotonicClock(spin=0.0),
-        operations(Mix(write_share=0.2), stream=part),
-        HttpTarget(HOST, port, in_flight, timeout),
+        requests(shop.workload, shop.workload.mix(write_share=0.2), shop.workload.sizes, stream=part),
+        HttpTarget(HOST, port, in_flight, timeout, shop.workload),
         part,
         parts,
+        operation_names=tuple(op.name for op in shop.workload.operations),
     )
 
 

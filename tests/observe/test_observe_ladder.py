@@ -12,8 +12,6 @@ import pytest
 from service_support import ORDERS, PRODUCTS, seed
 
 from dbladder.load.fleet import ProcessSpec, run_process
-from dbladder.load.mix import Mix
-from dbladder.load.plans import Ladder
 from dbladder.observe import (
     Sampler,
     database_processes,
@@ -24,7 +22,9 @@ from dbladder.observe import (
     summarise,
 )
 from dbladder.observe.summary import HOST_KEYS
+from dbladder.plans import Ladder
 from dbladder.service import ServiceConfig, running_service
+from dbladder.workloads import shop
 
 RESPONSES = ("2xx", "3xx", "4xx", "5xx")
 
@@ -46,7 +46,7 @@ def _snapshot_at(service, times: list[float], into: dict[float, dict]) -> thread
 def test_every_level_row_has_the_machine_and_the_time_breakdown(sqlite_url):
     seed(sqlite_url)
     ladder = Ladder(start=100, step=100, steps=2, hold=2.0, warmup=0.5)
-    mix = Mix(write_share=0.2, products=PRODUCTS, orders=ORDERS)
+    mix = shop.workload.mix(write_share=0.2)
     with running_service(ServiceConfig(sqlite_url, port=0)) as service:
         database = database_processes(sqlite_url)
         service_group = session(service.pid)
@@ -65,7 +65,13 @@ def test_every_level_row_has_the_machine_and_the_time_breakdown(sqlite_url):
         snapshots: dict[float, dict] = {}
         snapshotter = _snapshot_at(service, [t for window in windows for t in window], snapshots)
         sampler.start()
-        spec = ProcessSpec(ladder=ladder, mix=mix, port=service.config.port, timeout=5.0)
+        spec = ProcessSpec(
+            ladder=ladder,
+            mix=mix,
+            sizes={"products": PRODUCTS, "orders": ORDERS},
+            port=service.config.port,
+            timeout=5.0,
+        )
         generated = run_process(spec, origin=origin)
         snapshotter.join()
         samples = sampler.stop()

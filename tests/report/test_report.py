@@ -23,12 +23,11 @@ from typing import Any
 
 import pytest
 
-from dbladder.load.plans import Ladder, UserPlan
+from dbladder.plans import Ladder, UserPlan
 from dbladder.report.bundle import write_bundle
 from dbladder.report.runs import engine_label
 from dbladder.result.schema import RESULT_SCHEMA, problem
 from dbladder.run.round import RunConfig, run_ladder
-from dbladder.workloads import shop
 
 # Every test here reads bundles of real runs, made once per module (about 50 s together).
 pytestmark = pytest.mark.slow
@@ -46,7 +45,7 @@ def bundles(tmp_path_factory) -> list[Path]:
         config = RunConfig(
             db_url=f"sqlite:///{root}/shop.db",
             ladder=Ladder(100, 100, 2, 1.5, warmup=0.5),
-            seed=shop.SeedConfig(products=2000, orders=5000),
+            sizes={"products": 2000, "orders": 5000},
             workers=1,
             pool_size=8,
             sqlite_writers=writers,
@@ -260,7 +259,7 @@ def test_the_report_command_compares_two_bundles(bundles, tmp_path):
     names = ["compare.json", "timeseries.csv", "levels.csv", "report.md", "report.html"]
     assert done.stdout.splitlines() == [f"wrote    {out / name}" for name in names]
     compare = json.loads((out / "compare.json").read_text())
-    assert compare["schema"] == "dbladder.compare/1"
+    assert compare["schema"] == "dbladder.compare/2"
     assert compare["runs"] == [result_of(bundle) for bundle in bundles]
     labels = [engine_label(result_of(bundle)) for bundle in bundles]
     assert labels[1] == labels[0] + ", one writer"
@@ -368,7 +367,7 @@ def closed_bundles(tmp_path_factory) -> dict[str, Path]:
             ladder=None,
             users=plan,
             write_share=writes,
-            seed=shop.SeedConfig(products=2000, orders=5000),
+            sizes={"products": 2000, "orders": 5000},
             workers=1,
             pool_size=8,
             out_dir=root / "out",

@@ -128,9 +128,12 @@ def fake_result(
             "db_url": ENGINES[engine]["url"],
             "preset": "quick",
             "ladder": {"start": 500.0, "step": 500.0, "steps": 3, "hold": 4.0, "warmup": 1.0},
+            "workload": "shop",
             "write_share": 0.2,
             "pass_mark": {"p95_ms": 50.0, "max_fail_pct": 1.0},
-            "seed": {"products": 1000, "orders": 5000, "seed": 1, "chunk_rows": 50000},
+            "seed": 1,
+            "scale": 1.0,
+            "sizes": {"products": 1000, "orders": 5000},
             "target": "http",
             "workers": 2,
             "pool_size": 100,
@@ -143,6 +146,14 @@ def fake_result(
             "out_dir": "results/x",
         },
         "pass_mark": {"p95_ms": 50.0, "max_fail_pct": 1.0},
+        "workload": {
+            "name": "shop",
+            "source": "built-in",
+            "operations": ["product", "page", "order", "create"],
+            "writes": ["create"],
+            "mix": {"product": 0.4, "page": 0.24, "order": 0.16, "create": 0.2},
+            "data": {"seed": 1, "sizes": {"products": 1000, "orders": 5000}},
+        },
         "engine": copy.deepcopy(ENGINES[engine]),
         "service": {"workers": 2, "pool_size": 100, "sqlite_writers": 0, "url": "http://127.0.0.1:1"},
         "seeding": {
@@ -478,8 +489,8 @@ def test_missing_corrupt_and_unknown_bundles_raise_their_own_errors(tmp_path):
     with pytest.raises(CorruptBundle, match=r"levels\[1\]\.p95_ms: 'fast' is not of type 'number'"):
         load_bundle(folder)
 
-    (folder / "result.json").write_text(json.dumps({**fake_result(), "schema": "dbladder.result/2"}))
-    with pytest.raises(UnknownBundleVersion, match=r"schema 'dbladder.result/2', which this dbladder"):
+    (folder / "result.json").write_text(json.dumps({**fake_result(), "schema": "dbladder.result/99"}))
+    with pytest.raises(UnknownBundleVersion, match=r"schema 'dbladder.result/99', which this dbladder"):
         load_bundle(folder)
     assert UnknownBundleVersion.exit_code == 1
 
@@ -598,6 +609,7 @@ def users_result(
         ladder=None,
         users={"phases": [{"users": count, "ramp": 1.0, "hold": 3.0} for count in users], **THINK},
     )
+    result["workload"]["mix"] = {"product": 0.475, "page": 0.285, "order": 0.19, "create": 0.05}
     result.update(
         model="closed",
         levels=levels,
@@ -615,6 +627,7 @@ def spike_result(engine: str = "sqlite", recovery: float | None = 2.0, **changes
     """Seed 001's spike, small: 20 -> 200 -> 20 users."""
     result = users_result(engine, (195.0, 1500.0, 198.0), (20, 200, 20), spike=None)
     result["config"].update(preset="spike", write_share=0.2)
+    result["workload"]["mix"] = {"product": 0.4, "page": 0.24, "order": 0.16, "create": 0.2}
     result["spike"] = {"recovery_seconds": recovery, "tolerance": 0.2}
     result.update(changes)
     return result
@@ -787,7 +800,7 @@ def test_a_compare_json_as_dbladder_compare_writes_it_validates_and_renders(tmp_
             )
             runs.append(result)
     document = {
-        "schema": "dbladder.compare/1",
+        "schema": "dbladder.compare/2",
         "kind": "compare",
         "dbladder_version": "0.1.0",
         "created_at": "2026-01-02T03:04:05+00:00",
@@ -801,7 +814,7 @@ def test_a_compare_json_as_dbladder_compare_writes_it_validates_and_renders(tmp_
         "runs": runs,
         "finished_at": "2026-01-02T03:14:05+00:00",
     }
-    assert problem(document, "dbladder.compare/1") is None
+    assert problem(document, "dbladder.compare/2") is None
     folder = tmp_path / "compare"
     folder.mkdir()
     text = json.dumps(document, indent=2) + "\n"

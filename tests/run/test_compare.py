@@ -10,17 +10,16 @@ import sys
 import pytest
 
 from dbladder.errors import InvalidConfig
-from dbladder.load.plans import Ladder, Phase, UserPlan
+from dbladder.plans import Ladder, Phase, UserPlan
 from dbladder.run.compare import CompareConfig, labels_for, run_compare
 from dbladder.run.round import RunConfig, run_ladder
-from dbladder.workloads import shop
 
-SMALL = shop.SeedConfig(products=2000, orders=5000)
+SMALL = {"products": 2000, "orders": 5000}
 
 
 def round_config(tmp_path, **changes) -> RunConfig:
     base = RunConfig(
-        ladder=Ladder(40, 40, 2, 1.5, warmup=0.5), seed=SMALL, workers=1, pool_size=8, out_dir=tmp_path
+        ladder=Ladder(40, 40, 2, 1.5, warmup=0.5), sizes=SMALL, workers=1, pool_size=8, out_dir=tmp_path
     )
     return dataclasses.replace(base, **changes)
 
@@ -46,7 +45,7 @@ def test_sqlite_against_itself_over_three_runs_is_about_the_same(tmp_path):
     assert len(checksums) == 1
     assert all(run["ceiling_rps"] == 20 for run in runs), [run["ceiling_rps"] for run in runs]
     on_disk = json.loads((tmp_path / "cmp" / "compare.json").read_text())
-    assert on_disk["schema"] == "dbladder.compare/1" and len(on_disk["runs"]) == 6
+    assert on_disk["schema"] == "dbladder.compare/2" and len(on_disk["runs"]) == 6
     markdown = (tmp_path / "cmp" / "report.md").read_text()
     assert "about the same" in markdown
 
@@ -71,7 +70,7 @@ def test_labels_name_the_engine_and_number_repeats():
 def test_a_spike_round_reports_three_phases_and_a_recovery_time(sqlite_url, tmp_path):
     plan = UserPlan((Phase(10, 0.5, 2), Phase(80, 0, 2), Phase(10, 0, 3)))
     result = run_ladder(
-        RunConfig(db_url=sqlite_url, ladder=None, users=plan, seed=SMALL, workers=1, out_dir=tmp_path)
+        RunConfig(db_url=sqlite_url, ladder=None, users=plan, sizes=SMALL, workers=1, out_dir=tmp_path)
     )
     assert result["model"] == "closed"
     assert [level["users"] for level in result["levels"]] == [10, 80, 10]
@@ -85,7 +84,7 @@ def test_cli_compare_prints_the_side_by_side_table(tmp_path, postgres_url):
     result = subprocess.run(
         [sys.executable, "-c", "from dbladder.cli import main; main()", "compare",
          "--db", f"sqlite:///{tmp_path}/a.db", "--db", postgres_url, "--runs", "2",
-         "--products", "2000", "--orders", "5000", "--start", "40", "--step", "40", "--steps", "2",
+         "--size", "products=2000", "--size", "orders=5000", "--start", "40", "--step", "40", "--steps", "2",
          "--hold", "1.5", "--warmup", "0.5", "--workers", "1", "--pool", "8", "--out", str(tmp_path / "cmp")],
         capture_output=True, text=True, timeout=300,
     )  # fmt: skip

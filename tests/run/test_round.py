@@ -18,19 +18,18 @@ from pathlib import Path
 import pytest
 
 from dbladder.errors import InvalidConfig
-from dbladder.load.plans import Ladder
+from dbladder.plans import Ladder
 from dbladder.result.passmark import PassMark
 from dbladder.run.round import RunConfig, run_ladder
-from dbladder.workloads import shop
 
-SMALL = shop.SeedConfig(products=2000, orders=5000)
+SMALL = {"products": 2000, "orders": 5000}
 
 
 def config(url: str, out: Path, **changes) -> RunConfig:
     base = RunConfig(
         db_url=url,
         ladder=Ladder(50, 50, 2, 1.5, warmup=0.5),
-        seed=SMALL,
+        sizes=SMALL,
         workers=1,
         pool_size=8,
         out_dir=out,
@@ -41,7 +40,7 @@ def config(url: str, out: Path, **changes) -> RunConfig:
 def check_result_file(out: Path, result: dict) -> None:
     on_disk = json.loads((out / "result.json").read_text())
     assert on_disk == json.loads(json.dumps(result))
-    assert on_disk["schema"] == "dbladder.result/1"
+    assert on_disk["schema"] == "dbladder.result/2"
     for level in on_disk["levels"]:
         assert set(level) >= {
             "offered_rps",
@@ -69,7 +68,7 @@ def test_a_short_ladder_on_sqlite_climbs_and_reports_a_ceiling(sqlite_url, tmp_p
     assert [level["responses"] for level in result["levels"]] == [50, 100]
     assert result["engine"]["engine"] == "sqlite" and result["engine"]["durable"] is True
     assert result["service"]["stats"]["requests"] >= 150
-    assert result["seeding"]["tables"]["orders"]["rows"] == SMALL.orders
+    assert result["seeding"]["tables"]["orders"]["rows"] == SMALL["orders"]
     # What the machine did at each level (issue 6), joined to the level rows.
     for level in result["levels"]:
         machine = level["machine"]
@@ -217,7 +216,7 @@ def test_load_to_a_remote_address_needs_permission(tmp_path):
 def run_in_subprocess(tmp_path) -> Iterator[subprocess.Popen]:
     process = subprocess.Popen(
         [sys.executable, "-c", "from dbladder.cli import main; main()", "run",
-         "--db", f"sqlite:///{tmp_path}/shop.db", "--products", "2000", "--orders", "5000",
+         "--db", f"sqlite:///{tmp_path}/shop.db", "--size", "products=2000", "--size", "orders=5000",
          "--start", "50", "--step", "50", "--steps", "20", "--hold", "1.5", "--warmup", "0.5",
          "--workers", "1", "--out", str(tmp_path / "out")],
         stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,

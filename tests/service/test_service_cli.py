@@ -97,8 +97,8 @@ def test_serve_refuses_an_unseeded_database_and_a_taken_port(tmp_path):
     result = subprocess.run([*COMMAND, "serve", "--db", url], capture_output=True, text=True, timeout=60)
     assert result.returncode == 1
     assert (
-        result.stderr
-        == f"Error: {url} has no products table; create the shop with `dbladder seed --db {url}`\n"
+        result.stderr == f"Error: {url} has no products table; create the shop workload's data with "
+        f"`dbladder seed --workload shop --db {url}`\n"
     )
 
     seeded = f"sqlite:///{tmp_path}/shop.db"

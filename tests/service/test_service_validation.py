@@ -6,7 +6,8 @@ import pytest
 
 from dbladder.errors import InvalidConfig, InvalidRequest
 from dbladder.service import ServiceConfig
-from dbladder.service.validation import MAX_ID, parse_id, parse_new_order, parse_page_query
+from dbladder.workloads.parsing import MAX_ID, parse_id
+from dbladder.workloads.shop.validation import parse_new_order, parse_page_query
 
 
 def test_a_valid_order_parses():

@@ -5,13 +5,14 @@ from contextlib import asynccontextmanager
 
 import pytest
 
-from dbladder.data.seeding import seed_shop
+from dbladder.data.seeding import checksum, row_counts, seed
 from dbladder.engines import opened
-from dbladder.errors import OutOfStock, UnknownProduct
 from dbladder.workloads import shop
+from dbladder.workloads.shop import OutOfStock, UnknownProduct, schema
+from dbladder.workloads.shop.data import generate
 
-SMALL = shop.SeedConfig(products=1000, orders=5000, seed=7, chunk_rows=1500)
-PAGED = shop.SeedConfig(products=3000, orders=100, seed=7)
+SMALL = shop.dataset(products=1000, orders=5000, seed=7)
+PAGED = shop.dataset(products=3000, orders=100, seed=7)
 
 
 def run(coroutine):
@@ -21,11 +22,11 @@ def run(coroutine):
 def test_seed_creates_exact_counts_and_reseeding_replaces(any_url):
     async def scenario():
         async with opened(any_url) as engine:
-            report = await seed_shop(engine, SMALL)
-            first = await shop.row_counts(engine)
+            report = await seed(engine, shop.workload, SMALL)
+            first = await row_counts(engine, shop.SCHEMA)
             await shop.create_order(engine, 1, [(1, 1)])
-            await seed_shop(engine, shop.SeedConfig(products=50, orders=10, seed=7))
-            second = await shop.row_counts(engine)
+            await seed(engine, shop.workload, shop.dataset(products=50, orders=10, seed=7))
+            second = await row_counts(engine, shop.SCHEMA)
             return report, first, second
 
     report, first, second = run(scenario())
@@ -37,7 +38,7 @@ def test_seed_creates_exact_counts_and_reseeding_replaces(any_url):
 def test_operations_read_what_was_seeded(any_url):
     async def scenario():
         async with opened(any_url) as engine:
-            await seed_shop(engine, PAGED)
+            await seed(engine, shop.workload, PAGED)
             product = await shop.product_by_id(engine, 5)
             absent = await shop.product_by_id(engine, 3001)
             page = await shop.products_page(engine, product["category"], 0)
@@ -50,7 +51,10 @@ def test_operations_read_what_was_seeded(any_url):
     assert product["id"] == 5 and product["stock"] == shop.INITIAL_STOCK and product["price_cents"] >= 100
     assert absent is None and no_order is None
     in_category = [
-        row[0] for chunk in shop.product_rows(PAGED) for row in chunk if row[2] == product["category"]
+        row[0]
+        for chunk in shop.product_rows(shop.ShopData(products=3000, orders=100, seed=7))
+        for row in chunk
+        if row[2] == product["category"]
     ]
     assert [p["id"] for p in page] == in_category[: shop.PAGE_SIZE]
     assert [p["id"] for p in next_page] == in_category[len(page) : len(page) + shop.PAGE_SIZE]
@@ -93,7 +97,7 @@ class CountingEngine:
 def test_create_order_is_seven_statements_in_product_order(any_url):
     async def scenario():
         async with opened(any_url) as engine:
-            await seed_shop(engine, SMALL)
+            await seed(engine, shop.workload, SMALL)
             before = {p: (await shop.product_by_id(engine, p))["stock"] for p in (3, 9)}
             counting = CountingEngine(engine)
             order_id, total = await shop.create_order(counting, 42, [(9, 2), (3, 1)])
@@ -103,13 +107,13 @@ def test_create_order_is_seven_statements_in_product_order(any_url):
 
     statements, before, after, order, order_id, total = run(scenario())
     assert statements == [
-        shop.TAKE_STOCK,
-        shop.PRICE,
-        shop.TAKE_STOCK,
-        shop.PRICE,
-        shop.INSERT_ORDER,
-        shop.INSERT_ITEM,
-        shop.INSERT_ITEM,
+        schema.TAKE_STOCK,
+        schema.PRICE,
+        schema.TAKE_STOCK,
+        schema.PRICE,
+        schema.INSERT_ORDER,
+        schema.INSERT_ITEM,
+        schema.INSERT_ITEM,
     ]
     assert order_id == 5001
     assert after == {3: before[3] - 1, 9: before[9] - 2}
@@ -120,16 +124,22 @@ def test_create_order_is_seven_statements_in_product_order(any_url):
 def test_an_order_that_fails_on_its_second_item_changes_nothing(any_url):
     async def scenario():
         async with opened(any_url) as engine:
-            await seed_shop(engine, SMALL)
+            await seed(engine, shop.workload, SMALL)
             async with engine.transaction() as session:
                 await session.execute("UPDATE products SET stock = 1 WHERE id = ?", (8,))
-            before_counts = await shop.row_counts(engine)
+            before_counts = await row_counts(engine, shop.SCHEMA)
             with pytest.raises(OutOfStock) as out_of_stock:
                 await shop.create_order(engine, 1, [(2, 1), (8, 5)])
             with pytest.raises(UnknownProduct) as unknown:
                 await shop.create_order(engine, 1, [(2, 1), (999_999, 1)])
             stock = [(await shop.product_by_id(engine, p))["stock"] for p in (2, 8)]
-            return before_counts, await shop.row_counts(engine), stock, out_of_stock.value, unknown.value
+            return (
+                before_counts,
+                await row_counts(engine, shop.SCHEMA),
+                stock,
+                out_of_stock.value,
+                unknown.value,
+            )
 
     before_counts, after_counts, stock, out_of_stock, unknown = run(scenario())
     assert before_counts == after_counts
@@ -140,7 +150,7 @@ def test_an_order_that_fails_on_its_second_item_changes_nothing(any_url):
 def test_concurrent_orders_never_oversell(any_url):
     async def scenario():
         async with opened(any_url) as engine:
-            await seed_shop(engine, SMALL)
+            await seed(engine, shop.workload, SMALL)
             async with engine.transaction() as session:
                 await session.execute("UPDATE products SET stock = 10 WHERE id IN (?, ?)", (4, 6))
 
@@ -164,8 +174,8 @@ def test_concurrent_orders_never_oversell(any_url):
 def test_same_seed_gives_identical_rows_on_every_engine(sqlite_url, postgres_url, mariadb_url):
     async def digest(url):
         async with opened(url) as engine:
-            await seed_shop(engine, SMALL)
-            return await shop.checksum(engine)
+            await seed(engine, shop.workload, SMALL)
+            return await checksum(engine, shop.SCHEMA)
 
     digests = [run(digest(url)) for url in (sqlite_url, postgres_url, mariadb_url)]
     assert digests[0] == digests[1] == digests[2]
@@ -175,14 +185,14 @@ def test_same_seed_gives_identical_rows_on_every_engine(sqlite_url, postgres_url
 def test_a_different_seed_gives_different_rows(sqlite_url):
     async def digest(config):
         async with opened(sqlite_url) as engine:
-            await seed_shop(engine, config)
-            return await shop.checksum(engine)
+            await seed(engine, shop.workload, config)
+            return await checksum(engine, shop.SCHEMA)
 
-    assert run(digest(SMALL)) != run(digest(shop.SeedConfig(products=1000, orders=5000, seed=8)))
+    assert run(digest(SMALL)) != run(digest(shop.dataset(products=1000, orders=5000, seed=8)))
 
 
 def test_generation_does_not_depend_on_chunk_size():
-    small = shop.SeedConfig(products=100, orders=300, seed=3, chunk_rows=7)
-    large = shop.SeedConfig(products=100, orders=300, seed=3, chunk_rows=1000)
-    for (_, a), (_, b) in zip(shop.generate(small), shop.generate(large), strict=True):
+    small = shop.ShopData(products=100, orders=300, seed=3, chunk_rows=7)
+    large = shop.ShopData(products=100, orders=300, seed=3, chunk_rows=1000)
+    for (_, a), (_, b) in zip(generate(small), generate(large), strict=True):
         assert [row for chunk in a for row in chunk] == [row for chunk in b for row in chunk]

@@ -15,7 +15,7 @@ import time
 from collections.abc import Iterator
 
 from ..clock import Clock
-from ..mix import Operation
+from ..mix import Request
 from ..recorder import LiveView, Recorder, live_view
 from ..targets import Target
 
@@ -28,7 +28,7 @@ class Executor:
     run moves into each level and `_enter(len(levels))` after the last one.
     """
 
-    def __init__(self, clock: Clock, operations: Iterator[Operation], target: Target, recorder: Recorder):
+    def __init__(self, clock: Clock, operations: Iterator[Request], target: Target, recorder: Recorder):
         self._clock = clock
         self._operations = operations
         self._target = target

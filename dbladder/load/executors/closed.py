@@ -33,9 +33,9 @@ from bisect import bisect_right
 from collections.abc import Iterator
 from typing import Any
 
+from ...plans import UserPlan
 from ..clock import Clock
-from ..mix import Operation
-from ..plans import UserPlan
+from ..mix import Request
 from ..recorder import DROPPED, STATUS_CLASS, SecondRecord, UsersRecorder
 from ..targets import PROTOCOL, Target
 from . import Executor
@@ -49,7 +49,8 @@ has fired, even when the loop is running late; the margin covers the timers' mil
 class UsersGenerator(Executor):
     """Runs one process's users of a plan against one target; see the module docstring.
 
-    `operations` must not run out (`mix.operations` never does). The think-time waits are event
+    `operations` must not run out (`mix.requests` never does); `operation_names` names the
+    workload's operations in order, for the per-operation figures. The think-time waits are event
     loop timers, so `clock` must run in real time (MonotonicClock), on the same clock as the loop
     (CLOCK_MONOTONIC, as time.monotonic and time.perf_counter are on Linux). Use `run()` once;
     `recorder` holds the figures, also after a cancel. The `rate` of `progress()` is the phase's
@@ -62,17 +63,19 @@ class UsersGenerator(Executor):
         self,
         plan: UserPlan,
         clock: Clock,
-        operations: Iterator[Operation],
+        operations: Iterator[Request],
         target: Target,
         part: int = 0,
         parts: int = 1,
+        *,
+        operation_names: tuple[str, ...],
     ):
         plan.checked()
         if not (_is_whole(parts) and parts >= 1):
             raise ValueError(f"parts must be a whole number, 1 or more, not {parts!r}")
         if not (_is_whole(part) and 0 <= part < parts):
             raise ValueError(f"part must be a whole number from 0 to {parts - 1}, not {part!r}")
-        super().__init__(clock, operations, target, UsersRecorder(plan, part, parts))
+        super().__init__(clock, operations, target, UsersRecorder(plan, part, parts, operation_names))
         self.plan = plan
         self.part = part
         self.parts = parts
@@ -93,7 +96,7 @@ class UsersGenerator(Executor):
         call_at = loop.call_at
         send = self._target.send
         render = self._target.render
-        next_operation = self._operations.__next__
+        next_request = self._operations.__next__
         think_min, think_span = self.plan.think_min, self.plan.think_max - self.plan.think_min
         uniform = random.Random(f"dbladder.users:{self.part}").random
         records, warmups = self.recorder.levels, self.recorder.warmups
@@ -124,31 +127,37 @@ class UsersGenerator(Executor):
             if second is None:
                 second = seconds[int(due)] = SecondRecord()
             record = segments[bisect_right(boundaries, due)]
-            if send(render(next_operation()), on_result, (user, record, second, due, t)):
+            request = next_request()
+            if send(render(request), on_result, (user, record, second, due, t, request[0])):
                 record.in_flight += 1
                 record.lag.record(int((t - due) * 1_000_000))
             else:
                 record.outcomes[DROPPED] += 1
+                record.operations[request[0]].outcomes[DROPPED] += 1
                 second.failures += 1
                 due = t + think_min + think_span * uniform()
                 call_at(due + offset, fire, user, due)
 
         def on_result(token: tuple[Any, ...], result: int | str, body: bytes | None) -> None:
             """An answer (or failure): record it, then think and go again."""
-            user, record, second, due, sent = token
+            user, record, second, due, sent, index = token
             t = now()
             record.in_flight -= 1
+            operation = record.operations[index]
             if result.__class__ is int:
                 from_due = int((t - due) * 1_000_000)
                 record.from_due.record(from_due)
+                operation.from_due.record(from_due)
                 record.from_send.record(int((t - sent) * 1_000_000))
                 second.latency.record(from_due)
-                record.outcomes[status_class.get(result // 100, PROTOCOL)] += 1  # type: ignore[operator]
+                outcome = status_class.get(result // 100, PROTOCOL)  # type: ignore[operator]
                 if not 200 <= result < 400:  # type: ignore[operator]
                     second.failures += 1
             else:
-                record.outcomes[result] += 1
+                outcome = result  # type: ignore[assignment]
                 second.failures += 1
+            record.outcomes[outcome] += 1
+            operation.outcomes[outcome] += 1
             if stopped:
                 return
             due = t + think_min + think_span * uniform()

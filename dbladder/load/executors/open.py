@@ -12,9 +12,9 @@ from __future__ import annotations
 import asyncio
 from collections.abc import Iterator
 
+from ...plans import Ladder, ladder_due_times
 from ..clock import Clock
-from ..mix import Operation
-from ..plans import Ladder, ladder_due_times
+from ..mix import Request
 from ..recorder import DROPPED, STATUS_CLASS, LevelRecord, Recorder
 from ..targets import PROTOCOL, Target
 from . import Executor
@@ -26,7 +26,8 @@ LATE_BURST = 32
 class Generator(Executor):
     """Drives one process's part of a ladder against one target; see the module docstring.
 
-    `operations` must not run out before the ladder does (`mix.operations` never does).
+    `operations` must not run out before the ladder does (`mix.requests` never does);
+    `operation_names` names the workload's operations in order, for the per-operation figures.
     The target's in-flight limit caps the requests awaiting a response; its timeout bounds each
     request. Use `run()` once; `recorder` holds the figures, also after a cancel.
     """
@@ -35,12 +36,14 @@ class Generator(Executor):
         self,
         ladder: Ladder,
         clock: Clock,
-        operations: Iterator[Operation],
+        operations: Iterator[Request],
         target: Target,
         part: int = 0,
         parts: int = 1,
+        *,
+        operation_names: tuple[str, ...],
     ):
-        super().__init__(clock, operations, target, Recorder(ladder.levels(), part, parts))
+        super().__init__(clock, operations, target, Recorder(ladder.levels(), part, parts, operation_names))
         self._ladder = ladder
         self._now = clock.now
         self._part = part
@@ -54,7 +57,7 @@ class Generator(Executor):
         send = self._target.send
         render = self._target.render
         on_result = self._on_result
-        next_operation = self._operations.__next__
+        next_request = self._operations.__next__
         records, warmups = self.recorder.levels, self.recorder.warmups
         measured = warmup = records[0]
         measured_from = 0.0
@@ -79,25 +82,32 @@ class Generator(Executor):
                     await asyncio.sleep(0)
                     t = now()
             record = measured if due >= measured_from else warmup
-            if send(render(next_operation()), on_result, (record, due, t)):
+            request = next_request()
+            if send(render(request), on_result, (record, due, t, request[0])):
                 record.in_flight += 1
                 record.lag.record(int((t - due) * 1_000_000))
             else:
                 record.outcomes[DROPPED] += 1
+                record.operations[request[0]].outcomes[DROPPED] += 1
         self._enter(len(records))
 
     def _on_result(
-        self, token: tuple[LevelRecord, float, float], result: int | str, body: bytes | None
+        self, token: tuple[LevelRecord, float, float, int], result: int | str, body: bytes | None
     ) -> None:
-        record, due, sent = token
+        record, due, sent, index = token
         t = self._now()
         record.in_flight -= 1
+        operation = record.operations[index]
         if result.__class__ is int:
-            record.from_due.record(int((t - due) * 1_000_000))
+            from_due = int((t - due) * 1_000_000)
+            record.from_due.record(from_due)
+            operation.from_due.record(from_due)
             record.from_send.record(int((t - sent) * 1_000_000))
-            record.outcomes[STATUS_CLASS.get(result // 100, PROTOCOL)] += 1  # type: ignore[operator]
+            outcome = STATUS_CLASS.get(result // 100, PROTOCOL)  # type: ignore[operator]
         else:
-            record.outcomes[result] += 1  # type: ignore[index]
+            outcome = result  # type: ignore[assignment]
+        record.outcomes[outcome] += 1
+        operation.outcomes[outcome] += 1
 
     def _enter(self, index: int) -> None:
         """Move the driver to level `index` (len(levels) at the end): close the earlier levels."""

@@ -12,7 +12,7 @@ from collections.abc import Callable
 from typing import TYPE_CHECKING, Any, Protocol
 
 if TYPE_CHECKING:
-    from ..mix import Operation
+    from ..mix import Request
 
 TIMEOUT = "timeout"
 """No complete response within the target's per-request timeout (over HTTP the connection is discarded)."""
@@ -28,9 +28,9 @@ ResultCallback = Callable[[Any, "int | str", "bytes | None"], None]
 class Target(Protocol):
     """Where requests go: over HTTP to the service, or straight to an engine (direct mode).
 
-    `render` turns an operation into whatever `send` takes; `send` starts it and returns False at
-    the in-flight limit (the request is then dropped), else calls `callback(token, result, body)`
-    exactly once later, `result` being an HTTP status or a failure cause (`TIMEOUT`, `CONNECT`,
+    `render` turns a request of the mix (operation index, args) into whatever `send` takes; `send` starts it
+    and returns False at the in-flight limit (the request is then dropped), else calls `callback(token,
+    result, body)` exactly once later, `result` being an HTTP status or a failure cause (`TIMEOUT`, `CONNECT`,
     `PROTOCOL`). Every request settles within `timeout` plus `sweep_interval` seconds.
     """
 
@@ -40,7 +40,7 @@ class Target(Protocol):
     @property
     def in_flight(self) -> int: ...
 
-    def render(self, op: Operation) -> Any: ...
+    def render(self, request: Request) -> Any: ...
 
     def send(self, payload: Any, callback: ResultCallback, token: Any = None) -> bool: ...
 

@@ -20,12 +20,12 @@ import asyncio
 import socket
 import time
 from typing import TYPE_CHECKING, Any, NamedTuple
-from urllib.parse import quote
 
 from . import CONNECT, PROTOCOL, TIMEOUT, ResultCallback
 
 if TYPE_CHECKING:
-    from ..mix import Operation
+    from ...workloads.base import Workload
+    from ..mix import Request
 
 # A response head larger than this is not something our service sends: treat it as a protocol error
 # rather than buffering without bound.
@@ -45,53 +45,40 @@ class Response(NamedTuple):
 
 
 class RequestRenderer:
-    """Renders mix operations into complete HTTP/1.1 requests for one target.
+    """Renders requests of a workload's mix into complete HTTP/1.1 requests for one target.
 
-    The Host header is encoded once here; rendering is then one bytes %-format per request.
+    Each operation's `render(args)` gives the path (with its query string) and the JSON body or
+    None; the method and the Host header are encoded once here, so a request costs the operation's
+    own rendering and one bytes %-format.
     """
 
-    def __init__(self, host: str):
+    def __init__(self, host: str, workload: Workload):
         self.host = host.encode("ascii")
-        self._categories: dict[Any, bytes] = {}  # quoting once per category, not once per request
+        self._renders = [operation.render for operation in workload.operations]
+        self._methods = [operation.method.encode("ascii") for operation in workload.operations]
 
-    def __call__(self, op: Operation) -> bytes:
-        """Return the request bytes for `op` (see `render_request`)."""
-        kind, args = op
-        if kind == "product":
-            return b"GET /products/%d HTTP/1.1\r\nHost: %b\r\n\r\n" % (args[0], self.host)
-        if kind == "page":
-            category, after_id = args
-            quoted = self._categories.get(category)
-            if quoted is None:
-                quoted = self._categories[category] = quote(str(category), safe="").encode("ascii")
-            path = b"/products?category=" + quoted
-            if after_id is not None:
-                path += b"&after=%d" % after_id
-            return b"GET %b HTTP/1.1\r\nHost: %b\r\n\r\n" % (path, self.host)
-        if kind == "order":
-            return b"GET /orders/%d HTTP/1.1\r\nHost: %b\r\n\r\n" % (args[0], self.host)
-        if kind == "create":
-            customer_id, items = args
-            body = b'{"customer_id":%d,"items":[%b]}' % (
-                customer_id,
-                b",".join(b'{"product_id":%d,"qty":%d}' % (product_id, qty) for product_id, qty in items),
+    def __call__(self, request: Request) -> bytes:
+        """The request bytes for (operation index, args)."""
+        index, args = request
+        path, body = self._renders[index](args)
+        if body is None:
+            return b"%b %b HTTP/1.1\r\nHost: %b\r\n\r\n" % (self._methods[index], path.encode(), self.host)
+        return (
+            b"%b %b HTTP/1.1\r\nHost: %b\r\nContent-Type: application/json\r\nContent-Length: %d\r\n\r\n%b"
+            % (
+                self._methods[index],
+                path.encode(),
+                self.host,
+                len(body),
+                body,
             )
-            return (
-                b"POST /orders HTTP/1.1\r\nHost: %b\r\nContent-Type: application/json\r\n"
-                b"Content-Length: %d\r\n\r\n%b" % (self.host, len(body), body)
-            )
-        raise ValueError(f"unknown operation kind {kind!r}")
+        )
 
 
-def render_request(op: Operation, host: str) -> bytes:
-    """Render one mix operation as HTTP/1.1 request bytes for the service's endpoints.
-
-    "product" (id,) -> GET /products/{id}; "page" (category, after_id) -> GET
-    /products?category=C&after=ID (no `after` when it is None); "order" (id,) -> GET /orders/{id};
-    "create" (customer_id, ((product_id, qty), ...)) -> POST /orders with a JSON body. `host` is the
-    Host header, e.g. "127.0.0.1:8000". For many requests, build one `RequestRenderer` instead.
-    """
-    return RequestRenderer(host)(op)
+def render_request(request: Request, host: str, workload: Workload) -> bytes:
+    """Render one request of the mix, (operation index, args), as HTTP/1.1 bytes for `host`
+    (the Host header, e.g. "127.0.0.1:8000"). For many requests, build one `RequestRenderer`."""
+    return RequestRenderer(host, workload)(request)
 
 
 def render_get(path: str, host: str) -> bytes:
@@ -469,11 +456,11 @@ def _settle(future: asyncio.Future[Response], result: int | str, body: bytes | N
 
 
 class HttpTarget:
-    """The shop service over HTTP/1.1 keep-alive connections, one request in flight on each."""
+    """The web service over HTTP/1.1 keep-alive connections, one request in flight on each."""
 
-    def __init__(self, host: str, port: int, in_flight: int, timeout: float):
+    def __init__(self, host: str, port: int, in_flight: int, timeout: float, workload: Workload):
         self._pool = ConnectionPool(host, port, in_flight, timeout)
-        self.render = RequestRenderer(f"{host}:{port}")
+        self.render = RequestRenderer(f"{host}:{port}", workload)
         self.send = self._pool.send
         self.close = self._pool.close
         self.timeout = self._pool.timeout

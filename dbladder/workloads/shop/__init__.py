@@ -8,24 +8,55 @@ are the posts' own, with their exact parameters (`presets.py`).
 from __future__ import annotations
 
 from collections.abc import Iterator
+from types import MappingProxyType
 
 from ...engines.base import Row, Table
 from ..base import DataSpec, Workload
-from .data import ShopData, generate
-from .operations import OPERATIONS
-from .schema import SCHEMA
+from .data import ShopData, generate, product_rows
+from .operations import (
+    OPERATIONS,
+    OutOfStock,
+    UnknownProduct,
+    create_order,
+    order_with_items,
+    product_by_id,
+    products_page,
+)
+from .presets import PRESETS
+from .schema import INITIAL_STOCK, MAX_ITEMS_PER_ORDER, PAGE_SIZE, SCHEMA
+
+__all__ = [
+    "INITIAL_STOCK",
+    "MAX_ITEMS_PER_ORDER",
+    "PAGE_SIZE",
+    "SCHEMA",
+    "OutOfStock",
+    "Shop",
+    "ShopData",
+    "UnknownProduct",
+    "create_order",
+    "dataset",
+    "order_with_items",
+    "product_by_id",
+    "product_rows",
+    "products_page",
+    "workload",
+]
 
 
 class Shop(Workload):
     name = "shop"
     description = "the db-wars shop: products, orders, order items; an order is a 7-statement transaction"
     schema = SCHEMA
-    sizes = {"products": 100_000, "orders": 1_000_000}
+    sizes = MappingProxyType({"products": 100_000, "orders": 1_000_000})
     operations = OPERATIONS
+    presets = PRESETS
     source = "built-in"
 
     def generate(self, data: DataSpec) -> Iterator[tuple[Table, Iterator[list[Row]]]]:
-        return generate(ShopData(products=data.sizes["products"], orders=data.sizes["orders"], seed=data.seed))
+        return generate(
+            ShopData(products=data.sizes["products"], orders=data.sizes["orders"], seed=data.seed)
+        )
 
     def planned_rows(self, sizes: dict[str, int]) -> dict[str, int]:  # type: ignore[override]
         return {"products": sizes["products"], "orders": sizes["orders"], "order_items": 2 * sizes["orders"]}
@@ -38,3 +69,8 @@ class Shop(Workload):
 
 
 workload = Shop()
+
+
+def dataset(products: int = 100_000, orders: int = 1_000_000, seed: int = 1) -> DataSpec:
+    """A shop data set of these sizes."""
+    return DataSpec(seed, {"products": products, "orders": orders})

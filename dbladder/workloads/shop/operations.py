@@ -121,7 +121,9 @@ async def create_order(engine: Engine, customer_id: int, items: Sequence[Sequenc
 
 async def _run_product(engine: Engine, args: Args) -> Answer:
     found = await product_by_id(engine, args[0])
-    return Answer(200, found) if found is not None else Answer(404, not_found(f"no product with id {args[0]}"))
+    return (
+        Answer(200, found) if found is not None else Answer(404, not_found(f"no product with id {args[0]}"))
+    )
 
 
 def _parse_product(request: HttpRequest) -> Args:
@@ -138,6 +140,7 @@ def _render_product(args: Args) -> tuple[str, bytes | None]:
 
 # ---------------------------------------------------------------------------------------------
 # page: GET /products?category=C&after=ID
+
 
 async def _run_page(engine: Engine, args: Args) -> Answer:
     products = await products_page(engine, args[0], args[1])
@@ -222,20 +225,56 @@ def _acknowledge_create(args: Args, body: Any) -> tuple[Any, ...]:
 
 OPERATIONS = (
     Operation(
-        "product", "GET", "/products/{id}", False, 0.4, _run_product, _parse_product, _draw_product,
-        _render_product, statements=(PRODUCT_BY_ID,), description="one product by id",
+        "product",
+        "GET",
+        "/products/{id}",
+        False,
+        0.4,
+        _run_product,
+        _parse_product,
+        _draw_product,
+        _render_product,
+        statements=(PRODUCT_BY_ID,),
+        description="one product by id",
     ),
     Operation(
-        "page", "GET", "/products", False, 0.24, _run_page, _parse_page, _draw_page, _render_page,
-        statements=(PRODUCTS_PAGE,), description="20 products of a category after an id",
+        "page",
+        "GET",
+        "/products",
+        False,
+        0.24,
+        _run_page,
+        _parse_page,
+        _draw_page,
+        _render_page,
+        statements=(PRODUCTS_PAGE,),
+        description="20 products of a category after an id",
     ),
     Operation(
-        "order", "GET", "/orders/{id}", False, 0.16, _run_order, _parse_order, _draw_order, _render_order,
-        statements=(ORDER_BY_ID, ORDER_ITEMS), description="an order with its items",
+        "order",
+        "GET",
+        "/orders/{id}",
+        False,
+        0.16,
+        _run_order,
+        _parse_order,
+        _draw_order,
+        _render_order,
+        statements=(ORDER_BY_ID, ORDER_ITEMS),
+        description="an order with its items",
     ),
     Operation(
-        "create", "POST", "/orders", True, 0.2, _run_create, _parse_create, _draw_create, _render_create,
-        statements=(TAKE_STOCK, PRICE, INSERT_ORDER, INSERT_ITEM), acknowledge=_acknowledge_create,
+        "create",
+        "POST",
+        "/orders",
+        True,
+        0.2,
+        _run_create,
+        _parse_create,
+        _draw_create,
+        _render_create,
+        statements=(TAKE_STOCK, PRICE, INSERT_ORDER, INSERT_ITEM),
+        acknowledge=_acknowledge_create,
         description="an order of two products: 7 statements in one transaction",
     ),
 )

@@ -9,7 +9,7 @@ import pytest
 
 from dbladder.errors import InvalidConfig
 from dbladder.load.clock import FakeClock, MonotonicClock
-from dbladder.load.plans import MAX_REQUESTS, Ladder, Level, due_times, ladder_due_times
+from dbladder.plans import MAX_REQUESTS, Ladder, Level, due_times, ladder_due_times
 
 # Seed 000's read ladder: 1,000 to 20,000 requests/s in steps of 1,000, 30 s each.
 READ = Ladder(start=1000, step=1000, steps=20, hold=30)

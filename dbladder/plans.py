@@ -26,7 +26,7 @@ from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from ..errors import InvalidConfig
+from .errors import InvalidConfig
 
 # A ladder beyond this many requests is a typo (a hold in milliseconds, a step in requests/min),
 # not a plan: at 100,000 requests/s it would take almost three hours.
@@ -337,3 +337,27 @@ def _is_finite(value: Any) -> bool:
 
 def _is_whole(value: Any) -> bool:
     return isinstance(value, int) and not isinstance(value, bool)
+
+
+# ---------------------------------------------------------------------------------------------
+# Presets: named rounds. A workload brings its own (the posts' rounds, with their exact
+# parameters); `dbladder.load.presets` adds the ones every workload has.
+
+
+@dataclass(frozen=True)
+class Preset:
+    """A named round: its plan (an arrival-rate ladder or users), its mix, and where it comes from.
+
+    `write_share` None keeps the workload's own weights; `weights` names operations and their
+    weights instead. `reference` is the published figure this round reproduces, for the report
+    ("the post: 3,654 req/s on an Apple M1"), empty when there is none.
+    """
+
+    name: str
+    description: str
+    write_share: float | None = None
+    ladder: Ladder | None = None  # open model: the arrival-rate ladder
+    users: UserPlan | None = None  # closed model: users with think time, instead of a ladder
+    sqlite_writers: int | None = None  # None: the service's default (the pool)
+    weights: tuple[tuple[str, float], ...] | None = None
+    reference: str = ""

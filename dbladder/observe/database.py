@@ -133,7 +133,9 @@ def _listener(socket_path: str | None, port: int) -> tuple[int | None, str, str]
             real = os.path.realpath(socket_path)
             for connection in psutil.net_connections(kind="unix"):
                 if connection.laddr and os.path.realpath(str(connection.laddr)) == real and connection.pid:
-                    return connection.pid, f"socket {socket_path}", ""
+                    # A connection accepted on the socket carries its path too, so the first match
+                    # may be a PostgreSQL backend: the server is the oldest ancestor of its kind.
+                    return _server_root(connection.pid), f"socket {socket_path}", ""
             return None, "", f"no visible process serves {socket_path}"
         for connection in psutil.net_connections(kind="inet"):
             if (
@@ -146,6 +148,18 @@ def _listener(socket_path: str | None, port: int) -> tuple[int | None, str, str]
         return None, "", f"no visible process listens on port {port}"
     except psutil.AccessDenied:
         return None, "", "no permission to see which process listens (run as root or the server's user)"
+
+
+def _server_root(pid: int) -> int:
+    """The topmost ancestor of `pid` that runs the same program (a backend's postmaster)."""
+    try:
+        process = psutil.Process(pid)
+        name = process.name()
+        while (parent := process.parent()) is not None and parent.name() == name:
+            process = parent
+        return process.pid
+    except (psutil.NoSuchProcess, psutil.AccessDenied):
+        return pid
 
 
 def _by_name(names: tuple[str, ...]) -> int | None:

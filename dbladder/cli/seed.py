@@ -33,7 +33,9 @@ async def _seed(url: str, workload: Workload, data: DataSpec, console: Console) 
             transient=False,
         ) as bar:
             tasks = {name: bar.add_task(name, total=rows) for name, rows in planned.items() if rows}
-            return await seed(engine, workload, data, lambda table, rows: bar.advance(tasks[table], rows))
+            report = await seed(engine, workload, data, lambda table, rows: bar.advance(tasks[table], rows))
+        await workload.check_sql(engine)
+        return report
 
 
 @click.command()

@@ -255,6 +255,7 @@ async def _prepare_database(config: RunConfig, workload: Workload, progress: Pro
             )
         else:
             data = DataSpec(0, await workload.sizes_in(engine))
+        await workload.check_sql(engine)
         info = await engine.describe()
     info = replace(info, pool_size=config.pool_size)
     return Prepared(

@@ -78,6 +78,7 @@ async def check_database(config: ServiceConfig) -> EngineInfo:
                     f"{engine.url.redacted} has no {table.name} table; create the {workload.name} workload's "
                     f"data with `dbladder seed --workload {config.workload} --db {engine.url.redacted}`"
                 )
+        await workload.check_sql(engine)
         return await engine.describe()
 
 

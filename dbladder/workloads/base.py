@@ -287,6 +287,26 @@ class Workload:
         """(operation name, SQL) for every statement of every operation, to check before a load."""
         return tuple((op.name, sql) for op in self.operations for sql in op.statements)
 
+    async def check_sql(self, engine: Engine) -> None:
+        """Every SQL text of the operations prepared on this engine, none run; WorkloadError naming the
+        workload, the operation, the statement and the engine's own message for each one it refuses.
+        Run it once the tables exist: a statement about a missing table is refused.
+        """
+        statements = self.statements
+        problems = await engine.check_statements([sql for _, sql in statements])
+        if not problems:
+            return
+        operation_of = {sql: name for name, sql in reversed(statements)}
+        lines = [
+            f"operation {operation_of.get(problem.statement, '?')}: {_short(problem.statement)}: "
+            f"{problem.message}"
+            for problem in problems
+        ]
+        raise WorkloadError(
+            f"{self.source or self.name}: {engine.name} refuses {len(lines)} statement(s) of the "
+            f"{self.name} workload:\n  - " + "\n  - ".join(lines)
+        )
+
     def mix(self, write_share: float | None = None, weights: Mapping[str, float] | None = None) -> Mix:
         """The request mix: the operations' own weights, or `weights` by name; then, with
         `write_share`, the writes rescaled to that share of all requests and the reads to the rest,
@@ -364,7 +384,7 @@ class Workload:
             )
         if not self.schema.tables:
             problems.append("the workload has no tables")
-        problems += self.schema.validate() if hasattr(self.schema, "validate") else []
+        problems += self.schema.validate()
         if not self.operations:
             problems.append("the workload has no operations")
         names = [op.name for op in self.operations]
@@ -410,6 +430,12 @@ class Workload:
             ],
             "presets": list(self.presets),
         }
+
+
+def _short(sql: str) -> str:
+    """A SQL text on one line, at most 80 characters, quoted."""
+    text = " ".join(sql.split())
+    return repr(text if len(text) <= 80 else text[:77] + "...")
 
 
 def _route_shape(route: str) -> str:

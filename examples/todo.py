@@ -7,8 +7,8 @@ Run the whole ladder on it against any of the three engines, with no other code:
     dbladder compare --workload examples/todo.py --db sqlite:///todo.db --db mariadb://root@127.0.0.1:3306/todo
 
 Four requests: a to-do by id, a user's open to-dos with the user's name (a join), adding a to-do
-(a transaction of two statements: the insert and the user's last-active time), and marking one
-done (409 when it already is).
+(a transaction of two statements: the insert and the user's last-active time), and ticking one
+off or back on (409 for a to-do that does not exist).
 """
 
 from dbladder.workloads.declare import App, Column, Index, Param, Query, Sql, Table, Write
@@ -81,9 +81,10 @@ workload = App(
             weight=15,
         ),
         Write(
-            "complete",
-            "POST /todos/{id}/done",
-            [Sql("UPDATE todos SET done = 1 WHERE id = ? AND done = 0", "id", expect=1)],
+            "toggle",
+            "POST /todos/{id}/toggle",
+            # expect=1: a to-do that does not exist changes no row, and the request is answered 409.
+            [Sql("UPDATE todos SET done = 1 - done WHERE id = ?", "id", expect=1)],
             params={"id": Param.row("todos")},
             weight=5,
         ),

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Awaitable, Callable
-from typing import Any
+from typing import Any, NamedTuple
 
 import msgspec
 from granian.rsgi import HTTPProtocol, Scope
@@ -38,56 +38,60 @@ class Router:
 
     A handler gets the scope, the protocol and the path parameters as text; it validates them
     itself, so a malformed id is a 400 and not a 404. A path without parameters is one dict
-    lookup; the others are matched by their number of segments, fixed segments before parameters.
+    lookup; the others are matched by their shape (fixed segments, and where the parameters sit),
+    most fixed segments first. Two methods on one shape may name their parameters differently
+    (GET /users/{id}/todos beside POST /users/{user_id}/todos).
     """
 
     def __init__(self) -> None:
         self._exact: dict[str, dict[str, Handler]] = {}
-        # segment count -> [(segments, parameter positions, methods)], most fixed segments first
-        self._patterns: dict[
-            int, list[tuple[tuple[str, ...], tuple[tuple[int, str], ...], dict[str, Handler]]]
-        ] = {}
+        # segment count -> [(shape: fixed segments with None for parameters, method -> route)]
+        self._shapes: dict[int, list[tuple[tuple[str | None, ...], dict[str, _Route]]]] = {}
 
     def add(self, method: str, pattern: str, handler: Handler) -> None:
-        segments = tuple(pattern.strip("/").split("/"))
-        parameters = tuple(
-            (i, s[1:-1]) for i, s in enumerate(segments) if s.startswith("{") and s.endswith("}")
-        )
-        if not parameters:
+        segments = pattern.strip("/").split("/")
+        names = tuple((i, s[1:-1]) for i, s in enumerate(segments) if s.startswith("{") and s.endswith("}"))
+        if not names:
             self._exact.setdefault("/" + "/".join(segments), {})[method] = handler
             return
-        candidates = self._patterns.setdefault(len(segments), [])
-        for known, _, methods in candidates:
-            if known == segments:
-                methods[method] = handler
+        variable = {i for i, _ in names}
+        shape = tuple(None if i in variable else s for i, s in enumerate(segments))
+        candidates = self._shapes.setdefault(len(segments), [])
+        for known, methods in candidates:
+            if known == shape:
+                methods[method] = _Route(handler, names)
                 return
-        candidates.append((segments, parameters, {method: handler}))
-        candidates.sort(key=lambda candidate: len(candidate[1]))
+        candidates.append((shape, {method: _Route(handler, names)}))
+        candidates.sort(key=lambda candidate: candidate[0].count(None))
 
     def match(self, method: str, path: str) -> tuple[Handler, dict[str, str]]:
         """The handler and path parameters for a request, or HTTPError 404 / 405."""
-        params: dict[str, str] = {}
         methods = self._exact.get(path)
-        if methods is None:
-            parts = path[1:].split("/")
-            for segments, parameters, candidate in self._patterns.get(len(parts), ()):
-                variable = {i for i, _ in parameters}
-                if all(parts[i] == segment for i, segment in enumerate(segments) if i not in variable):
-                    methods = candidate
-                    params = {name: parts[i] for i, name in parameters}
-                    break
-            if methods is None:
-                raise HTTPError(404, "not_found", f"no such path: {path[:100]}")
-        handler = methods.get(method)
-        if handler is None:
-            allowed = ", ".join(sorted(methods))
-            raise HTTPError(
-                405,
-                "method_not_allowed",
-                f"{method[:10]} is not allowed here; use {allowed}",
-                [("allow", allowed)],
-            )
-        return handler, params
+        if methods is not None:
+            handler = methods.get(method)
+            if handler is None:
+                raise _not_allowed(method, methods)
+            return handler, {}
+        parts = path[1:].split("/")
+        for shape, routes in self._shapes.get(len(parts), ()):
+            if all(fixed is None or fixed == part for fixed, part in zip(shape, parts, strict=True)):
+                route = routes.get(method)
+                if route is None:
+                    raise _not_allowed(method, routes)
+                return route.handler, {name: parts[i] for i, name in route.names}
+        raise HTTPError(404, "not_found", f"no such path: {path[:100]}")
+
+
+class _Route(NamedTuple):
+    handler: Handler
+    names: tuple[tuple[int, str], ...]  # (segment position, parameter name)
+
+
+def _not_allowed(method: str, methods: dict[str, Any]) -> HTTPError:
+    allowed = ", ".join(sorted(methods))
+    return HTTPError(
+        405, "method_not_allowed", f"{method[:10]} is not allowed here; use {allowed}", [("allow", allowed)]
+    )
 
 
 async def read_body(scope: Scope, proto: HTTPProtocol, limit: int) -> bytes:

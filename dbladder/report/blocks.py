@@ -39,7 +39,7 @@ class Table:
     columns: list[Column]
     rows: list[list[str]]
     failed: list[bool] = field(default_factory=list)  # per row: highlight it (a failed level)
-    kind: str = ""  # "levels", "result" or "facts": lets a renderer (and a test) find a table
+    kind: str = ""  # "levels", "operations", "result" or "facts": lets a renderer (and a test) find it
 
 
 @dataclass(frozen=True)

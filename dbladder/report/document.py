@@ -250,6 +250,9 @@ def _levels_section(rounds: list[Round], result_count: int) -> list[Block]:
                     kind="levels",
                 )
             )
+            operations = operations_table(levels)
+            if operations is not None:
+                blocks.append(operations)
             notes = [
                 f"Level {row['index'] + 1}: " + "; ".join([*row["reasons"], *row["flags"]])
                 for row in levels
@@ -263,6 +266,44 @@ def _levels_section(rounds: list[Round], result_count: int) -> list[Block]:
             if notes:
                 blocks.append(Bullets(notes))
     return blocks
+
+
+def operations_table(levels: Sequence[dict[str, Any]]) -> Table | None:
+    """Each level split by operation: its requests, p50/p95/p99 and failed %, so a reader sees which
+    operation failed the level. None when the levels carry no per-operation figures."""
+    if not any(row.get("operations") for row in levels):
+        return None
+    rows, failed = [], []
+    for row in levels:
+        for name, figures in (row.get("operations") or {}).items():
+            requests = figures.get("requests", 0)
+            rows.append(
+                [
+                    str(row["index"] + 1),
+                    name,
+                    fig.rate(requests),
+                    *(
+                        fig.ms(figures.get(key, 0)) if requests else "-"
+                        for key in ("p50_ms", "p95_ms", "p99_ms")
+                    ),
+                    f"{figures.get('fail_pct', 0):.2f}" if requests else "-",
+                    ", ".join(
+                        f"{cause} {count:,}" for cause, count in (figures.get("failures") or {}).items()
+                    ),
+                ]
+            )
+            failed.append(not row["passed"])
+    columns = [
+        Column("level"),
+        Column("operation", numeric=False),
+        Column("requests"),
+        Column("p50"),
+        Column("p95"),
+        Column("p99"),
+        Column("fail %"),
+        Column("failures", numeric=False),
+    ]
+    return Table(columns, rows, failed=failed, kind="operations")
 
 
 def _files_note(results: Sequence[dict[str, Any]], samples: int | None) -> str:

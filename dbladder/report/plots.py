@@ -7,7 +7,9 @@ The x axis is the level: the offered rate (open model), or the users (closed mod
 2. p50, p95 and p99 against the level, three panels on one log axis, the pass mark on p95;
 3. failed % against the level, with the pass mark;
 4. CPU against the level, three panels on one axis: database, service, generator; a panel says
-   "not measured in this run" when no run has its figures.
+   "not measured in this run" when no run has its figures;
+5. p95 of each operation against the level, a panel per operation on one log axis, so a level's
+   failure can be traced to the operation that caused it (when the results have operations).
 
 Every plot marks each run's ceiling (closed: the users level held; a spike has none) with a
 dotted vertical line in its colour; failed levels have open markers. Colour and marker shape
@@ -263,12 +265,69 @@ def cpu(round_: Round, all_series: list[Series]) -> Figure:
     )
 
 
+def operation_names(round_: Round) -> list[str]:
+    """The operations any run of the round recorded, in the order they first appear."""
+    names: dict[str, None] = {}
+    for run in round_.runs:
+        for row in run.levels:
+            names.update(dict.fromkeys(row.get("operations") or {}))
+    return list(names)
+
+
+def _operation_p95(row: dict[str, Any], name: str) -> float | None:
+    figures = (row.get("operations") or {}).get(name)
+    if not figures or not figures.get("requests"):
+        return None
+    return fig.number(figures.get("p95_ms"))
+
+
+def operations(round_: Round, all_series: list[Series], names: list[str]) -> Figure:
+    """p95 of each operation, a panel per operation sharing one log axis, the pass mark on each."""
+    x = _x_axis(round_)
+    mark = _pass_mark(round_)
+    values = [
+        value
+        for s in all_series
+        for row in s.run.levels
+        for name in names
+        if (value := _operation_p95(row, name)) is not None
+    ]
+    y = Axis.covering([*values, mark["p95_ms"]], "p95 ms from when due (log)", log=True)
+    svgs = []
+    for name in names:
+        chart = Chart(f"{name} p95", x, y, width=430, height=360, left=58)
+        for s in all_series:
+            chart.series(
+                s.run.name,
+                _points(s.run, partial(_operation_p95, name=name), f"{name} p95", "ms"),
+                s.color,
+                dash=s.dash,
+                marker=s.marker,
+                key=name,
+            )
+        chart.hline(mark["p95_ms"], f"pass mark {fig.plain(mark['p95_ms'])} ms")
+        _ceilings(chart, all_series)
+        svgs.append(chart.svg())
+    return Figure(
+        "operations",
+        "p95 of each operation against the level, on one log axis: the operation whose latency "
+        "rises first is the one that stops the level.",
+        svgs,
+        wide=True,
+    )
+
+
 def figures_for(round_: Round) -> list[Figure]:
-    """The round's four plots, in the order the report shows them."""
+    """The round's plots, in the order the report shows them: the four of every round, then the
+    operations' p95 when the results have per-operation figures."""
     all_series = series_of(round_)
-    return [
+    plots = [
         throughput(round_, all_series),
         latency(round_, all_series),
         failures(round_, all_series),
         cpu(round_, all_series),
     ]
+    names = operation_names(round_)
+    if names:
+        plots.append(operations(round_, all_series, names))
+    return plots

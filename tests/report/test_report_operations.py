@@ -67,3 +67,15 @@ def test_the_report_has_a_table_and_a_plot_by_operation() -> None:
     plot = plot[: plot.index("</figure>")]
     writes = re.findall(r'data-key="write".*?</g>', plot, re.S)
     assert writes and [float(y) for y in re.findall(r'data-y="([0-9.]+)"', writes[0])] == [10.0, 40.0, 200.0]
+
+
+def test_levels_csv_has_a_column_per_operation_figure() -> None:
+    from dbladder.report.csvfiles import levels_csv
+    from dbladder.report.runs import rounds_of
+
+    levels = [level_row(level(0, 500.0, 2.0, 40.0, 2), PassMark())]
+    run = rounds_of([fake_result(levels=levels)])[0].runs[0]
+    header, first = levels_csv([(run, "quick")]).splitlines()[:2]
+    row = dict(zip(header.split(","), first.split(","), strict=True))
+    assert (row["operations_write_requests"], row["operations_write_fail_pct"]) == ("20", "10.0")
+    assert float(row["operations_write_p95_ms"]) == 40.0

@@ -264,3 +264,13 @@ def test_the_example_climbs_a_ladder_through_http_on_every_engine(any_url, tmp_p
         assert sum(op["requests"] for op in figures.values()) == level["requests"]
         assert figures["add_todo"]["requests"] > 0 and figures["toggle"]["requests"] > 0
         assert all(op["fail_pct"] == 0 for op in figures.values())
+
+
+def test_the_readme_example_is_a_valid_workload(tmp_path):
+    readme = (Path(__file__).parents[2] / "README.md").read_text()
+    section = readme[readme.index("### Your own app") :]
+    code = section[section.index("```python\n") + len("```python\n") :]
+    code = code[: code.index("```")]
+    workload = load_workload(str(write(tmp_path, code, "readme_todo.py")))
+    assert [op.name for op in workload.operations] == ["open_todos", "add_todo"]
+    assert workload.mix().to_dict() == {"open_todos": 0.8, "add_todo": 0.2}

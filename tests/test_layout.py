@@ -10,6 +10,7 @@ the list only ever shrinks.
 from __future__ import annotations
 
 import ast
+import re
 from pathlib import Path
 
 import dbladder
@@ -149,3 +150,12 @@ def test_nothing_outside_a_workload_imports_it() -> None:
     )
     assert packages, "no workload package found"
     assert wrong == []
+
+
+def test_the_design_notes_map_every_package() -> None:
+    # docs/design.md's package table is the map a newcomer reads: one row per package or leaf.
+    text = (ROOT.parent / "docs" / "design.md").read_text(encoding="utf-8")
+    rows = {match.group(1) for match in re.finditer(r"^\| `([a-z_]+)(?:/|\.py)` \|", text, re.M)}
+    packages = {package_of(module_name(path)) for path in ROOT.rglob("*.py")} - {"dbladder"}
+    assert packages - rows == set(), "packages missing from the map in docs/design.md"
+    assert rows - packages == set(), "the map in docs/design.md names packages that do not exist"

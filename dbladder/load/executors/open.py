@@ -89,6 +89,7 @@ class Generator(Executor):
             else:
                 record.outcomes[DROPPED] += 1
                 record.operations[request[0]].outcomes[DROPPED] += 1
+                record.failed.record(int((t - due) * 1_000_000))
         self._enter(len(records))
 
     def _on_result(
@@ -98,14 +99,20 @@ class Generator(Executor):
         t = self._now()
         record.in_flight -= 1
         operation = record.operations[index]
+        from_due = int((t - due) * 1_000_000)
         if result.__class__ is int:
-            from_due = int((t - due) * 1_000_000)
-            record.from_due.record(from_due)
-            operation.from_due.record(from_due)
             record.from_send.record(int((t - sent) * 1_000_000))
             outcome = STATUS_CLASS.get(result // 100, PROTOCOL)  # type: ignore[operator]
+            ok = 200 <= result < 400  # type: ignore[operator]
+            if ok:
+                record.from_due.record(from_due)
+                operation.from_due.record(from_due)
+            else:
+                record.failed.record(from_due)
+            self.recorder.arrived(t, ok)
         else:
             outcome = result  # type: ignore[assignment]
+            record.failed.record(from_due)
         record.outcomes[outcome] += 1
         operation.outcomes[outcome] += 1
 

@@ -55,7 +55,17 @@ class Search:
         problems = []
         numbers = {
             name: getattr(self, name)
-            for name in ("start", "factor", "resolution", "budget", "hold", "warmup", "settle", "min_rate", "max_rate")
+            for name in (
+                "start",
+                "factor",
+                "resolution",
+                "budget",
+                "hold",
+                "warmup",
+                "settle",
+                "min_rate",
+                "max_rate",
+            )
         }
         for name, value in numbers.items():
             if not (isinstance(value, int | float) and not isinstance(value, bool) and math.isfinite(value)):
@@ -74,7 +84,9 @@ class Search:
         if not self.hold > 0:
             problems.append(f"search hold must be above 0 seconds, not {self.hold:g}")
         if not 0 <= self.warmup < self.hold:
-            problems.append(f"search warmup must be 0 or more and under the hold ({self.hold:g} s), not {self.warmup:g}")
+            problems.append(
+                f"search warmup must be 0 or more and under the hold ({self.hold:g} s), not {self.warmup:g}"
+            )
         if not self.settle >= 0:
             problems.append(f"search settle must be 0 seconds or more, not {self.settle:g}")
         if not self.budget >= self.probe_seconds:

@@ -91,7 +91,9 @@ def level_row(snapshot: dict[str, Any], pass_mark: PassMark) -> dict[str, Any]:
     answered = Histogram.from_dict(snapshot["latency_from_due"])
     from_send = Histogram.from_dict(snapshot["latency_from_send"])
     lag = Histogram.from_dict(snapshot["schedule_lag"])
-    failed_after = Histogram.from_dict(snapshot["failed_after"]) if "failed_after" in snapshot else Histogram()
+    failed_after = (
+        Histogram.from_dict(snapshot["failed_after"]) if "failed_after" in snapshot else Histogram()
+    )
     outcomes = snapshot["outcomes"]
     abandoned = snapshot.get("abandoned", 0)
     requests = sum(outcomes[cause] for cause in OUTCOMES) + abandoned
@@ -139,7 +141,9 @@ def level_row(snapshot: dict[str, Any], pass_mark: PassMark) -> dict[str, Any]:
         "histograms": {name: snapshot[name] for name in HISTOGRAMS if name in snapshot},
     }
     if "operations" in snapshot:
-        row["operations"] = operation_rows(snapshot["operations"], _timeout_us(snapshot, answered, failed_after))
+        row["operations"] = operation_rows(
+            snapshot["operations"], _timeout_us(snapshot, answered, failed_after)
+        )
     if "users" in snapshot:  # closed model: the phase's users and their arrival ramp
         row["users"] = snapshot["users"]
         row["ramp_s"] = snapshot["ramp"]

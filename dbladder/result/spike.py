@@ -76,7 +76,9 @@ def recovery_seconds(
     return None
 
 
-def spike_recovery(snapshot: dict[str, Any], tolerance: float = 0.2, max_fail_pct: float = 1.0) -> float | None:
+def spike_recovery(
+    snapshot: dict[str, Any], tolerance: float = 0.2, max_fail_pct: float = 1.0
+) -> float | None:
     """`recovery_seconds` for a spike run's snapshot (e.g. of `UserPlan.spike()`): the pre-spike p95
     is that of the hold before the phase with the most users, and the spike ends where the phase
     after it starts. None if it never recovered; ValueError if the plan has no such phases."""
@@ -88,7 +90,11 @@ def spike_recovery(snapshot: dict[str, Any], tolerance: float = 0.2, max_fail_pc
     if not before.count:
         raise ValueError(f"phase {peak - 1} (before the spike) has no answered request to compare with")
     return recovery_seconds(
-        snapshot["per_second"], before.percentile(95), levels[peak + 1]["start"], tolerance, max_fail_pct=max_fail_pct
+        snapshot["per_second"],
+        before.percentile(95),
+        levels[peak + 1]["start"],
+        tolerance,
+        max_fail_pct=max_fail_pct,
     )
 
 

@@ -65,7 +65,10 @@ def test_the_elapsed_time_counts_instead_of_the_nominal_probe_length():
 
 def test_a_server_that_holds_nothing_or_everything_ends_the_search():
     assert search_against(0.1, Search(start=500, budget=10_000))[-1].rate >= 1
-    assert Search(start=500, budget=10_000).stop_reason(search_against(0.1, Search(start=500, budget=10_000))) == TOO_SLOW
+    assert (
+        Search(start=500, budget=10_000).stop_reason(search_against(0.1, Search(start=500, budget=10_000)))
+        == TOO_SLOW
+    )
     search = Search(start=500, budget=10_000, max_rate=10_000)
     probes = search_against(1e9, search)
     assert [probe.rate for probe in probes] == [500, 1000, 2000, 4000, 8000]

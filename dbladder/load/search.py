@@ -91,7 +91,8 @@ class Search:
             problems.append(f"search settle must be 0 seconds or more, not {self.settle:g}")
         if not self.budget >= self.probe_seconds:
             problems.append(
-                f"budget must leave room for at least one probe ({self.probe_seconds:g} s), not {self.budget:g} s"
+                f"budget must leave room for at least one probe ({self.probe_seconds:g} s), "
+                f"not {self.budget:g} s"
             )
         return problems
 

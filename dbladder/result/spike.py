@@ -49,8 +49,9 @@ def recovery_seconds(
     `before_p95` the pre-spike p95 in microseconds, like the histograms. Recovered means: the
     first whole second at or after `start` from which p95 stays at or below
     before_p95 * (1 + tolerance), with failures under `max_fail_pct` % of its requests (answers and
-    failures), for `settle` consecutive seconds; a second with no answer does not count as recovered. The answer is that second's start minus `start`: 0 if the first second
-    after the spike was already back.
+    failures), for `settle` consecutive seconds; a second with no answer does not count as
+    recovered. The answer is that second's start minus `start`: 0 if the first second after the
+    spike was already back.
     """
     if not (_is_finite(before_p95) and before_p95 >= 0):
         raise ValueError(f"before_p95 must be 0 microseconds or more, not {before_p95!r}")

@@ -124,7 +124,8 @@ class Verdict:
 
 @dataclass(frozen=True)
 class Welch:
-    """Welch's t-test of two samples (with Hsu's degrees of freedom): the difference of means, its standard error, t, df and p."""
+    """Welch's t-test of two samples (Hsu's degrees of freedom): difference of means, its standard
+    error, t, df and the two-sided p-value."""
 
     difference: float
     se: float
@@ -192,7 +193,7 @@ def compare(a: Sequence[Figure], b: Sequence[Figure]) -> Verdict:
         return Verdict(ahead, ratio, low, high, AT_LEAST in winner or BELOW in behind, test.p_value)
     if AT_LEAST in kinds_a | kinds_b or BELOW in kinds_a | kinds_b:
         return Verdict("bounds", ratio, low, high, p_value=test.p_value)
-    same = 1 / (1 + SAME_WITHIN) <= low and high <= 1 + SAME_WITHIN
+    same = low >= 1 / (1 + SAME_WITHIN) and high <= 1 + SAME_WITHIN
     return Verdict("same" if same else "unclear", ratio, low, high, p_value=test.p_value)
 
 

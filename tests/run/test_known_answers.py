@@ -12,10 +12,10 @@ import dataclasses
 from pathlib import Path
 
 import pytest
+from known_servers import known_server
 
 from dbladder.plans import Ladder
 from dbladder.run.round import RunConfig, run_ladder
-from known_servers import known_server
 
 SMALL = {"products": 2000, "orders": 5000}
 

@@ -14,13 +14,14 @@ from pathlib import Path
 import pytest
 from known_servers import known_server
 
+from dbladder.load.search import Search
 from dbladder.plans import Ladder
 from dbladder.run.round import RunConfig, run_ladder
 
 SMALL = {"products": 2000, "orders": 5000}
 
 
-def run(url: str, sqlite_url: str, out: Path, ladder: Ladder, **changes) -> dict:
+def run(url: str, sqlite_url: str, out: Path, ladder: Ladder | None, **changes) -> dict:
     config = RunConfig(
         db_url=sqlite_url,
         ladder=ladder,
@@ -101,3 +102,31 @@ def test_timeouts_in_stalls_push_the_percentiles_to_the_timeout(sqlite_url, tmp_
     assert level["answered"]["p99_ms"] < 250
     assert 245 <= level["failed_after"]["p50_ms"] <= 300  # a timeout fails at the timeout
     assert not level["passed"]
+
+
+@pytest.mark.slow
+def test_the_ceiling_search_ends_within_5_percent_of_a_fifo_servers_capacity(sqlite_url, tmp_path):
+    # Capacity 400/s (2.5 ms a request). The search climbs 150, 300, 600 (fails), then bisects the
+    # gap down to 5 %; a probe a little over 400 may hold (its queue grows by only a few requests
+    # a second), so the ceiling is within 5 % of 400 either side, and no probe reports more
+    # answers a second than the server can give.
+    search = Search(start=150, hold=2.5, warmup=0.5, settle=0.5, budget=60)
+    with known_server("fifo", service_ms=2.5) as server:
+        result = run(server.url, sqlite_url, tmp_path, None, search=search, continue_after_fail=False)
+    capacity = server.capacity
+    probes = result["levels"]
+    assert [level["offered_rps"] for level in probes[:3]] == [150, 300, 600]
+    assert result["search"]["stopped_because"] == "found"
+    assert result["search"]["failed_rps"] <= 1.05 * result["search"]["held_rps"]
+    assert abs(result["ceiling_rps"] - capacity) <= 0.05 * capacity, [
+        (level["offered_rps"], level["passed"]) for level in probes
+    ]
+    for level in probes:
+        assert level["achieved_rps"] <= 1.02 * capacity
+        if level["offered_rps"] > 1.05 * capacity:
+            assert not level["passed"]
+        if level["offered_rps"] < 0.95 * capacity:
+            assert level["passed"], level["reasons"]
+    # Every probe is a level of the result, in the order run, each on its own window of the run.
+    starts = [level["start_s"] for level in probes]
+    assert starts == sorted(starts) and len(probes) == result["search"]["probes"]

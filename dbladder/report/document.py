@@ -12,6 +12,7 @@ from collections.abc import Callable, Sequence
 from functools import partial
 from typing import Any
 
+from ..result.verdict import RULE
 from . import figures as fig
 from .blocks import Block, Bullets, Column, Heading, Paragraph, Plots, Report, Table
 from .caveats import caveats
@@ -131,6 +132,8 @@ def _result_section(rounds: list[Round]) -> list[Block]:
                 row.append(found.difference or "-")
             rows.append(row)
     blocks.append(Table(columns, rows, kind="result"))
+    if compare:
+        blocks.append(Paragraph(f"How the difference is judged: {RULE}"))
     for round_ in rounds:
         verdict = " ".join(round_verdict(round_))
         blocks.append(Paragraph(f"**{round_.title}.** {verdict}" if len(rounds) > 1 else verdict))
@@ -155,12 +158,15 @@ def level_columns(levels: Sequence[dict[str, Any]]) -> list[tuple[Column, _Rende
         ]
     else:
         columns.append((Column("offered req/s"), lambda r: fig.rate(r["offered_rps"])))
+        if any("sent_rps" in row for row in levels):
+            columns.append((Column("sent req/s"), lambda r: fig.rate(r.get("sent_rps", 0))))
     columns += [
         (Column("achieved req/s"), lambda r: fig.rate(r["achieved_rps"])),
         (Column("p50 ms"), lambda r: fig.ms(r["p50_ms"])),
         (Column("p95 ms"), lambda r: fig.ms(r["p95_ms"])),
         (Column("p99 ms"), lambda r: fig.ms(r["p99_ms"])),
         (Column("max ms"), lambda r: fig.ms(r["max_ms"])),
+        (Column("answered p95 ms"), lambda r: fig.ms(float((r.get("answered") or r)["p95_ms"]))),
         (Column("fail %"), lambda r: fig.pct(r["fail_pct"])),
         (Column("dropped"), lambda r: fig.rate(r["dropped"])),
     ]
@@ -217,7 +223,13 @@ def _levels_section(rounds: list[Round], result_count: int) -> list[Block]:
     blocks: list[Block] = [
         Heading(2, "Levels"),
         Paragraph(
-            "Latency in ms from when each request was due (waiting for a connection counts). "
+            "Latency in ms from when each request was due (waiting for a connection counts), over "
+            "every request due in the level: a failed request (error answer, timeout, connection "
+            "failure, dropped) counts as the timeout, so a level with over 1 % failed cannot show a "
+            "p99 below it; answered p95 is over the successful answers alone. Achieved is the "
+            "successful answers received within the level's window, by when they arrived; sent is "
+            "what the generator actually sent. A ceiling search's levels are its probes, in the "
+            "order run. "
             "Host CPU columns are % of all CPUs; service, db (database server) and gen (load "
             "generator) CPU are % of one CPU (two busy processes read 200), and without a machine "
             "sample gen CPU is the busiest generator process's own count; CPU ms/1k is CPU "

@@ -89,7 +89,7 @@ class ProcessSpec:
     def __post_init__(self) -> None:
         if sum(plan is not None for plan in (self.ladder, self.users, self.search)) != 1:
             raise ValueError(
-                "a ProcessSpec needs one of a ladder (open model), users (closed model) or a search"
+                "a ProcessSpec needs a ladder (open model), a search, or users (closed model): one of them"
             )
 
     @property

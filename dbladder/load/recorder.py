@@ -135,7 +135,7 @@ class LiveView:
     offered_rate: float
     """Requests due per second so far (sent or dropped)."""
     achieved_rate: float
-    """Successful answers received per second so far (by arrival time)."""
+    """Successful answers so far, to requests due in the level, per second."""
     p95_ms: float
     """p95 latency from the due time of the successful answers so far, milliseconds."""
     failures: int
@@ -158,7 +158,7 @@ def live_view(recorder: Recorder, index: int, t: float) -> LiveView | None:
         elapsed=elapsed,
         warming_up=warming_up,
         offered_rate=tried / elapsed,
-        achieved_rate=(record.ok_in_window if not warming_up else record.from_due.count) / elapsed,
+        achieved_rate=record.from_due.count / elapsed,
         p95_ms=record.from_due.percentile(95) / 1000,
         failures=record.failures,
     )

@@ -443,10 +443,17 @@ def single_run(groups: Sequence[Group]) -> bool:
 
 
 def _raw_gain(best: Group, other: Group) -> str:
-    """The plain difference of the medians, for when the rule cannot judge: "+100 %", "none"."""
-    if other.median <= 0:
-        return "none"
-    return f"{100 * (best.median - other.median) / other.median:+.0f} %"
+    """How much higher the best engine's median is: "+100 %"."""
+    return f"+{100 * (best.median - other.median) / other.median:.0f} %"
+
+
+def _behind(best: Group, other: Group) -> str:
+    """How far another engine's median is below the best's, on the best's base: "-50 %"."""
+    return f"-{100 * (best.median - other.median) / best.median:.0f} %"
+
+
+def _all_held(group: Group) -> bool:
+    return group.bounded and all(run.lower_bound for run in group.runs)
 
 
 def pair_words(best: Group, other: Group, users: bool, pair: bool) -> str:
@@ -454,15 +461,22 @@ def pair_words(best: Group, other: Group, users: bool, pair: bool) -> str:
     found = verdict(best, other)
     name = "" if pair else f"{other.label}: "
     if found.outcome == "bounds":
-        if best.lower_bound and other.lower_bound:
+        if _all_held(best) and _all_held(other):
             same = "both held every level" if users else "both held the top step"
             return same if pair else f"{other.label}: {same}"
         if best.median <= 0 and other.median <= 0:
             return f"{name}neither held a level"
-        held = other.label if other.lower_bound else best.label
-        return f"{name}cannot tell: {held} held every level, so its limit is higher"
+        group = other if other.lower_bound else best
+        held = sum(run.lower_bound for run in group.runs)
+        top = "every level" if users else "the top step"
+        return (
+            f"{name}cannot tell: {group.label} held {top} in {held} of {len(group.runs)} runs, "
+            "so its limit lies higher"
+        )
     if found.outcome == "too few runs":
-        return f"{name}{_raw_gain(best, other)}" if not pair else f"{best.label} {_raw_gain(best, other)}"
+        if other.median <= 0:
+            return f"only {best.label} held a level" if pair else f"{other.label}: none"
+        return f"{best.label} {_raw_gain(best, other)}" if pair else f"{other.label} {_behind(best, other)}"
     if found.outcome == "same":
         return f"{name}about the same ({interval_words(found)})"
     if found.outcome == "unclear":
@@ -472,10 +486,10 @@ def pair_words(best: Group, other: Group, users: bool, pair: bool) -> str:
         return f"{other.label}: none"
     if other.median <= 0:
         return f"only {best.label} held a level"
+    # The size of the gap is said by the medians, as the cells show them; the rule said whether.
     if pair:
-        return f"{best.label} {at_least}+{100 * found.gain:.0f} %"
-    # Against the best, so every engine's figure shares one base.
-    return f"{other.label} {at_least}-{100 * (1 - 1 / (1 + found.gain)):.0f} %"
+        return f"{best.label} {at_least}{_raw_gain(best, other)}"
+    return f"{other.label} {at_least}{_behind(best, other)}"
 
 
 def difference(groups: Sequence[Group], step: float = 0.0) -> str:
@@ -504,6 +518,8 @@ def difference(groups: Sequence[Group], step: float = 0.0) -> str:
         text = "all held every level" if users else "all held the top step"
     else:
         text = f"best: {best.label}; " + "; ".join(parts)
+    if text.startswith(("all held", "both held")):
+        return text  # no limit was found: more runs would not find one either
     return f"{FEW_RUNS} ({text})" if few_runs(groups) else text
 
 

@@ -127,10 +127,9 @@ def _gain_words(best: Group, other: Group) -> str:
     """ "57 %", "at least 57 %" (the winner's figure is a floor) by the rule's ratio, or by the medians
     when the rule could not judge."""
     found = verdict(best, other)
-    if found.named:
-        return ("at least " if found.at_least else "") + f"{100 * found.gain:.0f} %"
-    gain = 100 * (best.median - other.median) / other.median
-    return ("at least " if best.lower_bound else "") + f"{gain:.0f} %"
+    gain = 100 * (best.median - other.median) / other.median  # by the medians, as the table shows them
+    at_least = found.at_least if found.named else best.lower_bound
+    return ("at least " if at_least else "") + f"{gain:.0f} %"
 
 
 def _open_pair(best: Group, other: Group, round_: Round) -> str:
@@ -139,8 +138,6 @@ def _open_pair(best: Group, other: Group, round_: Round) -> str:
             f"{best.label} and {other.label} both held the top of the ladder "
             f"({rate(best.median)} req/s): neither limit was reached; climb higher to separate them."
         )
-    if best.median == other.median and not few_runs(round_.groups):
-        return f"{best.label} and {other.label} ended level at {rate(best.median)} req/s."
     figures = f"{rate(best.median)} against {rate(other.median)} req/s"
     if other.median <= 0:
         return f"{best.label} held {rate(best.median)} req/s; {other.label} held no level." + _few(round_)

@@ -170,8 +170,10 @@ def compare(a: Sequence[Figure], b: Sequence[Figure]) -> Verdict:
     logs_a = [math.log(_value(figure)) for figure in a]
     logs_b = [math.log(_value(figure)) for figure in b]
     ratio = math.exp(statistics.fmean(logs_a) - statistics.fmean(logs_b))
+    kinds_a, kinds_b = {figure.bound for figure in a}, {figure.bound for figure in b}
     if len(a) < 2 or len(b) < 2:
-        return Verdict("too few runs", ratio)
+        both = kinds_a == kinds_b == {AT_LEAST} or kinds_a == kinds_b == {BELOW}
+        return Verdict("bounds" if both else "too few runs", ratio)
     test = welch(logs_a, logs_b, _floor(a), _floor(b))
     if math.isfinite(test.df) and test.se > 0:
         spread = t_quantile(1 - ALPHA / 2, test.df) * test.se
@@ -179,11 +181,11 @@ def compare(a: Sequence[Figure], b: Sequence[Figure]) -> Verdict:
     else:
         low = high = ratio
     kinds_a, kinds_b = {figure.bound for figure in a}, {figure.bound for figure in b}
-    if min(len(a), len(b)) < MIN_RUNS:
-        return Verdict("too few runs", ratio, low, high, p_value=test.p_value)
     if kinds_a == kinds_b == {AT_LEAST} or kinds_a == kinds_b == {BELOW}:
         # Both held every level, or neither held one: the figures are the ladder's ends, not the engines'.
         return Verdict("bounds", ratio, low, high, p_value=test.p_value)
+    if min(len(a), len(b)) < MIN_RUNS:
+        return Verdict("too few runs", ratio, low, high, p_value=test.p_value)
     if test.p_value < ALPHA:
         ahead, behind = ("a", kinds_b) if test.difference > 0 else ("b", kinds_a)
         winner = kinds_a if ahead == "a" else kinds_b

@@ -304,8 +304,9 @@ def _search(options: dict[str, Any]) -> Search:
     ladder_only += ["--users"] if options["users_levels"] else []
     ladder_only += ["--ramp"] if options["ramp"] is not None else []
     if ladder_only:
+        verb = "apply" if len(ladder_only) > 1 else "applies"
         raise UsageError(
-            f"{', '.join(ladder_only)} apply to presets, not to the ceiling search; add --preset"
+            f"{', '.join(ladder_only)} {verb} to presets, not to the ceiling search; add --preset"
         )
     changes = {
         "start": options["start"],
@@ -351,7 +352,8 @@ def build_config(options: dict[str, Any]) -> RunConfig:
         return _config(options, SEARCH_PLAN, search=_search(options))
     search_only = [f"--{name}" for name in ("budget", "resolution") if options[name] is not None]
     if search_only:
-        raise UsageError(f"{', '.join(search_only)} apply to the ceiling search, not to a preset")
+        verb = "apply" if len(search_only) > 1 else "applies"
+        raise UsageError(f"{', '.join(search_only)} {verb} to the ceiling search, not to a preset")
     preset = get_preset(workload, options["preset"])
     ladder, users = preset.ladder, preset.users
     if users is not None:

@@ -44,9 +44,9 @@ class Search:
     factor: float = 2.0
     resolution: float = 0.05
     budget: float = 150.0
-    hold: float = 8.0
+    hold: float = 10.0
     warmup: float = 2.0
-    settle: float = 1.0
+    settle: float = 2.0
     min_rate: float = 1.0
     max_rate: float = 1_000_000.0
 

@@ -419,7 +419,7 @@ def describe_load(config: RunConfig, workload: Workload, mix: Mix) -> str:
         search = config.plan_search
         return (
             f"searching for the ceiling from {search.start:g} req/s (x{search.factor:g} until a level "
-            f"fails, then halving the gap to {search.resolution:.0%}; {search.hold:g} s probes, "
+            f"fails, then halving the gap to {100 * search.resolution:g} %; {search.hold:g} s probes, "
             f"budget {search.budget:g} s), {target}"
         )
     ladder = cast(Ladder, config.ladder)  # validate() guarantees a ladder when there are no users
@@ -457,8 +457,8 @@ def default_out_dir(root: Path = Path("results")) -> Path:
 
 
 SEARCH_STOPS = {
-    FOUND: "the search found the ceiling to within {resolution:.0%}",
-    BUDGET: "the search ran out of its {budget:g} s budget before the gap closed to {resolution:.0%}",
+    FOUND: "the search found the ceiling to within {percent:g} %",
+    BUDGET: "the search ran out of its {budget:g} s budget before the gap closed to {percent:g} %",
     TOO_SLOW: "no level held, down to {min_rate:g} req/s",
     TOO_FAST: "every level held, up to {max_rate:g} req/s",
 }
@@ -488,7 +488,7 @@ def _search(search: Search, fleet: Fleet, run: Run, observer: RunObserver, progr
         time.sleep(search.settle)
     reason = search.stop_reason(probes, time.monotonic() - started) or FOUND
     run.result["search"] = (run.result.get("search") or {}) | {"stopped_because": reason}
-    return SEARCH_STOPS[reason].format(**asdict(search))
+    return SEARCH_STOPS[reason].format(**asdict(search), percent=100 * search.resolution)
 
 
 def run_ladder(config: RunConfig, progress: Progress | None = None) -> dict[str, Any]:

@@ -24,7 +24,7 @@ from dbladder.load.recorder import OUTCOMES
 from dbladder.report import document, html, markdown, terminal
 from dbladder.report.bundle import build_reports, load_bundle, write_bundle
 from dbladder.report.caveats import caveats
-from dbladder.report.runs import comparison_table, rounds_of
+from dbladder.report.runs import FEW_RUNS, comparison_table, rounds_of, verdict
 from dbladder.report.settings import settings_file
 from dbladder.report.svg import Axis, Chart, Point, linear_ticks, log_ticks
 from dbladder.result.levels import ceiling_of, level_row
@@ -843,3 +843,21 @@ def test_a_compare_json_as_dbladder_compare_writes_it_validates_and_renders(tmp_
     leads = caveat_leads(runs)
     assert "Data restored." in leads and "Data not fresh." not in leads
     assert comparison_table(runs)[0] == ["test", "runs", "sqlite", "postgresql", "difference"]
+
+
+def test_two_identical_sqlite_databases_with_two_runs_each_are_never_called_a_win():
+    # Every way two runs each of two identical engines can end on a 3-level ladder: whatever the
+    # figures, with 2 runs the rule names no winner, in the table and in the sentences.
+    import itertools
+
+    for a, b in itertools.product(itertools.product((1, 2, 3), repeat=2), repeat=2):
+        results = [with_ceiling(fake_result("sqlite", (1, 1, 1)), n) for n in a]
+        results += [with_ceiling(fake_result("sqlite", (1, 1, 1)), n) for n in b]
+        for result, label in zip(results, ("shop-a.db",) * 2 + ("shop-b.db",) * 2, strict=True):
+            result["label"] = label
+        (round_,) = rounds_of(results)
+        assert not verdict(*round_.groups).named
+        difference = comparison_table(results)[1][-1]
+        assert difference.startswith((FEW_RUNS, "both held")), difference
+        md, _ = texts(results)
+        assert "more than" not in md, (a, b)

@@ -1,7 +1,7 @@
 """The report as blocks (headings, paragraphs, tables, settings files, plots), built once from results.
 
 `markdown.py` and `html.py` each render these blocks; neither decides what the report says, so the
-two can never disagree. The order is the seed posts': the result first, then the setup with every
+two can never disagree. The order is the published experiments': the result first, then the setup with every
 setting written out (`setup.py`), then each run's per-level table, then what the result does not
 show (`caveats.py`).
 """
@@ -147,7 +147,8 @@ _Render = Callable[[dict[str, Any]], str]
 
 
 def level_columns(levels: Sequence[dict[str, Any]]) -> list[tuple[Column, _Render]]:
-    """The columns of a per-level table: the seed posts' figures, then whichever CPU figures exist."""
+    """The columns of a per-level table: the published experiments' figures, then whichever CPU figures
+    exist."""
     columns: list[tuple[Column, _Render]] = [(Column("level"), lambda r: str(r["index"] + 1))]
     if any("users" in row for row in levels):
         # Closed model: the level is its users; what they offered is only what they could have

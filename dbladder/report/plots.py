@@ -1,6 +1,7 @@
 """The report's four plots for one round, one line per run, as inline SVG (`svg.py`).
 
-The x axis is the level: the offered rate (open model), or the users (closed model, seed 001).
+The x axis is the level: the offered rate (open model), or the users (closed model, "Postgres vs MariaDB on
+two dedicated CPUs").
 
 1. achieved against offered rate, with the line where they are equal (closed: achieved rate against
    users, with the line of what the users could send were every answer instant);

@@ -3,7 +3,8 @@
 A report covers one result or several. Results with the same round key (preset, write share,
 ladder or users plan, pass mark, data, target) are one round; within a round, results with the
 same label (`result["label"]` when a caller set one, else engine and version, plus the SQLite
-single-writer switch) are the runs of one engine. Seed 001's result table is the model: one row
+single-writer switch) are the runs of one engine. The result table of "Postgres vs MariaDB on two dedicated
+CPUs" is the model: one row
 per figure of a round, one column per engine, every run's figure and the difference
 (`comparison_table`, which the terminal prints and the reports show).
 
@@ -65,7 +66,8 @@ class RunView:
 
     @property
     def closed(self) -> bool:
-        """Users with think time (seed 001) rather than a ladder of arrival rates."""
+        """Users with think time ("Postgres vs MariaDB on two dedicated CPUs") rather than a ladder of
+        arrival rates."""
         return closed.is_closed(self.result)
 
     @property
@@ -562,7 +564,8 @@ def engine_labels(rounds: Sequence[Round]) -> list[str]:
 
 
 def comparison_table(results: Sequence[dict[str, Any]]) -> list[list[str]]:
-    """Seed 001's "Result first" table of results, as rows of text; the first row is the header.
+    """The "Result first" table of "Postgres vs MariaDB on two dedicated CPUs", of results, as rows of text;
+    the first row is the header.
 
     Header: test, runs, one column per engine, difference. One row per figure of each round (a
     closed round adds its peak, a spike its recovery): each engine's runs' figures (with their

@@ -27,7 +27,8 @@ def _ms(value: float) -> str:
 
 
 def _machine(key: str, digits: int = 0) -> Any:
-    """A column from the level's machine figures (seed 001's CPU columns); "-" where not measured."""
+    """A column from the level's machine figures (the CPU columns of "Postgres vs MariaDB on two dedicated
+    CPUs"); "-" where not measured."""
 
     def render(row: dict[str, Any]) -> str:
         value = (row.get("machine") or {}).get(key)
@@ -36,7 +37,8 @@ def _machine(key: str, digits: int = 0) -> Any:
     return render
 
 
-# Seed 001 prints the machine beside every level: host CPU usr / sys / wait / idle and load, and
+# "Postgres vs MariaDB on two dedicated CPUs" prints the machine beside every level: host CPU usr / sys /
+# wait / idle and load, and
 # here also the service's and the database's CPU (% of one core; SQLite's is inside the service's).
 MACHINE_COLUMNS = (
     ("| usr", 5, _machine("host_usr")),

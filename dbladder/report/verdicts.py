@@ -106,7 +106,8 @@ def _judged(best: Group, other: Group, round_: Round, figures: str, what: str, w
     """The sentence when the rule has its say (no winner, a bound), None when it names a winner."""
     found = verdict(best, other)
     if found.outcome == "too few runs":
-        return f"{where}{best.label} is ahead by its median ({figures}), but no winner is named.{_few(round_)}"
+        ahead = f"{where}{best.label} is ahead by its median ({figures})"
+        return f"{ahead}, but no winner is named.{_few(round_)}"
     interval = f"the 95 % interval of the ratio is {interval_words(found)}"
     if found.outcome == "same":
         return f"{where}{best.label} and {other.label} are about the same ({figures}; {interval})."

@@ -113,7 +113,7 @@ def check_idle() -> dict[str, Any]:
 
 class SyscallCounter:
     """Counts each group's system calls for a few seconds inside every level's measured window
-    (seed 000's bpftrace measurement, made repeatable), on a thread of its own."""
+    (the bpftrace measurement of "Postgres vs SQLite under load", made repeatable), on a thread of its own."""
 
     def __init__(self, groups: dict[str, Callable[[], list[int]]], levels: Sequence[Level], origin: float):
         self._groups = groups

@@ -15,7 +15,7 @@ from rich.status import Status
 
 from ..engines.base import DEFAULT_POOL_SIZE
 from ..errors import UsageError
-from ..load.presets import get_preset
+from ..load.presets import DEFAULT_PRESET, get_preset
 from ..load.recorder import LiveView
 from ..load.search import Search
 from ..plans import Phase, UserPlan
@@ -88,7 +88,8 @@ ROUND_OPTIONS = [
         help="A named round of the workload instead of the ceiling search; `dbladder workloads` lists "
         "each workload's presets (the shop's are the published rounds of \"Postgres vs SQLite under "
         'load" and "Postgres vs MariaDB on two dedicated CPUs": read, shop20, shop20-1w, write, '
-        "users-read, users-write, spike; quick is a short ladder). Default: the ceiling search.",
+        "users-read, users-write, spike; quick is a short ladder). Default: the ceiling search, or "
+        "the quick ladder when --step or --steps is given.",
     ),
     click.option(
         "--budget",
@@ -300,8 +301,7 @@ def _fraction(text: str | None, option: str) -> float | None:
 
 def _search(options: dict[str, Any]) -> Search:
     """The ceiling search with --start, --hold, --warmup, --budget and --resolution over its defaults."""
-    ladder_only = [f"--{name}" for name in ("step", "steps") if options[name] is not None]
-    ladder_only += ["--users"] if options["users_levels"] else []
+    ladder_only = ["--users"] if options["users_levels"] else []
     ladder_only += ["--ramp"] if options["ramp"] is not None else []
     if ladder_only:
         verb = "apply" if len(ladder_only) > 1 else "applies"
@@ -348,13 +348,17 @@ def _users_plan(plan: UserPlan, options: dict[str, Any]) -> UserPlan:
 def build_config(options: dict[str, Any]) -> RunConfig:
     """A RunConfig from the command's options: the preset, with explicit options over it."""
     workload = load_workload(options["workload"])
-    if options["preset"] in (None, SEARCH_PLAN):
+    preset_name = options["preset"]
+    if preset_name is None and (options["step"] is not None or options["steps"] is not None):
+        # --step or --steps ask for a ladder: the generic short one, with them over it.
+        preset_name = DEFAULT_PRESET
+    if preset_name in (None, SEARCH_PLAN):
         return _config(options, SEARCH_PLAN, search=_search(options))
     search_only = [f"--{name}" for name in ("budget", "resolution") if options[name] is not None]
     if search_only:
         verb = "apply" if len(search_only) > 1 else "applies"
         raise UsageError(f"{', '.join(search_only)} {verb} to the ceiling search, not to a preset")
-    preset = get_preset(workload, options["preset"])
+    preset = get_preset(workload, preset_name)
     ladder, users = preset.ladder, preset.users
     if users is not None:
         users = _users_plan(users, options)

@@ -65,8 +65,8 @@ class RunConfig:
     # The web app: a workload name, a .py file or module:attr (dbladder.workloads.registry).
     workload: str = DEFAULT_WORKLOAD
     # The plan: a ladder, users, or the ceiling search; with none of them given, the search
-    # (`plan_search`), the default of `dbladder run`.
-    preset: str | None = SEARCH_PLAN
+    # (`plan_search`), the default of `dbladder run`. `preset` names the plan in the result.
+    preset: str | None = None
     ladder: Ladder | None = None
     # The closed model ("Postgres vs MariaDB on two dedicated CPUs"): users with think time
     # instead of an arrival-rate ladder.

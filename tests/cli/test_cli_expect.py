@@ -85,7 +85,7 @@ def test_met_expectations_exit_0(tmp_path):
         (["--expect-p95", "fast"], "--expect-p95 takes a number, or NUMBER@RATE"),
         (["--expect-ceiling", "-5"], "--expect-ceiling must be above 0"),
         (["--resolution", "five"], "--resolution takes a percentage (5%) or a fraction (0.05)"),
-        (["--step", "100"], "--step applies to presets, not to the ceiling search; add --preset"),
+        (["--users", "10,20"], "--users applies to presets, not to the ceiling search; add --preset"),
         (["--preset", "quick", "--budget", "60"], "--budget applies to the ceiling search, not to a preset"),
     ],
 )

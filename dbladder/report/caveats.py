@@ -74,7 +74,24 @@ def _range(group: Group) -> str:
 
 def _step(rounds: Sequence[Round]) -> list[Caveat]:
     found = []
-    steps = sorted({round_.step for round_ in rounds if not round_.closed})
+    ladders = [round_ for round_ in rounds if not round_.closed]
+    searched = [run for round_ in ladders for run in round_.runs if run.searched]
+    steps = sorted({round_.step for round_ in ladders if not any(run.searched for run in round_.runs)})
+    if searched:
+        brackets = [
+            f"{run.name} held {rate(run.ceiling)} req/s and failed {rate(failed)}"
+            for run in searched
+            if run.ceiling is not None and (failed := (run.result.get("search") or {}).get("failed_rps"))
+        ]
+        found.append(
+            Caveat(
+                "Precision is the search's last bracket.",
+                "A ceiling search ends when the lowest rate failed is within its resolution of the "
+                "highest held; the limit lies between them"
+                + (f" ({'; '.join(brackets)})" if brackets else "")
+                + ", and differences smaller than that gap are not real.",
+            )
+        )
     if steps:
         listed = " / ".join(rate(step) for step in steps)
         found.append(

@@ -54,16 +54,23 @@ def _result_words(rounds: list[Round], marks: list[str]) -> str:
         "`≥` marks a run in which no level failed (its limit lies higher), `<` one whose first level "
         "already failed."
     )
+    searches = [round_ for round_ in ladders if any(run.searched for run in round_.runs)]
+    search_words = (
+        " In a ceiling search (probes at rates chosen one after another) the ceiling is the highest "
+        "rate held below the lowest rate failed."
+        if searches
+        else ""
+    )
     if not users and not spikes:
         return (
             f"The pass mark for a level is {' / '.join(marks)}; the ceiling is the offered rate of the "
-            f"highest level held, in requests per second. {bounds}"
+            f"highest level held, in requests per second.{search_words} {bounds}"
         )
     words = [f"The pass mark for a level is {' / '.join(marks)}."]
     if ladders:
         words.append(
             "In a ladder round the ceiling is the offered rate of the highest level held, in requests "
-            "per second."
+            "per second." + search_words
         )
     if users:
         think = " / ".join(dict.fromkeys(think_words(round_.runs[0].result) for round_ in users))

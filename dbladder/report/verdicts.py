@@ -19,7 +19,32 @@ def _listed(items: list[str]) -> str:
     return items[0] if len(items) == 1 else ", ".join(items[:-1]) + " and " + items[-1]
 
 
+def _search_run(run: RunView) -> str:
+    """A ceiling search in a sentence: the bracket it ended on, and why the rate above failed."""
+    levels = run.levels
+    failed = [level for level in levels if not level["passed"]]
+    if not failed:
+        top = max(level["offered_rps"] for level in levels)
+        return (
+            f"{run.name} held every probe, up to {rate(top)} req/s: the search found no limit "
+            f"in {len(levels)} probes."
+        )
+    lowest = min(failed, key=lambda level: level["offered_rps"])
+    why = "; ".join(lowest["reasons"]) or "it failed"
+    if run.ceiling is None:
+        return (
+            f"{run.name} held no probe, down to {rate(min(level['offered_rps'] for level in levels))} "
+            f"req/s ({why} at {rate(lowest['offered_rps'])} req/s)."
+        )
+    return (
+        f"{run.name} held {rate(run.ceiling)} req/s; {rate(lowest['offered_rps'])} req/s failed ({why}), "
+        f"found in {len(levels)} probes."
+    )
+
+
 def _open_run(run: RunView) -> str:
+    if run.searched:
+        return _search_run(run)
     failed = run.first_failure
     if failed is None:
         top = run.levels[-1]["offered_rps"]

@@ -454,6 +454,11 @@ def _behind(best: Group, other: Group) -> str:
     return f"-{100 * (best.median - other.median) / best.median:.0f} %"
 
 
+def _top(group: Group) -> str:
+    """What holding everything means for a group's runs: "every probe" (a search), "the top step"."""
+    return "every probe" if any(run.searched for run in group.runs) else "the top step"
+
+
 def _all_held(group: Group) -> bool:
     return group.bounded and all(run.lower_bound for run in group.runs)
 
@@ -464,13 +469,13 @@ def pair_words(best: Group, other: Group, users: bool, pair: bool) -> str:
     name = "" if pair else f"{other.label}: "
     if found.outcome == "bounds":
         if _all_held(best) and _all_held(other):
-            same = "both held every level" if users else "both held the top step"
+            same = "both held every level" if users else f"both held {_top(best)}"
             return same if pair else f"{other.label}: {same}"
         if best.median <= 0 and other.median <= 0:
             return f"{name}neither held a level"
         group = other if other.lower_bound else best
         held = sum(run.lower_bound for run in group.runs)
-        top = "every level" if users else "the top step"
+        top = "every level" if users else _top(group)
         return (
             f"{name}cannot tell: {group.label} held {top} in {held} of {len(group.runs)} runs, "
             "so its limit lies higher"
@@ -515,9 +520,12 @@ def difference(groups: Sequence[Group], step: float = 0.0) -> str:
     parts = [pair_words(best, other, users, pair) for other in ordered[1:]]
     if pair:
         text = parts[0]
-    elif all(part.endswith(("both held the top step", "both held every level")) for part in parts):
+    elif all(
+        part.endswith(("both held the top step", "both held every level", "both held every probe"))
+        for part in parts
+    ):
         # Every engine held the top: there is no best, and the ladder did not find any limit.
-        text = "all held every level" if users else "all held the top step"
+        text = "all held every level" if users else f"all held {_top(best)}"
     else:
         text = f"best: {best.label}; " + "; ".join(parts)
     if text.startswith(("all held", "both held")):

@@ -10,11 +10,13 @@ exactly `level.start + i / level.rate`, computed from i rather than by adding 1/
 due time: a sum of 25,200 floats of 1/7 (an hour at 7 requests/s) drifts, a division does not.
 Several executor processes share one schedule by each taking every `parts`-th request.
 
-The closed model's plan (seed 001): users who each send a request, think 50 to 150 ms, and send
+The closed model's plan ("Postgres vs MariaDB on two dedicated CPUs"): users who each send a request, think
+50 to 150 ms, and send
 the next. A `UserPlan` is a list of phases, k6-stage style: each phase brings the number of users
 linearly from the previous phase's count to its own over `ramp` seconds (0: all at once), then
 holds it for `hold` seconds. Figures of a phase are measured over its hold only; requests due
-during the ramp are kept apart like the open model's warm-up. Seed 001's levels are
+during the ramp are kept apart like the open model's warm-up. The levels of "Postgres vs MariaDB on two
+dedicated CPUs" are
 `UserPlan.levels()`, its spike (100 -> 3,000 at once -> 100) is `UserPlan.spike()`. The closed
 executor (`executors/closed.py`) runs a plan.
 """
@@ -194,7 +196,8 @@ class UserPlan:
         think_min: float = 0.05,
         think_max: float = 0.15,
     ) -> UserPlan:
-        """Seed 001's levels: each count of users arrives over `ramp` seconds and is held `hold` seconds."""
+        """The levels of "Postgres vs MariaDB on two dedicated CPUs": each count of users arrives over `ramp`
+        seconds and is held `hold` seconds."""
         return cls(tuple(Phase(count, ramp, hold) for count in users), think_min, think_max)
 
     @classmethod
@@ -207,14 +210,16 @@ class UserPlan:
         think_min: float = 0.05,
         think_max: float = 0.15,
     ) -> UserPlan:
-        """Seed 001's spike: `base` users (arriving over `ramp` seconds), then `peak` at once, then
+        """The spike of "Postgres vs MariaDB on two dedicated CPUs": `base` users (arriving over `ramp`
+        seconds), then `peak` at once, then
         `base` again at once, each phase held `hold` seconds."""
         phases = (Phase(base, ramp, hold), Phase(peak, 0.0, hold), Phase(base, 0.0, hold))
         return cls(phases, think_min, think_max)
 
     @property
     def is_spike(self) -> bool:
-        """Whether the busiest phase has a quieter phase before and after it (seed 001's spike)."""
+        """Whether the busiest phase has a quieter phase before and after it (the spike of "Postgres vs
+        MariaDB on two dedicated CPUs")."""
         counts = [phase.users for phase in self.phases]
         peak = counts.index(max(counts))
         return 0 < peak < len(counts) - 1 and counts[peak - 1] < counts[peak] > counts[peak + 1]

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 from typing import Any
 
 import click
@@ -10,7 +11,7 @@ from rich.console import Console
 from ..errors import UsageError
 from ..report.runs import comparison_table
 from ..run.compare import MAX_RUNS, CompareConfig, run_compare
-from .run import TerminalProgress, build_config, round_options
+from .run import TerminalProgress, build_config, json_option, round_options
 
 
 @click.command()
@@ -31,8 +32,11 @@ from .run import TerminalProgress, build_config, round_options
 )
 @click.option("--verify", is_flag=True, help="Checksum the data before every run (reads every row).")
 @round_options
-def compare(db_urls: tuple[str, ...], runs: int, verify: bool, **options: Any) -> None:
-    """Run one round against several databases and print seed 001's "Result first" table."""
+@json_option
+def compare(db_urls: tuple[str, ...], runs: int, verify: bool, as_json: bool, **options: Any) -> None:
+    """Run one round against several databases and print the "Result first" table of "Postgres vs
+    MariaDB on two dedicated CPUs": every run's figure per database and the verdict of the rule in
+    docs/experiments.md (a winner needs 3 runs of each)."""
     if options["no_seed"]:
         raise UsageError("--no-seed does not go with compare: every run starts from the data as seeded")
     base = build_config({**options, "db_url": db_urls[0]})
@@ -42,13 +46,16 @@ def compare(db_urls: tuple[str, ...], runs: int, verify: bool, **options: Any) -
         document = run_compare(config, progress)
     finally:
         progress.close()
-    click.echo("")
+    click.echo("", err=as_json)
     if not document["runs"]:
-        click.echo("no run finished")
+        click.echo("no run finished", err=as_json)
     else:
         rows = comparison_table(document["runs"])
         widths = [max(len(row[i]) for row in rows) for i in range(len(rows[0]))]
         for row in rows:
-            click.echo("  ".join(cell.ljust(width) for cell, width in zip(row, widths, strict=True)).rstrip())
-    click.echo(f"\nsaved    {config.out_dir / 'compare.json'}")
-    click.echo(f"report   {config.out_dir / 'report.html'} (and report.md)")
+            line = "  ".join(cell.ljust(width) for cell, width in zip(row, widths, strict=True)).rstrip()
+            click.echo(line, err=as_json)
+    click.echo(f"\nsaved    {config.out_dir / 'compare.json'}", err=as_json)
+    click.echo(f"report   {config.out_dir / 'report.html'} (and report.md)", err=as_json)
+    if as_json:
+        click.echo(json.dumps(document, indent=2))

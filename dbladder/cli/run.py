@@ -1,8 +1,11 @@
-"""`dbladder run`: seed, start the service, climb the ladder, print the table and the ceiling."""
+"""`dbladder run`: seed, start the service, find the ceiling (or climb a preset's ladder), print the
+table and the ceiling; exit 3 when an `--expect-*` is not met."""
 
 from __future__ import annotations
 
 import dataclasses
+import json
+import sys
 from pathlib import Path
 from typing import Any
 
@@ -14,10 +17,12 @@ from ..engines.base import DEFAULT_POOL_SIZE
 from ..errors import UsageError
 from ..load.presets import DEFAULT_PRESET, get_preset
 from ..load.recorder import LiveView
+from ..load.search import Search
 from ..plans import Phase, UserPlan
 from ..report import terminal
+from ..result.expectations import EXIT_UNMET, Expectations, parse_at_rate, unmet
 from ..result.passmark import PassMark
-from ..run.round import TARGETS, RunConfig, default_out_dir, run_ladder
+from ..run.round import SEARCH_PLAN, TARGETS, RunConfig, default_out_dir, run_ladder
 from ..workloads.registry import load_workload
 from .common import DATA_OPTIONS, db_option, parse_sizes, workload_option
 
@@ -80,16 +85,38 @@ ROUND_OPTIONS = [
     workload_option,
     click.option(
         "--preset",
-        default=DEFAULT_PRESET,
-        show_default=True,
-        help="A named round of the workload; `dbladder workloads` lists each workload's presets "
-        "(the shop's are the posts' rounds: read, shop20, shop20-1w, write, users-read, users-write, spike).",
+        help="A named round of the workload instead of the ceiling search; `dbladder workloads` lists "
+        "each workload's presets (the shop's are the published rounds of \"Postgres vs SQLite under "
+        'load" and "Postgres vs MariaDB on two dedicated CPUs": read, shop20, shop20-1w, write, '
+        "users-read, users-write, spike; quick is a short ladder). Default: the ceiling search, or "
+        "the quick ladder when --step or --steps is given.",
+    ),
+    click.option(
+        "--budget",
+        type=float,
+        help=f"Ceiling search: seconds of probing at most, settle pauses included. [{Search.budget:g}]",
+    ),
+    click.option(
+        "--resolution",
+        metavar="PCT%|FRACTION",
+        help="Ceiling search: stop when the lowest rate failed is within this of the highest held "
+        f"(5% or 0.05). [{Search.resolution:.0%}]",
     ),
     click.option("--writes", type=float, help="Share of requests that are writes (0 to 1). [preset]"),
-    click.option("--start", type=float, help="Offered rate of the first level, req/s. [preset]"),
+    click.option(
+        "--start",
+        type=float,
+        help="Offered rate of the first level (or the search's first probe), req/s. "
+        f"[preset; search {Search.start:g}]",
+    ),
     click.option("--step", type=float, help="Rate added per level, req/s. [preset]"),
     click.option("--steps", type=int, help="Number of levels. [preset]"),
-    click.option("--hold", type=float, help="Seconds each level (or users phase) is held. [preset]"),
+    click.option(
+        "--hold",
+        type=float,
+        help="Seconds each level, probe or users phase is held, warm-up included. "
+        f"[preset; search {Search.hold:g}]",
+    ),
     click.option(
         "--users",
         "users_levels",
@@ -100,7 +127,10 @@ ROUND_OPTIONS = [
         "--ramp", type=float, help="Closed model: seconds over which each level's users arrive. [preset]"
     ),
     click.option(
-        "--warmup", type=float, help="Seconds at the start of each level left out of its figures. [preset]"
+        "--warmup",
+        type=float,
+        help="Seconds at the start of each level left out of its figures. "
+        f"[preset; search {Search.warmup:g}]",
     ),
     click.option(
         "--p95",
@@ -176,6 +206,13 @@ ROUND_OPTIONS = [
 ]
 """Every option of a round but --db: `run` and `compare` share them."""
 
+json_option = click.option(
+    "--json",
+    "as_json",
+    is_flag=True,
+    help="Print the result document on standard output (the table and progress go to standard error).",
+)
+
 
 def round_options(command: Any) -> Any:
     """Apply ROUND_OPTIONS to a click command, in the order they are listed."""
@@ -184,11 +221,46 @@ def round_options(command: Any) -> Any:
     return command
 
 
-@click.command()
+@click.command(epilog="Exit codes: 0 success, 1 runtime error, 2 usage error, 3 an --expect-* not met.")
 @db_option
 @round_options
-def run(**options: Any) -> None:
-    """Climb a load ladder against one database and report where it stops."""
+@click.option(
+    "--expect-ceiling",
+    type=float,
+    metavar="RATE",
+    help="Exit 3 unless the ceiling is at least RATE req/s (everything is still written).",
+)
+@click.option(
+    "--expect-p95",
+    metavar="MS[@RATE]",
+    help="Exit 3 unless p95 is at most MS at RATE req/s (read at the lowest level at or above it), "
+    "or at the ceiling.",
+)
+@click.option(
+    "--expect-fail-pct",
+    metavar="PCT[@RATE]",
+    help="Exit 3 unless at most PCT % failed at RATE req/s, or at the ceiling.",
+)
+@json_option
+def run(
+    expect_ceiling: float | None,
+    expect_p95: str | None,
+    expect_fail_pct: str | None,
+    as_json: bool,
+    **options: Any,
+) -> None:
+    """Find where one database stops: raise the rate until a level fails, then narrow it down.
+
+    The default plan is the ceiling search: probes from --start req/s, doubling until one fails the
+    pass mark, then halving the gap between the highest rate held and the lowest failed until they
+    are within --resolution, each probe a full hold with warm-up, within --budget seconds. --preset
+    runs a named round instead (a published ladder or users plan, with its exact parameters).
+    """
+    expectations = Expectations(
+        expect_ceiling,
+        None if expect_p95 is None else parse_at_rate(expect_p95, "--expect-p95"),
+        None if expect_fail_pct is None else parse_at_rate(expect_fail_pct, "--expect-fail-pct"),
+    ).checked()
     config = build_config(options)
     console = Console(stderr=True)
     progress = TerminalProgress(console)
@@ -196,12 +268,54 @@ def run(**options: Any) -> None:
         result = run_ladder(config, progress)
     finally:
         progress.close()
-    click.echo("")
+    echo = _echo(as_json)
+    echo("")
     if not result["levels"]:
-        click.echo("no level finished")
-    click.echo(terminal.summary(result))
-    click.echo(f"saved    {config.out_dir / 'result.json'}")
-    click.echo(f"report   {config.out_dir / 'report.html'} (and report.md, levels.csv, timeseries.csv)")
+        echo("no level finished")
+    echo(terminal.summary(result))
+    echo(f"saved    {config.out_dir / 'result.json'}")
+    echo(f"report   {config.out_dir / 'report.html'} (and report.md, levels.csv, timeseries.csv)")
+    missed = unmet(expectations, result) if expectations.any else []
+    for problem in missed:
+        echo(f"expected {problem}")
+    if as_json:
+        click.echo(json.dumps(result, indent=2))
+    if missed:
+        sys.exit(EXIT_UNMET)
+
+
+def _echo(as_json: bool) -> Any:
+    """Where the human-readable lines go: standard error when standard output carries the JSON."""
+    return lambda text: click.echo(text, err=as_json)
+
+
+def _fraction(text: str | None, option: str) -> float | None:
+    """ "5%" or "0.05" as 0.05; None stays None."""
+    if text is None:
+        return None
+    try:
+        return float(text[:-1]) / 100 if text.endswith("%") else float(text)
+    except ValueError:
+        raise UsageError(f"{option} takes a percentage (5%) or a fraction (0.05), not {text!r}") from None
+
+
+def _search(options: dict[str, Any]) -> Search:
+    """The ceiling search with --start, --hold, --warmup, --budget and --resolution over its defaults."""
+    ladder_only = ["--users"] if options["users_levels"] else []
+    ladder_only += ["--ramp"] if options["ramp"] is not None else []
+    if ladder_only:
+        verb = "apply" if len(ladder_only) > 1 else "applies"
+        raise UsageError(
+            f"{', '.join(ladder_only)} {verb} to presets, not to the ceiling search; add --preset"
+        )
+    changes = {
+        "start": options["start"],
+        "hold": options["hold"],
+        "warmup": options["warmup"],
+        "budget": options["budget"],
+        "resolution": _fraction(options["resolution"], "--resolution"),
+    }
+    return Search(**{name: value for name, value in changes.items() if value is not None})
 
 
 def _users_plan(plan: UserPlan, options: dict[str, Any]) -> UserPlan:
@@ -234,7 +348,17 @@ def _users_plan(plan: UserPlan, options: dict[str, Any]) -> UserPlan:
 def build_config(options: dict[str, Any]) -> RunConfig:
     """A RunConfig from the command's options: the preset, with explicit options over it."""
     workload = load_workload(options["workload"])
-    preset = get_preset(workload, options["preset"])
+    preset_name = options["preset"]
+    if preset_name is None and (options["step"] is not None or options["steps"] is not None):
+        # --step or --steps ask for a ladder: the generic short one, with them over it.
+        preset_name = DEFAULT_PRESET
+    if preset_name in (None, SEARCH_PLAN):
+        return _config(options, SEARCH_PLAN, search=_search(options))
+    search_only = [f"--{name}" for name in ("budget", "resolution") if options[name] is not None]
+    if search_only:
+        verb = "apply" if len(search_only) > 1 else "applies"
+        raise UsageError(f"{', '.join(search_only)} {verb} to the ceiling search, not to a preset")
+    preset = get_preset(workload, preset_name)
     ladder, users = preset.ladder, preset.users
     if users is not None:
         users = _users_plan(users, options)
@@ -243,17 +367,29 @@ def build_config(options: dict[str, Any]) -> RunConfig:
         ladder = dataclasses.replace(
             ladder, **{name: options[name] for name in names if options[name] is not None}
         )
-    sqlite_writers = options["sqlite_writers"]
-    if sqlite_writers is None:
-        sqlite_writers = preset.sqlite_writers or 0
-    return RunConfig(
-        db_url=options["db_url"],
-        workload=options["workload"],
-        preset=preset.name,
+    return _config(
+        options,
+        preset.name,
         ladder=ladder if users is None else None,
         users=users,
         write_share=preset.write_share if options["writes"] is None else options["writes"],
         weights=dict(preset.weights) if preset.weights is not None and options["writes"] is None else None,
+        sqlite_writers=preset.sqlite_writers,
+    )
+
+
+def _config(
+    options: dict[str, Any], preset: str, sqlite_writers: int | None = None, **plan: Any
+) -> RunConfig:
+    """The RunConfig of a plan (search, ladder or users, with the preset's mix) and the other options."""
+    if options["sqlite_writers"] is not None:
+        sqlite_writers = options["sqlite_writers"]
+    plan.setdefault("write_share", options["writes"])
+    return RunConfig(
+        db_url=options["db_url"],
+        workload=options["workload"],
+        preset=preset,
+        **plan,
         pass_mark=PassMark(options["p95_ms"], options["max_fail_pct"]),
         seed=None if options["no_seed"] else options["seed_number"],
         scale=options["scale"],
@@ -261,7 +397,7 @@ def build_config(options: dict[str, Any]) -> RunConfig:
         target=options["target"],
         workers=options["workers"],
         pool_size=options["pool_size"],
-        sqlite_writers=sqlite_writers,
+        sqlite_writers=sqlite_writers or 0,
         generator_processes=options["generators"],
         in_flight=options["in_flight"],
         timeout=options["timeout"],

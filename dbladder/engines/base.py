@@ -5,7 +5,7 @@ An engine owns a pool of connections to one database and offers three things:
 * sessions: `read()` hands out a pooled connection in autocommit mode, `transaction()` one inside
   BEGIN ... COMMIT (ROLLBACK when the block raises). A `Session` runs SQL written once, with `?`
   placeholders; the engine rewrites it for its driver and prepares each statement once per
-  connection (seed 001: "Prepare once, on both drivers").
+  connection ("Postgres vs MariaDB on two dedicated CPUs": "Prepare once, on both drivers").
 * data definition: `recreate_schema()`, `bulk_load()` and `finish_load()` turn a dialect-neutral
   `Schema` into tables and load rows by the engine's fastest path; `check_statements()` asks the
   engine whether it can prepare a workload's SQL, before anything is loaded.
@@ -250,7 +250,8 @@ class EngineInfo:
     isolation: str
     pool_size: int
     prepared_statements: str
-    durable: bool  # a write is acknowledged only after it reaches the disk (seed 000's rule)
+    # A write is acknowledged only after it reaches the disk (the rule of "Postgres vs SQLite under load").
+    durable: bool
     durability: dict[str, str] = field(default_factory=dict)
     durability_note: str = ""  # why `durable` is False
     settings: dict[str, str] = field(default_factory=dict)

@@ -6,7 +6,8 @@ first served, for at most `timeout` seconds and then fails with PoolTimeout.
 
 Where a caller has put a `RequestTiming` into `request_timing` (the service does, per request),
 every pool adds to it how long the request waited for a connection and how long it held one, so
-the service can tell waiting for a connection from the database calls themselves (seed 001: at
+the service can tell waiting for a connection from the database calls themselves ("Postgres vs MariaDB on two
+dedicated CPUs": at
 saturation "everyone else waits for a connection", which an error count cannot show).
 """
 

@@ -9,6 +9,11 @@ and stop the run after the first failed level without waiting for the whole ladd
 With `ProcessSpec.users` (the closed model) process k runs a `UsersGenerator` with
 every N-th user instead; its phases take the place of levels, in the events as in the result.
 
+With `ProcessSpec.search` (the ceiling search) the processes stay alive between probes: each waits
+for a command on its own queue, runs one level at the rate the parent chose (`Fleet.probe`), reports
+it, and waits for the next, so a probe costs no process start. Probes are levels numbered in the
+order run, on one timeline from the fleet's origin.
+
 The processes ignore Ctrl-C: the parent decides. On Ctrl-C the caller calls `stop()`, the
 processes cancel their schedules, and `finish()` still collects what each one measured.
 """
@@ -22,7 +27,7 @@ import multiprocessing
 import queue
 import signal
 import time
-from collections.abc import AsyncIterator, Iterator
+from collections.abc import AsyncIterator, Callable, Iterator
 from dataclasses import asdict, dataclass, field
 from typing import Any
 
@@ -39,6 +44,7 @@ from .executors.closed import UsersGenerator
 from .executors.open import Generator
 from .mix import requests
 from .recorder import LiveView, Recorder, merge_levels, merge_snapshots, merge_users_snapshots
+from .search import Search
 from .targets import Target
 from .targets.direct import DirectTarget
 from .targets.http import HttpTarget
@@ -77,20 +83,27 @@ class ProcessSpec:
     pool_size: int = 100
     precise_clock: bool = False
     users: UserPlan | None = None
+    search: Search | None = None
+    """The ceiling search: probes of `search.hold` seconds at rates the parent sends (`Fleet.probe`)."""
 
     def __post_init__(self) -> None:
-        if (self.ladder is None) == (self.users is None):
-            raise ValueError("a ProcessSpec needs a ladder (open model) or users (closed model), not both")
+        if sum(plan is not None for plan in (self.ladder, self.users, self.search)) != 1:
+            raise ValueError(
+                "a ProcessSpec needs a ladder (open model), a search, or users (closed model): one of them"
+            )
 
     @property
     def duration(self) -> float:
-        """Seconds from the run start to the end of the ladder or plan."""
+        """Seconds from the run start to the end of the ladder or plan (a search: its budget)."""
         if self.users is not None:
             return self.users.duration
+        if self.search is not None:
+            return self.search.budget
         return self.ladder.duration if self.ladder is not None else 0.0
 
     def levels(self) -> list[Level]:
-        """The levels (or users phases) in order, with their offsets from the run start."""
+        """The levels (or users phases) in order, with their offsets from the run start; a search
+        has none in advance."""
         if self.users is not None:
             return self.users.phase_levels()
         return self.ladder.levels() if self.ladder is not None else []
@@ -105,17 +118,18 @@ class LevelDone:
 
 
 @contextlib.asynccontextmanager
-async def _opened_target(spec: ProcessSpec, workload: Workload) -> AsyncIterator[Target]:
-    """The target for the block; in direct mode with an engine and the workload's context, closed after."""
+async def _targets(spec: ProcessSpec, workload: Workload) -> AsyncIterator[Callable[[], Target]]:
+    """A maker of targets for the block (an executor closes its target when it ends, so each probe
+    of a search gets a new one); in direct mode over one engine and workload context, closed after."""
     if spec.target != "direct":
-        yield HttpTarget(spec.host, spec.port, spec.in_flight, spec.timeout, workload)
+        yield lambda: HttpTarget(spec.host, spec.port, spec.in_flight, spec.timeout, workload)
         return
     engine = create_engine(spec.db_url, EngineOptions(pool_size=spec.pool_size, pool_timeout=spec.timeout))
     await engine.open()
     try:
         context = await workload.open(engine)
         try:
-            yield DirectTarget(workload, context, spec.in_flight, spec.timeout)
+            yield lambda: DirectTarget(workload, context, spec.in_flight, spec.timeout)
         finally:
             await workload.close(context)
     finally:
@@ -123,11 +137,66 @@ async def _opened_target(spec: ProcessSpec, workload: Workload) -> AsyncIterator
 
 
 async def _drive(
-    spec: ProcessSpec, part: int, parts: int, origin: float | None, events: Any, stop: Any
-) -> Recorder:
+    spec: ProcessSpec,
+    part: int,
+    parts: int,
+    origin: float | None,
+    events: Any,
+    stop: Any,
+    commands: Any = None,
+) -> Recorder | dict[str, Any]:
     workload = load_workload(spec.workload)
-    async with _opened_target(spec, workload) as target:
-        return await _run_executor(spec, workload, target, part, parts, origin, events, stop)
+    async with _targets(spec, workload) as make_target:
+        if spec.search is not None:
+            return await _run_probes(spec, workload, make_target, part, parts, origin, events, stop, commands)
+        return await _run_executor(spec, workload, make_target(), part, parts, origin, events, stop)
+
+
+async def _run_probes(
+    spec: ProcessSpec,
+    workload: Workload,
+    make_target: Callable[[], Target],
+    part: int,
+    parts: int,
+    origin: float | None,
+    events: Any,
+    stop: Any,
+    commands: Any,
+) -> dict[str, Any]:
+    """Run one probe per command from `commands` ((index, rate, start) tuples; None ends), each one
+    level on this process's part; the snapshot of every probe, as one run's."""
+    search = spec.search
+    if search is None:
+        raise ValueError("_run_probes needs a ProcessSpec with a search")
+    loop = asyncio.get_running_loop()
+    clock_origin = origin if origin is not None else time.perf_counter()
+    mix = spec.mix if spec.mix.weights else workload.mix()
+    stream = requests(workload, mix, spec.sizes or workload.sizes, seed=spec.mix_seed, stream=part)
+    names = tuple(operation.name for operation in workload.operations)
+    levels: list[dict[str, Any]] = []
+    late_start, interrupted = 0.0, False
+    while True:
+        command = await loop.run_in_executor(None, commands.get)
+        if command is None or (stop is not None and stop.is_set()):
+            break
+        index, rate, start = command
+        level = Level(index=index, rate=rate, start=start, hold=search.hold, warmup=search.warmup)
+        clock = MonotonicClock(spin=0.002 if spec.precise_clock else 0.0)
+        clock.origin = clock_origin
+        generator = Generator([level], clock, stream, make_target(), part, parts, operation_names=names)
+        recorder = await _watch(generator, part, events, stop)
+        levels.append(recorder.level_snapshot(0))
+        late_start = max(late_start, recorder.late_start - start)
+        if recorder.interrupted:
+            interrupted = True
+            break
+    return {
+        "parts": parts,
+        "processes": 1,
+        "interrupted": interrupted,
+        "late_start": late_start,
+        "levels": levels,
+    }
 
 
 async def _run_executor(
@@ -153,6 +222,11 @@ async def _run_executor(
         generator = Generator(spec.ladder, clock, stream, target, part, parts, operation_names=names)
     else:
         raise ValueError("the ProcessSpec has neither a ladder nor users")
+    return await _watch(generator, part, events, stop)
+
+
+async def _watch(generator: Executor, part: int, events: Any, stop: Any) -> Recorder:
+    """Run the executor, reporting its finished levels and live view, until it ends or `stop` is set."""
     task = asyncio.get_running_loop().create_task(generator.run())
     reported = 0
     while True:
@@ -179,7 +253,7 @@ def _report_levels(recorder: Recorder, reported: int, part: int, events: Any) ->
         snapshot = recorder.level_snapshot(reported)
         if snapshot["state"] != "finished":
             break
-        events.put(("level", part, reported, snapshot))
+        events.put(("level", part, snapshot["index"], snapshot))
         reported += 1
     return reported
 
@@ -191,8 +265,11 @@ def run_process(
     origin: float | None = None,
     events: Any = None,
     stop: Any = None,
+    commands: Any = None,
 ) -> dict[str, Any]:
     """Run one generator on a fresh uvloop event loop until its ladder ends (or `stop` is set).
+
+    A search's process runs a probe per command read from `commands` until it reads None.
 
     `origin` is the run start as a time.perf_counter() value (the system-wide monotonic clock on
     Linux), so processes started one by one still share one schedule; None starts now. Returns the
@@ -202,19 +279,20 @@ def run_process(
     """
     gc.collect()
     gc.freeze()
-    recorder: Recorder | None = None
     try:
         with asyncio.Runner(loop_factory=uvloop.new_event_loop) as runner:
-            recorder = runner.run(_drive(spec, part, parts, origin, events, stop))
+            recorded = runner.run(_drive(spec, part, parts, origin, events, stop, commands))
     finally:
         gc.unfreeze()
-    return recorder.snapshot()
+    return recorded if isinstance(recorded, dict) else recorded.snapshot()
 
 
-def _child(spec: ProcessSpec, part: int, parts: int, origin: float, events: Any, stop: Any) -> None:
+def _child(
+    spec: ProcessSpec, part: int, parts: int, origin: float, events: Any, stop: Any, commands: Any = None
+) -> None:
     signal.signal(signal.SIGINT, signal.SIG_IGN)  # the parent decides when to stop
     try:
-        events.put(("done", part, run_process(spec, part, parts, origin, events, stop)))
+        events.put(("done", part, run_process(spec, part, parts, origin, events, stop, commands)))
     except BaseException as exc:
         events.put(("error", part, f"{type(exc).__name__}: {exc}"))
 
@@ -236,14 +314,17 @@ class Fleet:
         self._events = context.Queue()
         self._stop = context.Event()
         self.origin = time.perf_counter() + start_delay
+        searching = spec.search is not None
+        self._commands = [context.Queue() if searching else None for _ in range(processes)]
         self._children = [
             context.Process(
                 target=_child,
-                args=(spec, part, processes, self.origin, self._events, self._stop),
+                args=(spec, part, processes, self.origin, self._events, self._stop, self._commands[part]),
                 daemon=True,
             )
             for part in range(processes)
         ]
+        self._probes = 0
         self._levels: dict[int, dict[int, dict[str, Any]]] = {}
         self._live: dict[int, dict[str, Any]] = {}
         self._done: dict[int, dict[str, Any]] = {}
@@ -267,12 +348,50 @@ class Fleet:
     def stop(self) -> None:
         """Ask every process to stop sending; they report what they measured."""
         self._stop.set()
+        self._end_probes()
         self._deadline = min(self._deadline, time.monotonic() + self.spec.timeout + 10)
+
+    def start_probe(self, rate: float, start_delay: float = 0.3) -> Level:
+        """A search's next probe: one level at `rate` on every process, starting `start_delay`
+        seconds from now; the level (numbered in the order probes ran). `probe_events` follows it.
+
+        The level's start is counted from the fleet's origin, as a ladder's levels are, so probes
+        sit on one timeline with the machine's samples.
+        """
+        search = self.spec.search
+        if search is None:
+            raise ValueError("start_probe() needs a ProcessSpec with a search")
+        index = self._probes
+        self._probes += 1
+        start = max(time.perf_counter() - self.origin, 0.0) + start_delay
+        for commands in self._commands:
+            if commands is not None:
+                commands.put((index, rate, start))
+        self._deadline = time.monotonic() + start_delay + search.hold + self.spec.timeout + 30
+        return Level(index=index, rate=rate, start=start, hold=search.hold, warmup=search.warmup)
+
+    def probe_events(self, index: int) -> Iterator[LevelDone | LiveView]:
+        """The live views of probe `index`, then its LevelDone; fewer if the processes stop first."""
+        for event in self.events():
+            yield event
+            if isinstance(event, LevelDone) and event.index == index:
+                return
+
+    def _end_probes(self) -> None:
+        for commands in self._commands:
+            if commands is not None:
+                commands.put(None)
+        self._commands = [None] * self.processes
 
     @property
     def pids(self) -> list[int]:
         """The generator processes' PIDs (those started so far)."""
         return [child.pid for child in self._children if child.pid is not None]
+
+    @property
+    def probes(self) -> int:
+        """Probes sent so far (a search)."""
+        return self._probes
 
     @property
     def finished(self) -> bool:
@@ -291,8 +410,10 @@ class Fleet:
                 self._levels.setdefault(index, {})[part] = snapshot
                 while len(self._levels.get(self._next_level, {})) == self.processes:
                     parts = self._levels.pop(self._next_level)
-                    yield LevelDone(self._next_level, merge_levels(list(parts.values())))
+                    done = LevelDone(self._next_level, merge_levels(list(parts.values())))
+                    # Counted before the yield: a caller may stop iterating at this level (a probe).
                     self._next_level += 1
+                    yield done
             elif kind == "live":
                 self._live[part] = payload[0]
                 if time.monotonic() - last_live >= 1.0:
@@ -301,6 +422,8 @@ class Fleet:
 
     def finish(self) -> dict[str, Any]:
         """Wait (bounded) for every process's final snapshot; the merged snapshot of the run."""
+        self._end_probes()
+        self._deadline = min(self._deadline, time.monotonic() + self.spec.timeout + 30)
         for _ in self.events():
             pass
         if not self._done:

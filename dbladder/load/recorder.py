@@ -1,7 +1,13 @@
 """The recorder: what one executor process saw, per level, as mergeable plain data.
 
 Each request is filed under the level in which it was due: its latency from the due time and from
-the send, its schedule lag (send - due), and its outcome (`OUTCOMES`). Requests due in a level's
+the send, its schedule lag (send - due), and its outcome (`OUTCOMES`). Successful answers (2xx,
+3xx) go in `from_due`; failures, with the time they took, in a histogram of their own (`failed`),
+merged with the answers only when a level's figures are computed (`dbladder.result.levels`), so a
+request pays for one record, not two. Answers are also counted by when they *arrived*: the answers
+received within a level's measured window are what the server gave in that window
+(`answered_in_window`), whichever level they were due in, so no level can report more answers per
+second than the server gave. Requests due in a level's
 warm-up (a closed-model phase's ramp) are kept apart and left out of that level's figures. The
 executor also notes the CPU time it used per level, so a reporter can flag a level where the
 executor rather than the service fell behind (`fell_behind`).
@@ -42,12 +48,15 @@ STATUS_CLASS = {2: "2xx", 3: "3xx", 4: "4xx", 5: "5xx"}
 """The outcome of an HTTP status, by its hundreds (any other status is a protocol error)."""
 
 
-HISTOGRAMS = ("latency_from_due", "latency_from_send", "schedule_lag")
-"""The histograms of a level snapshot, each a Histogram.to_dict() of microseconds."""
+HISTOGRAMS = ("latency_from_due", "latency_from_send", "schedule_lag", "failed_after")
+"""The histograms of a level snapshot, each a Histogram.to_dict() of microseconds: successful answers
+from the due time, every answer (any status) from the send, the schedule lag of every request sent,
+and the time each failure took from its due time (a dropped request fails at its send time)."""
 
 
 class OperationRecord:
-    """One operation's share of a level: latency from the due time of its answers, and its outcomes."""
+    """One operation's share of a level: latency from the due time of its successful answers, and its
+    outcomes."""
 
     __slots__ = ("from_due", "outcomes")
 
@@ -62,18 +71,23 @@ class OperationRecord:
 class LevelRecord:
     """What one process saw of one level (or of its warm-up): histograms, outcomes, CPU use.
 
-    Latency histograms hold responses only (any status); failures without a response are counted
-    in `outcomes` alone. `schedule_lag` has one value per request sent, so its count is the
-    number sent. `operations` holds the same latency and outcomes per operation, by its index.
+    `from_due` holds successful answers (2xx, 3xx), `from_send` every answer with a status, `failed`
+    every failure (FAILURES) with the time it took from its due time. `schedule_lag` has one value
+    per request sent, so its count is the number sent. `operations` holds the latency and outcomes
+    per operation, by its index. `answered_in_window` and `ok_in_window` count the answers (any
+    status; successful) that arrived within this level's measured window, whenever they were due.
     """
 
     __slots__ = (
+        "answered_in_window",
         "cpu_seconds",
+        "failed",
         "from_due",
         "from_send",
         "in_flight",
         "lag",
         "level",
+        "ok_in_window",
         "operations",
         "outcomes",
         "scheduled",
@@ -86,6 +100,9 @@ class LevelRecord:
         self.from_due = Histogram()
         self.from_send = Histogram()
         self.lag = Histogram()
+        self.failed = Histogram()
+        self.answered_in_window = 0
+        self.ok_in_window = 0
         self.outcomes = dict.fromkeys(OUTCOMES, 0)
         self.operations = [OperationRecord() for _ in range(operations)]
         self.in_flight = 0
@@ -97,7 +114,7 @@ class LevelRecord:
     @property
     def responses(self) -> int:
         """Requests answered with an HTTP status."""
-        return self.from_due.count
+        return self.from_send.count
 
     @property
     def failures(self) -> int:
@@ -118,9 +135,9 @@ class LiveView:
     offered_rate: float
     """Requests due per second so far (sent or dropped)."""
     achieved_rate: float
-    """Responses per second so far."""
+    """Successful answers so far, to requests due in the level, per second."""
     p95_ms: float
-    """p95 latency from the due time so far, milliseconds."""
+    """p95 latency from the due time of the successful answers so far, milliseconds."""
     failures: int
 
 
@@ -141,7 +158,7 @@ def live_view(recorder: Recorder, index: int, t: float) -> LiveView | None:
         elapsed=elapsed,
         warming_up=warming_up,
         offered_rate=tried / elapsed,
-        achieved_rate=record.responses / elapsed,
+        achieved_rate=record.from_due.count / elapsed,
         p95_ms=record.from_due.percentile(95) / 1000,
         failures=record.failures,
     )
@@ -165,6 +182,25 @@ class Recorder:
         self.interrupted = False
         self.late_start = 0.0
         """Seconds after the run start at which this process began its schedule (0 if it was ready)."""
+        self.timeout = 0.0
+        """The request timeout in seconds (the executor sets it): where failures rank in the percentiles."""
+        self._window = 0  # the level whose measured window the latest answer arrived in, or before it
+        self._window_from = [record.level.measured_from for record in self.levels]
+        self._window_end = [record.level.end for record in self.levels]
+
+    def arrived(self, t: float, ok: bool) -> None:
+        """Count an answer (`ok`: a successful one) that arrived at run time t in the measured window
+        it arrived in, if any. Answers arrive in time order, so the search only ever moves forward."""
+        k, ends = self._window, self._window_end
+        last = len(ends) - 1
+        while k < last and t >= ends[k]:
+            k += 1
+        self._window = k
+        if self._window_from[k] <= t < ends[k]:
+            record = self.levels[k]
+            record.answered_in_window += 1
+            if ok:
+                record.ok_in_window += 1
 
     def level_snapshot(self, index: int) -> dict[str, Any]:
         """One level's figures so far as dicts, lists and numbers (JSON-ready; `merge_levels` combines them).
@@ -194,6 +230,10 @@ class Recorder:
             "latency_from_due": record.from_due.to_dict(),
             "latency_from_send": record.from_send.to_dict(),
             "schedule_lag": record.lag.to_dict(),
+            "failed_after": record.failed.to_dict(),
+            "answered_in_window": record.answered_in_window,
+            "ok_in_window": record.ok_in_window,
+            "timeout": self.timeout,
             "operations": {
                 name: operation.to_dict()
                 for name, operation in zip(self.operations, record.operations, strict=True)
@@ -254,12 +294,14 @@ def merge_levels(parts: Sequence[dict[str, Any]]) -> dict[str, Any]:
     level |= {key: parts[0][key] for key in _PLAN_KEYS if key in parts[0]}
     level["state"] = max((part["state"] for part in parts), key=_STATE_ORDER.index)
     level["outcomes"] = {cause: sum(part["outcomes"][cause] for part in parts) for cause in OUTCOMES}
-    for key in ("abandoned", "warmup_requests", "cpu_seconds"):
-        level[key] = sum(part[key] for part in parts)
+    for key in ("abandoned", "warmup_requests", "cpu_seconds", "answered_in_window", "ok_in_window"):
+        level[key] = sum(part.get(key, 0) for part in parts)
+    level["timeout"] = max(part.get("timeout", 0.0) for part in parts)
     for name in HISTOGRAMS:
         histogram = Histogram()
         for part in parts:
-            histogram.merge(Histogram.from_dict(part[name]))
+            if name in part:
+                histogram.merge(Histogram.from_dict(part[name]))
         level[name] = histogram.to_dict()
     level["operations"] = {
         name: merge_operation(
@@ -303,7 +345,7 @@ def merge_snapshots(snapshots: Iterable[dict[str, Any]]) -> dict[str, Any]:
 
 
 class SecondRecord:
-    """One second of the run: latency from the due time of its answered requests, and its failures."""
+    """One second of the run: latency from the due time of its successful answers, and its failures."""
 
     __slots__ = ("failures", "latency")
 

@@ -19,7 +19,8 @@ can miss their last 0.2 s, which then counts in the next window.
 
 Percentiles are of each part on its own, so the p95s do not add up to a request's p95. Figures
 are None when no request was timed. At saturation of a server database, the pool-wait share
-grows while the database share stays put (seed 001: "everyone else waits for a connection").
+grows while the database share stays put ("Postgres vs MariaDB on two dedicated CPUs": "everyone else waits
+for a connection").
 On SQLite it stays near 0: its calls run inline, so a worker's requests never hold a
 connection across an await, and queue for the worker's event loop instead - before the
 service starts timing them, so that wait shows in the client's latency only.

@@ -3,7 +3,8 @@
 A flag is one line of text, meant to be printed next to the level in every table and saved with
 it; an empty list means nothing was found. Level flags:
 
-    "steal 7.2 % > 5 %"                 the hypervisor took CPU from this machine (seed 001's shared
+    "steal 7.2 % > 5 %"                 the hypervisor took CPU from this machine ("Postgres vs MariaDB on
+    two dedicated CPUs"'s shared
                                         droplet: steal from 6 % to 50 %, runs an hour apart not comparable)
     "generator fell behind: schedule lag p99 3.1 ms > 2 ms"
                                         requests left late: the service saw less than the offered rate

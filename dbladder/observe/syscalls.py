@@ -1,6 +1,8 @@
-"""Counting system calls per process group for a few seconds (seed 000's bpftrace measurement, repeatable).
+"""Counting system calls per process group for a few seconds (the bpftrace measurement of "Postgres vs SQLite
+under load", repeatable).
 
-Seed 000 counted the system calls of the app and of PostgreSQL over five seconds of identical
+"Postgres vs SQLite under load" counted the system calls of the app and of PostgreSQL over five seconds of
+identical
 read traffic (309,000 against SQLite's 188,000) to show what crossing a socket to another process
 costs on a shared machine. `count_syscalls(groups, seconds)` does the same per group, with
 bpftrace where it is installed (a kernel tracepoint: cheap, the traffic barely notices) or else

@@ -1,6 +1,7 @@
 """The report's "what this does not show": the limits of a result, worked out from the result itself.
 
-Each caveat is a short lead and a sentence, in the manner of seed 001's closing section. They are
+Each caveat is a short lead and a sentence, in the manner of the closing section of "Postgres vs MariaDB on
+two dedicated CPUs". They are
 generated from what the runs recorded (runs per engine, spread, steal, durability, data size, the
 generator's own flags), so a report never claims more than its data carries and never forgets to
 say when a figure was not measured.
@@ -15,10 +16,12 @@ from typing import Any
 
 from . import closed
 from .figures import host_cpu, number, plain, rate
-from .runs import Group, Round, RunView, level, sizes_words
+from .runs import Group, Round, RunView, sizes_words, verdict
 
 STEAL_PCT = 5.0  # above this mean steal in a level, another tenant was taking CPU (as observe/flags.py)
-SHORT_HOLD_S = 30.0  # seed 000 holds each level 30 s, seed 001 80 to 170 s
+# "Postgres vs SQLite under load" holds each level 30 s, "Postgres vs MariaDB on two dedicated CPUs"
+# 80 to 170 s.
+SHORT_HOLD_S = 30.0
 
 
 @dataclass(frozen=True)
@@ -41,8 +44,8 @@ def _one_run(rounds: Sequence[Round]) -> list[Caveat]:
         Caveat(
             "One run.",
             f"Each figure for {who} comes from a single run. Repeated runs on the same machine move by "
-            "a few percent (seed 001's four spike runs moved by up to 6 %), so a gap of that size from "
-            "one run is not a result.",
+            'a few percent (the four spike runs of "Postgres vs MariaDB on two dedicated CPUs" moved by '
+            "up to 6 %), so a gap of that size from one run is not a result.",
         )
     ]
 
@@ -54,7 +57,7 @@ def _spread(rounds: Sequence[Round]) -> list[Caveat]:
         for high, low in itertools.pairwise(groups):
             gap = high.median - low.median
             spread = max(high.highest - high.lowest, low.highest - low.lowest)
-            if gap > 0 and (spread >= gap or level(high, low, round_.step)):
+            if gap > 0 and (spread >= gap or not verdict(high, low).named):
                 found.append(
                     Caveat(
                         "Spread larger than the gap.",
@@ -71,7 +74,24 @@ def _range(group: Group) -> str:
 
 def _step(rounds: Sequence[Round]) -> list[Caveat]:
     found = []
-    steps = sorted({round_.step for round_ in rounds if not round_.closed})
+    ladders = [round_ for round_ in rounds if not round_.closed]
+    searched = [run for round_ in ladders for run in round_.runs if run.searched]
+    steps = sorted({round_.step for round_ in ladders if not any(run.searched for run in round_.runs)})
+    if searched:
+        brackets = [
+            f"{run.name} held {rate(run.ceiling)} req/s and failed {rate(failed)}"
+            for run in searched
+            if run.ceiling is not None and (failed := (run.result.get("search") or {}).get("failed_rps"))
+        ]
+        found.append(
+            Caveat(
+                "Precision is the search's last bracket.",
+                "A ceiling search ends when the lowest rate failed is within its resolution of the "
+                "highest held; the limit lies between them"
+                + (f" ({'; '.join(brackets)})" if brackets else "")
+                + ", and differences smaller than that gap are not real.",
+            )
+        )
     if steps:
         listed = " / ".join(rate(step) for step in steps)
         found.append(
@@ -118,7 +138,7 @@ def _think(rounds: Sequence[Round]) -> list[Caveat]:
                 f"In {round_.title}, each user thinks {closed.think_words(result)} between an answer and its "
                 f"next request, so {rate(most)} users send at most {rate(most / mean)} req/s, and fewer "
                 "as answers slow down: the rate is what the users sent, not what the engine could serve. "
-                "Until the service saturates, every engine reaches about the same rate (seed 001's 800-user "
+                "Until the service saturates, every engine reaches about the same rate (the 800-user "
                 "row); compare latency there, and rates only where they stop growing with the users.",
             )
         )
@@ -194,7 +214,8 @@ def _steal(runs: Sequence[RunView]) -> list[Caveat]:
             Caveat(
                 "CPU steal not measured.",
                 "The host's CPU figures were not recorded for this run: on a shared host, CPU taken by "
-                "other tenants would go unseen (seed 001 saw steal climb from 6 % to 50 % on a shared host).",
+                'other tenants would go unseen ("Postgres vs MariaDB on two dedicated CPUs" saw steal '
+                "climb from 6 % to 50 % on a shared host).",
             )
         ]
     if worst is not None and worst[0] > STEAL_PCT:
@@ -299,7 +320,10 @@ def _data(runs: Sequence[RunView]) -> list[Caveat]:
     return found
 
 
-_LARGER = " A dataset larger than memory can change the order (seed 001: at 20 M orders)."
+_LARGER = (
+    " A dataset larger than memory can change the order "
+    '("Postgres vs MariaDB on two dedicated CPUs": at 20 M orders).'
+)
 
 
 def _memory(environment: dict[str, Any]) -> float | None:
@@ -390,8 +414,8 @@ def _pool_and_hold(runs: Sequence[RunView]) -> list[Caveat]:
         found.append(
             Caveat(
                 "Short holds.",
-                f"Each level was held {' / '.join(plain(h) for h in holds)} s (the seed posts hold 30 to "
-                "170 s): short holds miss slow effects such as checkpoints and cache turnover.",
+                f"Each level was held {' / '.join(plain(h) for h in holds)} s (the published experiments "
+                "hold 30 to 170 s): short holds miss slow effects such as checkpoints and cache turnover.",
             )
         )
     return found

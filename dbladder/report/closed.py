@@ -1,11 +1,13 @@
-"""The closed model (seed 001) as the reports read it: users plans, think times, spike phases.
+"""The closed model ("Postgres vs MariaDB on two dedicated CPUs") as the reports read it: users plans, think
+times, spike phases.
 
 An open-model result climbs a ladder of arrival rates (`config.ladder`); a closed-model one runs
 phases of users who send, think and send again (`config.users`, `model: "closed"`). Here a level
 is a number of users, the rate is what those users achieved, and `offered_rps` is only what they
 could have sent had every answer been instant (users / mean think time).
 
-A spike is a plan whose phase with the most users is neither the first nor the last (seed 001's
+A spike is a plan whose phase with the most users is neither the first nor the last ("Postgres vs MariaDB on
+two dedicated CPUs"'s
 100 -> 3,000 -> 100): its figures are the phases before, at and after the peak, and
 `spike.recovery_seconds`. The runner attaches a `spike` block to any three-phase closed run (with
 a note when the plan is no spike), so the plan's shape decides, not the block's presence.
@@ -82,7 +84,7 @@ def mean_think(result: dict[str, Any]) -> float | None:
 
 
 def think_words(result: dict[str, Any]) -> str:
-    """The think time as seed 001 says it: "50 to 150 ms"."""
+    """The think time as "Postgres vs MariaDB on two dedicated CPUs" says it: "50 to 150 ms"."""
     think = think_times(result)
     if think is None:
         return "? ms"

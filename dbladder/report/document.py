@@ -1,7 +1,7 @@
 """The report as blocks (headings, paragraphs, tables, settings files, plots), built once from results.
 
 `markdown.py` and `html.py` each render these blocks; neither decides what the report says, so the
-two can never disagree. The order is the seed posts': the result first, then the setup with every
+two can never disagree. The order is the published experiments': the result first, then the setup with every
 setting written out (`setup.py`), then each run's per-level table, then what the result does not
 show (`caveats.py`).
 """
@@ -12,6 +12,7 @@ from collections.abc import Callable, Sequence
 from functools import partial
 from typing import Any
 
+from ..result.verdict import RULE
 from . import figures as fig
 from .blocks import Block, Bullets, Column, Heading, Paragraph, Plots, Report, Table
 from .caveats import caveats
@@ -53,16 +54,23 @@ def _result_words(rounds: list[Round], marks: list[str]) -> str:
         "`≥` marks a run in which no level failed (its limit lies higher), `<` one whose first level "
         "already failed."
     )
+    searches = [round_ for round_ in ladders if any(run.searched for run in round_.runs)]
+    search_words = (
+        " In a ceiling search (probes at rates chosen one after another) the ceiling is the highest "
+        "rate held below the lowest rate failed."
+        if searches
+        else ""
+    )
     if not users and not spikes:
         return (
             f"The pass mark for a level is {' / '.join(marks)}; the ceiling is the offered rate of the "
-            f"highest level held, in requests per second. {bounds}"
+            f"highest level held, in requests per second.{search_words} {bounds}"
         )
     words = [f"The pass mark for a level is {' / '.join(marks)}."]
     if ladders:
         words.append(
             "In a ladder round the ceiling is the offered rate of the highest level held, in requests "
-            "per second."
+            "per second." + search_words
         )
     if users:
         think = " / ".join(dict.fromkeys(think_words(round_.runs[0].result) for round_ in users))
@@ -131,6 +139,8 @@ def _result_section(rounds: list[Round]) -> list[Block]:
                 row.append(found.difference or "-")
             rows.append(row)
     blocks.append(Table(columns, rows, kind="result"))
+    if compare:
+        blocks.append(Paragraph(f"How the difference is judged: {RULE}"))
     for round_ in rounds:
         verdict = " ".join(round_verdict(round_))
         blocks.append(Paragraph(f"**{round_.title}.** {verdict}" if len(rounds) > 1 else verdict))
@@ -144,7 +154,8 @@ _Render = Callable[[dict[str, Any]], str]
 
 
 def level_columns(levels: Sequence[dict[str, Any]]) -> list[tuple[Column, _Render]]:
-    """The columns of a per-level table: the seed posts' figures, then whichever CPU figures exist."""
+    """The columns of a per-level table: the published experiments' figures, then whichever CPU figures
+    exist."""
     columns: list[tuple[Column, _Render]] = [(Column("level"), lambda r: str(r["index"] + 1))]
     if any("users" in row for row in levels):
         # Closed model: the level is its users; what they offered is only what they could have
@@ -155,12 +166,15 @@ def level_columns(levels: Sequence[dict[str, Any]]) -> list[tuple[Column, _Rende
         ]
     else:
         columns.append((Column("offered req/s"), lambda r: fig.rate(r["offered_rps"])))
+        if any("sent_rps" in row for row in levels):
+            columns.append((Column("sent req/s"), lambda r: fig.rate(r.get("sent_rps", 0))))
     columns += [
         (Column("achieved req/s"), lambda r: fig.rate(r["achieved_rps"])),
         (Column("p50 ms"), lambda r: fig.ms(r["p50_ms"])),
         (Column("p95 ms"), lambda r: fig.ms(r["p95_ms"])),
         (Column("p99 ms"), lambda r: fig.ms(r["p99_ms"])),
         (Column("max ms"), lambda r: fig.ms(r["max_ms"])),
+        (Column("answered p95 ms"), lambda r: fig.ms(float((r.get("answered") or r)["p95_ms"]))),
         (Column("fail %"), lambda r: fig.pct(r["fail_pct"])),
         (Column("dropped"), lambda r: fig.rate(r["dropped"])),
     ]
@@ -217,7 +231,13 @@ def _levels_section(rounds: list[Round], result_count: int) -> list[Block]:
     blocks: list[Block] = [
         Heading(2, "Levels"),
         Paragraph(
-            "Latency in ms from when each request was due (waiting for a connection counts). "
+            "Latency in ms from when each request was due (waiting for a connection counts), over "
+            "every request due in the level: a failed request (error answer, timeout, connection "
+            "failure, dropped) counts as the timeout, so a level with over 1 % failed cannot show a "
+            "p99 below it; answered p95 is over the successful answers alone. Achieved is the "
+            "successful answers received within the level's window, by when they arrived; sent is "
+            "what the generator actually sent. A ceiling search's levels are its probes, in the "
+            "order run. "
             "Host CPU columns are % of all CPUs; service, db (database server) and gen (load "
             "generator) CPU are % of one CPU (two busy processes read 200), and without a machine "
             "sample gen CPU is the busiest generator process's own count; CPU ms/1k is CPU "

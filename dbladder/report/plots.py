@@ -1,6 +1,7 @@
 """The report's four plots for one round, one line per run, as inline SVG (`svg.py`).
 
-The x axis is the level: the offered rate (open model), or the users (closed model, seed 001).
+The x axis is the level: the offered rate (open model), or the users (closed model, "Postgres vs MariaDB on
+two dedicated CPUs").
 
 1. achieved against offered rate, with the line where they are equal (closed: achieved rate against
    users, with the line of what the users could send were every answer instant);
@@ -11,6 +12,10 @@ The x axis is the level: the offered rate (open model), or the users (closed mod
 5. p95 of each operation against the level, a panel per operation on one log axis, so a level's
    failure can be traced to the operation that caused it (when the results have operations).
 
+6. a ceiling search's probes in the order they ran: the rate of each probe against its number,
+   held or failed, so the climb and the bisection show; only when a run of the round searched.
+
+In the plots against the rate, a search's probes are drawn in order of rate, not of running.
 Every plot marks each run's ceiling (closed: the users level held; a spike has none) with a
 dotted vertical line in its colour; failed levels have open markers. Colour and marker shape
 follow the engine, the line's dash the run number.
@@ -66,7 +71,9 @@ def _points(
     run: RunView, value: Callable[[dict[str, Any]], float | None], what: str, unit: str
 ) -> list[Point]:
     points = []
-    for row in run.levels:
+    # A search ran its probes out of rate order; a line over the rate axis joins them by rate.
+    rows = sorted(run.levels, key=run.x) if run.searched else run.levels
+    for row in rows:
         figure = value(row)
         where = (
             f"{fig.rate(row['users'])} users"
@@ -317,9 +324,41 @@ def operations(round_: Round, all_series: list[Series], names: list[str]) -> Fig
     )
 
 
+def probes(round_: Round, all_series: list[Series]) -> Figure:
+    """A ceiling search's probes in the order run: each probe's rate against its number, held
+    (filled) or failed (hollow), and each run's ceiling as a horizontal mark."""
+    searched = [s for s in all_series if s.run.searched]
+    count = max(len(s.run.levels) for s in searched)
+    x = Axis.covering([1.0, float(max(count, 2))], "probe, in the order run")
+    rates = [row["offered_rps"] for s in searched for row in s.run.levels]
+    y = Axis.covering(rates, "offered rate, req/s", pad=0.04)
+    chart = Chart("Ceiling search: every probe, in order", x, y)
+    for s in searched:
+        points = [
+            Point(
+                float(number),
+                row["offered_rps"],
+                hollow=not row["passed"],
+                tip=f"{s.run.name}, probe {number}: {fig.rate(row['offered_rps'])} req/s "
+                + ("held" if row["passed"] else "failed: " + "; ".join(row["reasons"])),
+            )
+            for number, row in enumerate(s.run.levels, start=1)
+        ]
+        chart.series(s.run.name, points, s.color, dash=s.dash, marker=s.marker, key="offered_rps")
+        if s.run.ceiling is not None:
+            chart.hline(s.run.ceiling, f"ceiling {fig.rate(s.run.ceiling)}", s.color)
+    return Figure(
+        "probes",
+        "The ceiling search's probes in the order they ran: the rate doubles until a probe fails "
+        "(hollow), then each probe halves the gap between the highest rate held and the lowest "
+        "failed, until they are within the search's resolution.",
+        [chart.svg()],
+    )
+
+
 def figures_for(round_: Round) -> list[Figure]:
-    """The round's plots, in the order the report shows them: the four of every round, then the
-    operations' p95 when the results have per-operation figures."""
+    """The round's plots, in the order the report shows them: the four of every round (with a
+    search's probes second), then the operations' p95 when the results have per-operation figures."""
     all_series = series_of(round_)
     plots = [
         throughput(round_, all_series),
@@ -327,6 +366,8 @@ def figures_for(round_: Round) -> list[Figure]:
         failures(round_, all_series),
         cpu(round_, all_series),
     ]
+    if any(s.run.searched and s.run.levels for s in all_series):
+        plots.insert(1, probes(round_, all_series))
     names = operation_names(round_)
     if names:
         plots.append(operations(round_, all_series, names))

@@ -3,7 +3,8 @@
 A report covers one result or several. Results with the same round key (preset, write share,
 ladder or users plan, pass mark, data, target) are one round; within a round, results with the
 same label (`result["label"]` when a caller set one, else engine and version, plus the SQLite
-single-writer switch) are the runs of one engine. Seed 001's result table is the model: one row
+single-writer switch) are the runs of one engine. The result table of "Postgres vs MariaDB on two dedicated
+CPUs" is the model: one row
 per figure of a round, one column per engine, every run's figure and the difference
 (`comparison_table`, which the terminal prints and the reports show).
 
@@ -21,12 +22,12 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field, replace
 from typing import Any
 
+from ..result.verdict import AT_LEAST, BELOW, EXACT, MIN_RUNS, Figure, Verdict, compare
 from . import closed
 from .figures import rate
 
 ENGINE_NAMES = {"sqlite": "SQLite", "postgresql": "PostgreSQL", "mariadb": "MariaDB"}
-ONE_RUN = "cannot tell from one run"
-ROUNDS_TO_ZERO = 0.005  # a gap under 0.5 % of the larger figure would read "+0 %"
+FEW_RUNS = f"cannot tell from fewer than {MIN_RUNS} runs"
 
 
 def engine_label(result: dict[str, Any]) -> str:
@@ -65,7 +66,8 @@ class RunView:
 
     @property
     def closed(self) -> bool:
-        """Users with think time (seed 001) rather than a ladder of arrival rates."""
+        """Users with think time ("Postgres vs MariaDB on two dedicated CPUs") rather than a ladder of
+        arrival rates."""
         return closed.is_closed(self.result)
 
     @property
@@ -98,6 +100,28 @@ class RunView:
         """No level failed: the ceiling is where the ladder (or the run) ended, not the engine's limit."""
         levels = self.levels
         return not self.spike and bool(levels) and all(level["passed"] for level in levels)
+
+    @property
+    def searched(self) -> bool:
+        """Whether the run was a ceiling search (probes at chosen rates) rather than a ladder."""
+        return bool(self.result.get("search"))
+
+    @property
+    def resolution(self) -> float:
+        """How finely the headline is known, as a share of it: the true figure lies in
+        [headline, headline * (1 + resolution)). A ladder's step over the ceiling, a search's
+        bracket (the lowest rate failed over the highest held); 0 for a rate the users achieved."""
+        if self.spike or self.closed:
+            return 0.0
+        headline = self.headline
+        search = self.result.get("search") or {}
+        if search:
+            held, failed = search.get("held_rps"), search.get("failed_rps")
+            if held and failed:
+                return float(failed) / float(held) - 1
+            return float(search.get("resolution") or 0.0)
+        step = float((self.result.get("config", {}).get("ladder") or {}).get("step") or 0.0)
+        return step / headline if headline else 0.0
 
     @property
     def first_failure(self) -> dict[str, Any] | None:
@@ -161,6 +185,24 @@ class Group:
     def lower_bound(self) -> bool:
         return self.bounded and any(run.lower_bound for run in self.runs)
 
+    def figures(self) -> list[Figure]:
+        """Each run's figure for the verdict rule (dbladder.result.verdict): its value, whether it
+        is a bound, and its resolution (a ladder's step, a search's last bracket)."""
+        found = []
+        for run in self.runs:
+            if self.figure is not None:
+                found.append(Figure(self.value(run)))
+                continue
+            headline = run.headline
+            resolution = run.resolution
+            if headline is None:
+                first = run.levels[0] if run.levels else {}
+                found.append(Figure(float(first.get("offered_rps", 0.0)), BELOW, resolution))
+            else:
+                bound = AT_LEAST if self.bounded and run.lower_bound else EXACT
+                found.append(Figure(headline, bound, resolution))
+        return found
+
 
 @dataclass
 class Round:
@@ -216,6 +258,9 @@ def round_key(result: dict[str, Any]) -> tuple[Any, ...]:
         plan = closed.plan(result)
         phases = tuple((p.get("users"), p.get("ramp"), p.get("hold")) for p in closed.phases(result))
         load: tuple[Any, ...] = ("users", phases, plan.get("think_min"), plan.get("think_max"))
+    elif config.get("search"):
+        search = config["search"]
+        load = ("search", *(search.get(name) for name in ("start", "factor", "resolution", "hold", "warmup")))
     else:
         ladder = config.get("ladder") or {}
         load = tuple(ladder.get(name) for name in ("start", "step", "steps", "hold", "warmup"))
@@ -242,6 +287,9 @@ def round_title(result: dict[str, Any]) -> str:
         name = f"{workload} {name}"
     if closed.is_closed(result):
         return f"{name}: {writes}, {closed.users_words(result)}"
+    if config.get("search"):
+        search = config["search"]
+        return f"{name}: {writes}, ceiling search from {rate(search.get('start', 0))} req/s"
     ladder = config.get("ladder") or {}
     start, step, steps = ladder.get("start", 0), ladder.get("step", 0), ladder.get("steps", 1)
     top = start + step * (steps - 1)
@@ -374,16 +422,21 @@ def recovery_cell(group: Group) -> str:
     return " / ".join(closed.recovery_words(run.result, short=True) for run in group.runs)
 
 
-def level(a: Group, b: Group, step: float) -> bool:
-    """Whether two engines ended level: medians less than a step apart (or so close the gap rounds to
-    0 %), a gap smaller than the spread between one engine's runs, or runs that overlap."""
-    gap = abs(a.median - b.median)
-    if gap < max(step, 1e-9) or gap < ROUNDS_TO_ZERO * max(a.median, b.median):
-        return True
-    if gap < max(a.highest - a.lowest, b.highest - b.lowest):
-        return True
-    high, low = (a, b) if a.median > b.median else (b, a)
-    return high.lowest <= low.highest
+def verdict(a: Group, b: Group) -> Verdict:
+    """Engine a against engine b by the verdict rule (dbladder.result.verdict.RULE)."""
+    return compare(a.figures(), b.figures())
+
+
+def interval_words(found: Verdict) -> str:
+    """The 95 % interval of the first engine's figure against the second's: "-4 to +6 %"."""
+    if found.low is None or found.high is None:
+        return ""
+    return f"{100 * (found.low - 1):+.0f} to {100 * (found.high - 1):+.0f} %"
+
+
+def few_runs(groups: Sequence[Group]) -> bool:
+    """Whether any engine compared has fewer runs than the rule needs to name a winner."""
+    return any(len(group.runs) < MIN_RUNS for group in groups)
 
 
 def single_run(groups: Sequence[Group]) -> bool:
@@ -391,11 +444,70 @@ def single_run(groups: Sequence[Group]) -> bool:
     return any(len(group.runs) == 1 for group in groups)
 
 
-def difference(groups: Sequence[Group], step: float) -> str:
-    """The comparison table's last column: "about the same", "PostgreSQL +21 %", ...
+def _raw_gain(best: Group, other: Group) -> str:
+    """How much higher the best engine's median is: "+100 %"."""
+    return f"+{100 * (best.median - other.median) / other.median:.0f} %"
 
-    With one run of any engine there is no spread to judge a gap by: the column says it cannot
-    tell, with the raw difference in brackets.
+
+def _behind(best: Group, other: Group) -> str:
+    """How far another engine's median is below the best's, on the best's base: "-50 %"."""
+    return f"-{100 * (best.median - other.median) / best.median:.0f} %"
+
+
+def _top(group: Group) -> str:
+    """What holding everything means for a group's runs: "every probe" (a search), "the top step"."""
+    return "every probe" if any(run.searched for run in group.runs) else "the top step"
+
+
+def _all_held(group: Group) -> bool:
+    return group.bounded and all(run.lower_bound for run in group.runs)
+
+
+def pair_words(best: Group, other: Group, users: bool, pair: bool) -> str:
+    """The difference column's words for one engine against the best one (see `difference`)."""
+    found = verdict(best, other)
+    name = "" if pair else f"{other.label}: "
+    if found.outcome == "bounds":
+        if _all_held(best) and _all_held(other):
+            same = "both held every level" if users else f"both held {_top(best)}"
+            return same if pair else f"{other.label}: {same}"
+        if best.median <= 0 and other.median <= 0:
+            return f"{name}neither held a level"
+        group = other if other.lower_bound else best
+        held = sum(run.lower_bound for run in group.runs)
+        top = "every level" if users else _top(group)
+        return (
+            f"{name}cannot tell: {group.label} held {top} in {held} of {len(group.runs)} runs, "
+            "so its limit lies higher"
+        )
+    if found.outcome == "too few runs":
+        if other.median <= 0:
+            return f"only {best.label} held a level" if pair else f"{other.label}: none"
+        return f"{best.label} {_raw_gain(best, other)}" if pair else f"{other.label} {_behind(best, other)}"
+    if found.outcome == "same":
+        return f"{name}about the same ({interval_words(found)})"
+    if found.outcome == "unclear":
+        return f"{name}cannot tell apart ({interval_words(found)})"
+    at_least = "at least " if found.at_least else ""
+    if other.median <= 0 and not pair:
+        return f"{other.label}: none"
+    if other.median <= 0:
+        return f"only {best.label} held a level"
+    # The size of the gap is said by the medians, as the cells show them; the rule said whether.
+    if pair:
+        return f"{best.label} {at_least}{_raw_gain(best, other)}"
+    return f"{other.label} {at_least}{_behind(best, other)}"
+
+
+def difference(groups: Sequence[Group], step: float = 0.0) -> str:
+    """The comparison table's last column: "PostgreSQL +21 %", "about the same (-4 to +6 %)", ...
+
+    Each engine against the best by the verdict rule (dbladder.result.verdict): a winner only
+    when the rule names one, "at least" when the winner's figure is a bound (it held every
+    level), "cannot tell apart" with the 95 % interval when the rule names none and the interval
+    is wide. With fewer than 3 runs of any engine the column says it cannot tell, with the raw
+    difference of the medians in brackets. `step` is kept for callers; the runs carry their own
+    resolution.
     """
     if len(groups) < 2:
         return ""
@@ -404,29 +516,21 @@ def difference(groups: Sequence[Group], step: float) -> str:
     # Closed model: users who held every level sent what their think time let them, so the rates
     # at the top say nothing about either engine's limit.
     users = any(run.closed for run in best.runs)
-    parts = []
-    for other in ordered[1:]:
-        if best.lower_bound and other.lower_bound and (users or best.median == other.median):
-            same = "both held every level" if users else "both held the top step"
-            parts.append(same if len(groups) == 2 else f"{other.label}: {same}")
-        elif level(best, other, step):
-            parts.append("about the same" if len(groups) == 2 else f"{other.label}: about the same")
-        elif other.median <= 0:
-            parts.append(f"only {best.label} held a level" if len(groups) == 2 else f"{other.label}: none")
-        elif len(groups) == 2:
-            gain = 100 * (best.median - other.median) / other.median
-            parts.append(f"{best.label} +{gain:.0f} %" + (" or more" if best.lower_bound else ""))
-        else:
-            # Against the best, so every engine's figure shares one base.
-            parts.append(f"{other.label} -{100 * (best.median - other.median) / best.median:.0f} %")
-    if len(groups) == 2:
-        text = "; ".join(parts)
-    elif all(part.endswith(("both held the top step", "both held every level")) for part in parts):
+    pair = len(groups) == 2
+    parts = [pair_words(best, other, users, pair) for other in ordered[1:]]
+    if pair:
+        text = parts[0]
+    elif all(
+        part.endswith(("both held the top step", "both held every level", "both held every probe"))
+        for part in parts
+    ):
         # Every engine held the top: there is no best, and the ladder did not find any limit.
-        text = "all held every level" if users else "all held the top step"
+        text = "all held every level" if users else f"all held {_top(best)}"
     else:
         text = f"best: {best.label}; " + "; ".join(parts)
-    return f"{ONE_RUN} ({text})" if single_run(groups) else text
+    if text.startswith(("all held", "both held")):
+        return text  # no limit was found: more runs would not find one either
+    return f"{FEW_RUNS} ({text})" if few_runs(groups) else text
 
 
 @dataclass(frozen=True)
@@ -468,7 +572,8 @@ def engine_labels(rounds: Sequence[Round]) -> list[str]:
 
 
 def comparison_table(results: Sequence[dict[str, Any]]) -> list[list[str]]:
-    """Seed 001's "Result first" table of results, as rows of text; the first row is the header.
+    """The "Result first" table of "Postgres vs MariaDB on two dedicated CPUs", of results, as rows of text;
+    the first row is the header.
 
     Header: test, runs, one column per engine, difference. One row per figure of each round (a
     closed round adds its peak, a spike its recovery): each engine's runs' figures (with their

@@ -1,4 +1,5 @@
-"""An engine's settings written out the way seed 001 writes them: as the file you would copy.
+"""An engine's settings written out the way "Postgres vs MariaDB on two dedicated CPUs" writes them: as the
+file you would copy.
 
 PostgreSQL as a `conf.d/bench.conf`, MariaDB as a `[mariadbd]` section of a `.cnf`, SQLite as the
 PRAGMAs of a connection. The values are what the server (or SQLite) reported at the start of the

@@ -1,6 +1,7 @@
 """The report's setup section: the runs, the machine, the load, the service and data, each engine.
 
-Every setting is written out (seed 001: "nothing is left on a default that could differ"): a
+Every setting is written out ("Postgres vs MariaDB on two dedicated CPUs": "nothing is left on a default that
+could differ"): a
 table per topic, one column per run when the runs differ, and each engine's settings as the
 configuration file they would be (`settings.py`).
 """

@@ -10,6 +10,7 @@ COLUMNS = (
     # header, width, how to render a level row
     ("level", 5, lambda r: str(r["index"] + 1)),
     ("offered", 8, lambda r: f"{r['offered_rps']:,.0f}"),
+    ("sent", 8, lambda r: f"{r['sent_rps']:,.0f}" if "sent_rps" in r else "-"),
     ("achieved", 9, lambda r: f"{r['achieved_rps']:,.0f}"),
     ("p50", 8, lambda r: _ms(r["p50_ms"])),
     ("p95", 8, lambda r: _ms(r["p95_ms"])),
@@ -26,7 +27,8 @@ def _ms(value: float) -> str:
 
 
 def _machine(key: str, digits: int = 0) -> Any:
-    """A column from the level's machine figures (seed 001's CPU columns); "-" where not measured."""
+    """A column from the level's machine figures (the CPU columns of "Postgres vs MariaDB on two dedicated
+    CPUs"); "-" where not measured."""
 
     def render(row: dict[str, Any]) -> str:
         value = (row.get("machine") or {}).get(key)
@@ -35,7 +37,8 @@ def _machine(key: str, digits: int = 0) -> Any:
     return render
 
 
-# Seed 001 prints the machine beside every level: host CPU usr / sys / wait / idle and load, and
+# "Postgres vs MariaDB on two dedicated CPUs" prints the machine beside every level: host CPU usr / sys /
+# wait / idle and load, and
 # here also the service's and the database's CPU (% of one core; SQLite's is inside the service's).
 MACHINE_COLUMNS = (
     ("| usr", 5, _machine("host_usr")),
@@ -86,6 +89,8 @@ def summary(result: dict[str, Any]) -> str:
             if ceiling is not None
             else "none: the first level failed"
         )
+    elif result.get("search"):
+        held = _search_words(result)
     else:
         held = (
             f"{ceiling:,.0f} req/s (the highest step held)"
@@ -105,6 +110,20 @@ def summary(result: dict[str, Any]) -> str:
     lines.append(f"stopped  {result['stopped_because']}")
     lines += [f"flag     {flag}" for flag in result.get("flags", [])]
     return "\n".join(lines)
+
+
+def _search_words(result: dict[str, Any]) -> str:
+    """A search's ceiling: "2,000 req/s (held; 2,090 failed, 4.5 % above, after 8 probes)"."""
+    search = result["search"]
+    held, failed, probes = search.get("held_rps"), search.get("failed_rps"), search.get("probes", 0)
+    if held is None:
+        return f"none: no probe held, down to {min(r['offered_rps'] for r in result['levels']):,.0f} req/s"
+    if failed is None:
+        return f"at least {held:,.0f} req/s (every probe held; the search did not find a limit)"
+    return (
+        f"{held:,.0f} req/s (held; {failed:,.0f} failed, {100 * (failed / held - 1):.1f} % above, "
+        f"after {probes} probes)"
+    )
 
 
 def render(result: dict[str, Any]) -> str:

@@ -2,22 +2,49 @@
 
 Open model: the offered rate of the highest step held. Closed model: the users level held and the
 rate those users achieved, and the peak. A spike: each phase's rate and p95, and how long p95 took
-to come back. Comparisons follow `runs.difference`: within the noise they say "level", and with one
-run of an engine they say the gap cannot be told from run-to-run noise.
+to come back. Comparisons follow the verdict rule (`dbladder.result.verdict.RULE`, stated in every
+comparison report): an engine is named ahead only when the rule says so, a figure that is a bound
+stays a bound ("at least 57 % more"), and with fewer than 3 runs of an engine the gap is not a result.
 """
 
 from __future__ import annotations
 
+from ..result.verdict import MIN_RUNS
 from . import closed
 from .figures import ms, rate
-from .runs import Group, Round, RunView, level, single_run
+from .runs import Group, Round, RunView, few_runs, interval_words, single_run, verdict
 
 
 def _listed(items: list[str]) -> str:
     return items[0] if len(items) == 1 else ", ".join(items[:-1]) + " and " + items[-1]
 
 
+def _search_run(run: RunView) -> str:
+    """A ceiling search in a sentence: the bracket it ended on, and why the rate above failed."""
+    levels = run.levels
+    failed = [level for level in levels if not level["passed"]]
+    if not failed:
+        top = max(level["offered_rps"] for level in levels)
+        return (
+            f"{run.name} held every probe, up to {rate(top)} req/s: the search found no limit "
+            f"in {len(levels)} probes."
+        )
+    lowest = min(failed, key=lambda level: level["offered_rps"])
+    why = "; ".join(lowest["reasons"]) or "it failed"
+    if run.ceiling is None:
+        return (
+            f"{run.name} held no probe, down to {rate(min(level['offered_rps'] for level in levels))} "
+            f"req/s ({why} at {rate(lowest['offered_rps'])} req/s)."
+        )
+    return (
+        f"{run.name} held {rate(run.ceiling)} req/s; {rate(lowest['offered_rps'])} req/s failed ({why}), "
+        f"found in {len(levels)} probes."
+    )
+
+
 def _open_run(run: RunView) -> str:
+    if run.searched:
+        return _search_run(run)
     failed = run.first_failure
     if failed is None:
         top = run.levels[-1]["offered_rps"]
@@ -91,11 +118,44 @@ def run_verdict(run: RunView) -> str:
     return _closed_run(run) if run.closed else _open_run(run)
 
 
-def _noise(round_: Round) -> str:
-    """The qualifier a gap gets when an engine ran once: its spread, so the noise, is unknown."""
-    return (
-        " One run cannot tell a gap of this size from run-to-run noise." if single_run(round_.groups) else ""
-    )
+def _few(round_: Round) -> str:
+    """The qualifier a gap gets when an engine ran fewer times than the rule needs."""
+    if not few_runs(round_.groups):
+        return ""
+    if single_run(round_.groups):
+        return " One run cannot tell a gap of this size from run-to-run noise."
+    return f" The rule needs {MIN_RUNS} runs of each engine to name one ahead: this gap is not a result yet."
+
+
+def _judged(best: Group, other: Group, round_: Round, figures: str, what: str, where: str) -> str | None:
+    """The sentence when the rule has its say (no winner, a bound), None when it names a winner."""
+    found = verdict(best, other)
+    if found.outcome == "too few runs":
+        ahead = f"{where}{best.label} is ahead by its median ({figures})"
+        return f"{ahead}, but no winner is named.{_few(round_)}"
+    interval = f"the 95 % interval of the ratio is {interval_words(found)}"
+    if found.outcome == "same":
+        return f"{where}{best.label} and {other.label} are about the same ({figures}; {interval})."
+    if found.outcome == "unclear":
+        return (
+            f"{where}{best.label} is ahead by its runs ({figures}), but the runs vary too much to "
+            f"tell them apart ({interval}): treat it as no result, not as level."
+        )
+    if found.outcome == "bounds":
+        return (
+            f"{where}{best.label} and {other.label} cannot be ordered ({figures}): one held every level, "
+            "so its limit lies higher than its figure."
+        )
+    return None
+
+
+def _gain_words(best: Group, other: Group) -> str:
+    """ "57 %", "at least 57 %" (the winner's figure is a floor) by the rule's ratio, or by the medians
+    when the rule could not judge."""
+    found = verdict(best, other)
+    gain = 100 * (best.median - other.median) / other.median  # by the medians, as the table shows them
+    at_least = found.at_least if found.named else best.lower_bound
+    return ("at least " if at_least else "") + f"{gain:.0f} %"
 
 
 def _open_pair(best: Group, other: Group, round_: Round) -> str:
@@ -104,21 +164,16 @@ def _open_pair(best: Group, other: Group, round_: Round) -> str:
             f"{best.label} and {other.label} both held the top of the ladder "
             f"({rate(best.median)} req/s): neither limit was reached; climb higher to separate them."
         )
-    if best.median == other.median:
-        return f"{best.label} and {other.label} ended level at {rate(best.median)} req/s."
-    if level(best, other, round_.step):
-        return (
-            f"{best.label} is ahead by its median ({rate(best.median)} against "
-            f"{rate(other.median)} req/s), but the runs overlap: treat it as level."
-        )
+    figures = f"{rate(best.median)} against {rate(other.median)} req/s"
     if other.median <= 0:
-        return f"{best.label} held {rate(best.median)} req/s; {other.label} held no level." + _noise(round_)
-    gain = 100 * (best.median - other.median) / other.median
+        return f"{best.label} held {rate(best.median)} req/s; {other.label} held no level." + _few(round_)
+    judged = _judged(best, other, round_, figures, "held", "")
+    if judged is not None:
+        return judged
     return (
-        f"{best.label} held {gain:.0f} % more than {other.label} "
-        f"({rate(best.median)} against {rate(other.median)} req/s"
+        f"{best.label} held {_gain_words(best, other)} more than {other.label} ({figures}"
         + (", and its own limit lies higher)." if best.lower_bound else ").")
-        + _noise(round_)
+        + _few(round_)
     )
 
 
@@ -133,13 +188,16 @@ def _closed_pair(best: Group, other: Group, round_: Round) -> str:
             f"{best.label} and {other.label} both held every users level ({figures} at the top, where "
             "the users' think time sets the rate): neither limit was reached; add users to separate them."
         )
-    if level(best, other, round_.step):
-        return f"{where} {best.label} and {other.label} are level ({figures}: within the runs' spread)."
     if other.median <= 0:
         held = "did not finish the spike" if round_.spike else "held no level"
-        return f"{best.label} {what} {rate(best.median)} req/s; {other.label} {held}." + _noise(round_)
-    gain = 100 * (best.median - other.median) / other.median
-    return f"{where} {best.label} {what} {gain:.0f} % more than {other.label} ({figures})." + _noise(round_)
+        return f"{best.label} {what} {rate(best.median)} req/s; {other.label} {held}." + _few(round_)
+    judged = _judged(best, other, round_, figures, what, f"{where} ")
+    if judged is not None:
+        return judged
+    return (
+        f"{where} {best.label} {what} {_gain_words(best, other)} more than {other.label} ({figures})."
+        + _few(round_)
+    )
 
 
 def round_verdict(round_: Round) -> list[str]:

@@ -1,4 +1,4 @@
-"""The pass mark and the ceiling (seed 000).
+"""The pass mark and the ceiling ("Postgres vs SQLite under load").
 
 A level passes when its p95 latency, measured from when each request was due, is under the mark
 and its failed share (errors, timeouts and dropped requests together) is under the bound. The

@@ -1,7 +1,9 @@
 """A spike's recovery: how long p95 took to come back after the closed model's spike.
 
 It reads the per-second series a closed-model run records (`dbladder.load.recorder.UsersRecorder`,
-merged or not): p95 per second, and the seconds after the spike until it stays within bounds.
+merged or not): p95 per second, and the seconds after the spike until it stays within bounds. A
+second counts as recovered only when its answers are fast again *and* its failed share is under
+the pass mark's: a second with 5 fast answers and 900 failures has not recovered.
 """
 
 from __future__ import annotations
@@ -38,6 +40,7 @@ def recovery_seconds(
     start: float,
     tolerance: float = 0.2,
     settle: int = SETTLE_SECONDS,
+    max_fail_pct: float = 1.0,
 ) -> float | None:
     """Seconds after `start` (the spike's end, in run time) until p95 is back within `tolerance` of
     `before_p95`, to whole seconds; None if it never is.
@@ -45,9 +48,10 @@ def recovery_seconds(
     `series` is a per-second series (`UsersRecorder.snapshot()["per_second"]`, merged or not) and
     `before_p95` the pre-spike p95 in microseconds, like the histograms. Recovered means: the
     first whole second at or after `start` from which p95 stays at or below
-    before_p95 * (1 + tolerance) for `settle` consecutive seconds; a second with no answer does not
-    count as recovered. The answer is that second's start minus `start`: 0 if the first second
-    after the spike was already back.
+    before_p95 * (1 + tolerance), with failures under `max_fail_pct` % of its requests (answers and
+    failures), for `settle` consecutive seconds; a second with no answer does not count as
+    recovered. The answer is that second's start minus `start`: 0 if the first second after the
+    spike was already back.
     """
     if not (_is_finite(before_p95) and before_p95 >= 0):
         raise ValueError(f"before_p95 must be 0 microseconds or more, not {before_p95!r}")
@@ -59,7 +63,9 @@ def recovery_seconds(
     p95: dict[int, int | None] = {}
     for entry in series:
         histogram = Histogram.from_dict(entry["latency_from_due"])
-        p95[entry["t"]] = histogram.percentile(95) if histogram.count else None
+        requests = histogram.count + entry["failures"]
+        failing = requests > 0 and 100 * entry["failures"] / requests >= max_fail_pct
+        p95[entry["t"]] = histogram.percentile(95) if histogram.count and not failing else None
     if not p95:
         return None
     run = 0  # seconds in a row within the bound, up to t
@@ -71,7 +77,9 @@ def recovery_seconds(
     return None
 
 
-def spike_recovery(snapshot: dict[str, Any], tolerance: float = 0.2) -> float | None:
+def spike_recovery(
+    snapshot: dict[str, Any], tolerance: float = 0.2, max_fail_pct: float = 1.0
+) -> float | None:
     """`recovery_seconds` for a spike run's snapshot (e.g. of `UserPlan.spike()`): the pre-spike p95
     is that of the hold before the phase with the most users, and the spike ends where the phase
     after it starts. None if it never recovered; ValueError if the plan has no such phases."""
@@ -83,7 +91,11 @@ def spike_recovery(snapshot: dict[str, Any], tolerance: float = 0.2) -> float | 
     if not before.count:
         raise ValueError(f"phase {peak - 1} (before the spike) has no answered request to compare with")
     return recovery_seconds(
-        snapshot["per_second"], before.percentile(95), levels[peak + 1]["start"], tolerance
+        snapshot["per_second"],
+        before.percentile(95),
+        levels[peak + 1]["start"],
+        tolerance,
+        max_fail_pct=max_fail_pct,
     )
 
 

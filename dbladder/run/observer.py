@@ -53,21 +53,29 @@ IDLE_CHECK_SECONDS = 2.0
 
 
 class StatsPoller:
-    """Reads the service's /stats at given moments (perf_counter times), on a thread of its own."""
+    """Reads the service's /stats at given moments (perf_counter times), on a thread of its own.
+
+    More moments can be added while it runs (`add`): a ceiling search learns each probe's window
+    only as it starts the probe.
+    """
 
     def __init__(self, stats: Callable[[], dict[str, Any]], moments: Sequence[float]):
         self._stats = stats
         self._moments = sorted(set(moments))
         self._taken: dict[float, dict[str, Any]] = {}
         self._stop = threading.Event()
+        self._lock = threading.Lock()
+        self._wake = threading.Event()
         self._thread = threading.Thread(target=self._run, name="dbladder-stats", daemon=True)
+
+    def add(self, moments: Sequence[float]) -> None:
+        """Read /stats at these moments too."""
+        with self._lock:
+            self._moments = sorted(set(self._moments) | set(moments))
+        self._wake.set()
 
     def start(self) -> None:
         self._thread.start()
-
-    def stop(self) -> None:
-        self._stop.set()
-        self._thread.join(timeout=5)
 
     def at(self, moment: float, wait: float = 2.0) -> dict[str, Any] | None:
         """The snapshot taken at `moment`, waiting up to `wait` seconds for it; None if there is none."""
@@ -77,13 +85,25 @@ class StatsPoller:
         return self._taken.get(moment)
 
     def _run(self) -> None:
-        for moment in self._moments:
-            if self._stop.wait(max(0.0, moment - time.perf_counter())):
-                return
+        while not self._stop.is_set():
+            with self._lock:
+                moment = self._moments[0] if self._moments else None
+            if moment is None or moment > time.perf_counter():
+                # Sleep until the next moment, or until a new one is added or the poller stops.
+                self._wake.wait(0.5 if moment is None else min(0.5, moment - time.perf_counter()))
+                self._wake.clear()
+                continue
+            with self._lock:
+                self._moments.remove(moment)
             try:
                 self._taken[moment] = self._stats()
             except (DbladderError, OSError):
                 continue  # a level without a breakdown; the figures say "not measured"
+
+    def stop(self) -> None:
+        self._stop.set()
+        self._wake.set()
+        self._thread.join(timeout=5)
 
 
 def check_idle() -> dict[str, Any]:
@@ -93,11 +113,13 @@ def check_idle() -> dict[str, Any]:
 
 class SyscallCounter:
     """Counts each group's system calls for a few seconds inside every level's measured window
-    (seed 000's bpftrace measurement, made repeatable), on a thread of its own."""
+    (the bpftrace measurement of "Postgres vs SQLite under load", made repeatable), on a thread of its own."""
 
     def __init__(self, groups: dict[str, Callable[[], list[int]]], levels: Sequence[Level], origin: float):
         self._groups = groups
+        self._origin = origin
         self._windows = [(level.index, origin + level.measured_from, origin + level.end) for level in levels]
+        self._added = threading.Event()
         self.counts: dict[int, dict[str, Any]] = {}
         self._stop = threading.Event()
         self._thread = threading.Thread(target=self._run, name="dbladder-syscalls", daemon=True)
@@ -105,12 +127,25 @@ class SyscallCounter:
     def start(self) -> None:
         self._thread.start()
 
+    def add(self, level: Level) -> None:
+        """Count in this level's window too (a search's probe, known only as it starts)."""
+        self._windows.append((level.index, self._origin + level.measured_from, self._origin + level.end))
+        self._added.set()
+
     def stop(self) -> None:
         self._stop.set()
+        self._added.set()
         self._thread.join(timeout=SYSCALL_SECONDS + 10)
 
     def _run(self) -> None:
-        for index, start, end in self._windows:
+        done = 0
+        while not self._stop.is_set():
+            if done == len(self._windows):
+                self._added.wait(0.5)
+                self._added.clear()
+                continue
+            index, start, end = self._windows[done]
+            done += 1
             # Start half a second into the window and leave a second at its end: the tracer takes
             # a moment to attach and to let go.
             seconds = min(SYSCALL_SECONDS, end - start - 1.5)
@@ -171,6 +206,14 @@ class RunObserver:
             self._poller = StatsPoller(stats, moments)
             self._poller.start()
 
+    def watch(self, level: Level) -> None:
+        """Watch a level not known at `start` (a search's probe) as it starts: read the service's
+        /stats and count system calls at its window's edges."""
+        if self._poller is not None:
+            self._poller.add([self._origin + level.measured_from, self._origin + level.end])
+        if self._counter is not None:
+            self._counter.add(level)
+
     def level(self, snapshot: dict[str, Any], row: dict[str, Any]) -> None:
         """Add the level's machine figures, service breakdown and flags to its row."""
         start = self._origin + snapshot["start"] + snapshot["warmup"]
@@ -181,7 +224,9 @@ class RunObserver:
             deadline = time.monotonic() + SAMPLE_INTERVAL + 0.5
             while time.monotonic() < deadline and not any(s.t >= end for s in sampler.samples()):
                 time.sleep(0.05)
-            row["machine"] = summarise(sampler.samples(), start, end, row["requests"])
+            # Per-request costs divide by the requests the service answered in the window (any
+            # status), not by every request due: dropped ones never reached it.
+            row["machine"] = summarise(sampler.samples(), start, end, row.get("served", row["requests"]))
         if self._poller is not None:
             before, after = self._poller.at(start), self._poller.at(end)
             if before is not None and after is not None:
@@ -190,8 +235,11 @@ class RunObserver:
                     row["service_breakdown"] = service_breakdown(before, after)
         counted = self._counter.counts.get(snapshot["index"]) if self._counter else None
         if counted is not None:
-            # Requests answered while the tracer counted: the level's rate over the counted seconds.
-            served = round(row["achieved_rps"] * counted.get("seconds", SYSCALL_SECONDS))
+            # Requests answered while the tracer counted: the answers per second of the window
+            # (any status, by arrival) over the counted seconds.
+            measured = max(row["hold_s"] - row["warmup_s"], 1e-9)
+            rate = row.get("served", row["requests"]) / measured
+            served = round(rate * counted.get("seconds", SYSCALL_SECONDS))
             row["syscalls"] = {
                 "tool": counted.get("tool"),
                 "seconds": counted.get("seconds"),

@@ -20,6 +20,7 @@ import contextlib
 import ipaddress
 import os
 import platform
+import time
 from collections.abc import Iterator
 from dataclasses import asdict, dataclass, field, replace
 from datetime import UTC, datetime
@@ -33,8 +34,8 @@ from ..engines import opened
 from ..engines.base import DEFAULT_POOL_SIZE, EngineInfo, EngineOptions
 from ..errors import DbladderError, InvalidConfig, UsageError
 from ..load.fleet import Fleet, LevelDone, ProcessSpec
-from ..load.presets import DEFAULT_PRESET, GENERIC
 from ..load.recorder import LiveView
+from ..load.search import BUDGET, FOUND, TOO_FAST, TOO_SLOW, Probe, Search, bracket
 from ..observe import syscalls_unavailable
 from ..plans import Ladder, UserPlan
 from ..report.bundle import write_bundle
@@ -52,6 +53,9 @@ from .observer import RunObserver, check_idle
 
 TARGETS = ("http", "direct")
 
+SEARCH_PLAN = "search"
+"""The name a result gives the ceiling search as its preset: it is the plan when no preset is given."""
+
 
 @dataclass(frozen=True)
 class RunConfig:
@@ -60,11 +64,15 @@ class RunConfig:
     db_url: str = "sqlite:///shop.db"
     # The web app: a workload name, a .py file or module:attr (dbladder.workloads.registry).
     workload: str = DEFAULT_WORKLOAD
-    preset: str | None = DEFAULT_PRESET
-    ladder: Ladder | None = field(default_factory=lambda: GENERIC[DEFAULT_PRESET].ladder)
+    # The plan: a ladder, users, or the ceiling search; with none of them given, the search
+    # (`plan_search`), the default of `dbladder run`. `preset` names the plan in the result.
+    preset: str | None = None
+    ladder: Ladder | None = None
     # The closed model ("Postgres vs MariaDB on two dedicated CPUs"): users with think time
     # instead of an arrival-rate ladder.
     users: UserPlan | None = None
+    # The ceiling search: probes at rates chosen one after another (dbladder.load.search).
+    search: Search | None = None
     # The share of requests that are writes; None keeps the workload's own weights.
     write_share: float | None = None
     # Operation weights by name, instead of the workload's; with write_share, rescaled to it.
@@ -100,12 +108,14 @@ class RunConfig:
         except DbladderError as exc:
             problems.append(f"db: {exc}")
             url = None
-        if (self.ladder is None) == (self.users is None):
-            problems.append("give either a ladder (open model) or users (closed model)")
+        if sum(plan is not None for plan in (self.ladder, self.users, self.search)) > 1:
+            problems.append("give one plan: a ladder, users (closed model) or a search")
         elif self.users is not None:
             problems += self.users.validate()
         elif self.ladder is not None:
             problems += self.ladder.validate()
+        else:
+            problems += self.plan_search.validate()
         problems += self.pass_mark.validate()
         try:
             workload = load_workload(self.workload)
@@ -167,6 +177,16 @@ class RunConfig:
                 )
         return problems
 
+    @property
+    def plan_search(self) -> Search:
+        """The search this config runs: its own, or the default one when no plan is given."""
+        return self.search if self.search is not None else Search()
+
+    @property
+    def searching(self) -> bool:
+        """Whether this config runs a ceiling search (no ladder and no users given)."""
+        return self.ladder is None and self.users is None
+
     def checked(self) -> RunConfig:
         problems = self.validate()
         if problems:
@@ -178,6 +198,7 @@ class RunConfig:
         data["sizes"] = dict(self.sizes)
         data["db_url"] = parse_url(self.db_url).redacted
         data["out_dir"] = str(self.out_dir)
+        data["search"] = asdict(self.plan_search) if self.searching else None
         return data
 
 
@@ -364,6 +385,17 @@ class Run:
         """
         levels = self.result["levels"]
         self.result["peak_rps"] = max((level["achieved_rps"] for level in levels), default=None)
+        if self.config.searching:
+            # The highest rate held below the lowest rate failed, whatever order the probes ran in.
+            probes = [Probe(level["offered_rps"], level["passed"]) for level in levels]
+            held, failed = bracket(probes)
+            self.result["ceiling_rps"] = held
+            self.result["search"] = (self.result.get("search") or {}) | {
+                "held_rps": held,
+                "failed_rps": failed,
+                "probes": len(probes),
+            }
+            return
         if self.config.users is None:
             self.result["ceiling_rps"] = ceiling_of(levels)
             return
@@ -383,6 +415,13 @@ def describe_load(config: RunConfig, workload: Workload, mix: Mix) -> str:
         users = ", ".join(f"{phase.users:,}" for phase in config.users.phases)
         think = f"{config.users.think_min * 1000:g}-{config.users.think_max * 1000:g} ms"
         return f"users {users} (think {think}), {target}"
+    if config.searching:
+        search = config.plan_search
+        return (
+            f"searching for the ceiling from {search.start:g} req/s (x{search.factor:g} until a level "
+            f"fails, then halving the gap to {100 * search.resolution:g} %; {search.hold:g} s probes, "
+            f"budget {search.budget:g} s), {target}"
+        )
     ladder = cast(Ladder, config.ladder)  # validate() guarantees a ladder when there are no users
     return (
         f"climbing {ladder.steps} levels from {ladder.start:g} req/s "
@@ -390,10 +429,11 @@ def describe_load(config: RunConfig, workload: Workload, mix: Mix) -> str:
     )
 
 
-def _spike_figures(final: dict[str, Any]) -> dict[str, Any] | None:
-    """Seed 001's spike: the phases' figures and the seconds until p95 was back within 20 %."""
+def _spike_figures(final: dict[str, Any], pass_mark: PassMark) -> dict[str, Any] | None:
+    """A spike ("Postgres vs MariaDB on two dedicated CPUs"): the seconds until p95 was back within
+    20 % with failures under the pass mark's bound."""
     try:
-        recovery = spike_recovery(final)
+        recovery = spike_recovery(final, max_fail_pct=pass_mark.max_fail_pct)
     except ValueError as exc:
         return {"recovery_seconds": None, "note": str(exc)}
     return {"recovery_seconds": recovery, "tolerance": 0.2}
@@ -414,6 +454,41 @@ def make_out_dir(path: Path) -> None:
 def default_out_dir(root: Path = Path("results")) -> Path:
     """A new timestamped folder under `root`."""
     return root / datetime.now().strftime("%Y%m%d-%H%M%S")
+
+
+SEARCH_STOPS = {
+    FOUND: "the search found the ceiling to within {percent:g} %",
+    BUDGET: "the search ran out of its {budget:g} s budget before the gap closed to {percent:g} %",
+    TOO_SLOW: "no level held, down to {min_rate:g} req/s",
+    TOO_FAST: "every level held, up to {max_rate:g} req/s",
+}
+"""Why a search stopped, in words (`Search.stop_reason`)."""
+
+
+def _search(search: Search, fleet: Fleet, run: Run, observer: RunObserver, progress: Progress) -> str:
+    """Probe rate after rate as the search asks, each probe a level of the result; why it stopped.
+
+    Between probes the fleet rests `search.settle` seconds, so that a failed probe's backlog (the
+    service still working through requests that timed out) does not count against the next one.
+    """
+    probes: list[Probe] = []
+    started = time.monotonic()
+    while (rate := search.next_rate(probes, time.monotonic() - started)) is not None:
+        level = fleet.start_probe(rate)
+        observer.watch(level)
+        for event in fleet.probe_events(level.index):
+            if not isinstance(event, LevelDone):
+                progress.live(event)
+                continue
+            row = run.add_level(event.level, observer)
+            progress.level(row)
+            probes.append(Probe(rate, row["passed"]))
+        if len(probes) < fleet.probes:  # the fleet stopped before the probe reported
+            return "the generator stopped before the probe finished"
+        time.sleep(search.settle)
+    reason = search.stop_reason(probes, time.monotonic() - started) or FOUND
+    run.result["search"] = (run.result.get("search") or {}) | {"stopped_because": reason}
+    return SEARCH_STOPS[reason].format(**asdict(search), percent=100 * search.resolution)
 
 
 def run_ladder(config: RunConfig, progress: Progress | None = None) -> dict[str, Any]:
@@ -456,6 +531,8 @@ def run_ladder(config: RunConfig, progress: Progress | None = None) -> dict[str,
 
     closed = config.users is not None
     stopped_because = "every phase ran" if closed else "the ladder finished"
+    if config.searching:
+        run.result["search"] = asdict(config.plan_search)
     status = "complete"
     with _target(config, progress) as target:
         run.result["service"] = target.description
@@ -465,7 +542,8 @@ def run_ladder(config: RunConfig, progress: Progress | None = None) -> dict[str,
             most_users = max(phase.users for phase in config.users.phases)
             in_flight = max(in_flight, -(-most_users // config.generator_processes))
         spec = ProcessSpec(
-            config.ladder if config.users is None else None,
+            config.ladder,
+            search=config.plan_search if config.searching else None,
             workload=config.workload,
             mix=mix,
             sizes=dict(prepared.data.sizes),
@@ -491,13 +569,16 @@ def run_ladder(config: RunConfig, progress: Progress | None = None) -> dict[str,
                 service.stats if service else None,
             )
             try:
-                for event in fleet.events():
+                if config.searching:
+                    stopped_because = _search(config.plan_search, fleet, run, observer, progress)
+                for event in () if config.searching else fleet.events():
                     if not isinstance(event, LevelDone):
                         progress.live(event)
                         continue
                     row = run.add_level(event.level, observer)
                     progress.level(row)
-                    # Seed 001 runs every users level: a closed model slows itself down instead.
+                    # A closed model runs every users level, as "Postgres vs MariaDB on two
+                    # dedicated CPUs" did: it slows itself down instead of failing.
                     if not row["passed"] and not config.continue_after_fail and not closed:
                         stopped_because = (
                             f"level {row['index'] + 1} ({row['offered_rps']:g} req/s) failed: "
@@ -523,7 +604,7 @@ def run_ladder(config: RunConfig, progress: Progress | None = None) -> dict[str,
             if final["late_start"] > 0.05:
                 run.result["flags"].append(f"the generator started {final['late_start']:.2f} s late")
             if config.users is not None and config.users.is_spike and "per_second" in final:
-                run.result["spike"] = _spike_figures(final)
+                run.result["spike"] = _spike_figures(final, config.pass_mark)
     result = run.finish(status, stopped_because)
     # The reports are built from the files just written, as `dbladder report` would rebuild them.
     write_bundle(result, config.out_dir, timeseries)

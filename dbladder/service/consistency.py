@@ -1,4 +1,4 @@
-"""The two-instance check (seed 000, "Where SQLite stops being an option").
+"""The two-instance check ("Postgres vs SQLite under load", "Where SQLite stops being an option").
 
 Create an order through one instance of the service and read it back through another. Two
 instances on one shared PostgreSQL or MariaDB database agree (200, the same order); two
@@ -18,7 +18,7 @@ from ..errors import InvalidConfig, ServiceFailed
 from .config import ServiceConfig
 from .server import Response, http_request, running_service
 
-# The order of seed 000's demonstration: one unit of product 1 for customer 1.
+# The order of the demonstration in "Postgres vs SQLite under load": one unit of product 1 for customer 1.
 DEFAULT_ORDER: dict[str, Any] = {"customer_id": 1, "items": [{"product_id": 1, "qty": 1}]}
 
 

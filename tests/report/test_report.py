@@ -44,6 +44,7 @@ def bundles(tmp_path_factory) -> list[Path]:
         root = tmp_path_factory.mktemp(f"bundle_writers{writers}")
         config = RunConfig(
             db_url=f"sqlite:///{root}/shop.db",
+            preset="quick",
             ladder=Ladder(100, 100, 2, 1.5, warmup=0.5),
             sizes={"products": 2000, "orders": 5000},
             workers=1,

@@ -24,7 +24,7 @@ from dbladder.load.recorder import OUTCOMES
 from dbladder.report import document, html, markdown, terminal
 from dbladder.report.bundle import build_reports, load_bundle, write_bundle
 from dbladder.report.caveats import caveats
-from dbladder.report.runs import comparison_table, rounds_of
+from dbladder.report.runs import FEW_RUNS, comparison_table, rounds_of, verdict
 from dbladder.report.settings import settings_file
 from dbladder.report.svg import Axis, Chart, Point, linear_ticks, log_ticks
 from dbladder.result.levels import ceiling_of, level_row
@@ -207,13 +207,23 @@ def test_a_clear_gap_between_engines_is_named_with_its_size():
     assert "**One run.**" not in md
 
 
-def test_runs_that_overlap_are_called_level_and_the_spread_is_a_caveat():
+def test_runs_that_overlap_are_not_a_result_and_the_spread_is_a_caveat():
     a = [with_ceiling(fake_result("postgresql", (1, 1, 1)), n) for n in (1, 3, 3)]
     b = [with_ceiling(fake_result("mariadb", (1, 1, 1)), n) for n in (2, 2, 3)]
     md, _ = texts([*a, *b])
-    assert "| about the same |" in md
-    assert "but the runs overlap: treat it as level." in md
+    # MariaDB held the top step in one run: its limit may be higher than PostgreSQL's.
+    assert (
+        "| cannot tell: MariaDB 10.11.19 held the top step in 1 of 3 runs, so its limit lies higher |" in md
+    )
+    assert "cannot be ordered" in md
     assert "**Spread larger than the gap.**" in md
+    # Without the bounds: 500 / 1,000 / 1,000 against 1,000 / 1,000 / 500 cannot be told apart.
+    a = [with_ceiling(fake_result("postgresql", (1, 1, 1)), n) for n in (1, 2, 2)]
+    b = [with_ceiling(fake_result("mariadb", (1, 1, 1)), n) for n in (2, 2, 1)]
+    md, _ = texts([*a, *b])
+    assert "| cannot tell apart (" in md
+    assert "the runs vary too much to tell them apart" in md
+    assert "How the difference is judged: An engine is named ahead only when Welch's t-test" in md
 
 
 def test_a_ladder_that_never_failed_is_a_lower_bound_and_a_first_failure_is_below_the_start():
@@ -569,8 +579,8 @@ def test_three_engines_are_each_measured_against_the_best():
     md, _ = texts([none, half, best])
     # One run each: no spread to judge the gaps by, so the column cannot call a winner.
     assert (
-        "| cannot tell from one run (best: PostgreSQL 15.20; MariaDB 10.11.19 -50 %; SQLite 3.54.1: none) |"
-        in md
+        "| cannot tell from fewer than 3 runs (best: PostgreSQL 15.20; MariaDB 10.11.19 -50 %; "
+        "SQLite 3.54.1: none) |" in md
     )
 
 
@@ -714,19 +724,19 @@ def test_with_one_run_of_an_engine_the_difference_cannot_tell():
     postgres = with_ceiling(fake_result("postgresql", (1, 1, 1)), 2)  # holds 1,000
     mariadb = with_ceiling(fake_result("mariadb", (1, 1, 1)), 1)  # holds 500
     md, page = texts([postgres, mariadb])
-    assert "| cannot tell from one run (PostgreSQL 15.20 +100 %) |" in md
+    assert "| cannot tell from fewer than 3 runs (PostgreSQL 15.20 +100 %) |" in md
     assert "| PostgreSQL 15.20 +100 % |" not in md
     assert "One run cannot tell a gap of this size from run-to-run noise." in md
-    assert "cannot tell from one run (PostgreSQL 15.20 +100 %)" in page
+    assert "cannot tell from fewer than 3 runs (PostgreSQL 15.20 +100 %)" in page
     # Three runs of one engine do not make up for one run of the other.
     more = [with_ceiling(fake_result("postgresql", (1, 1, 1)), 2) for _ in range(3)]
     table = comparison_table([*more, mariadb])
-    assert table[1][-1] == "cannot tell from one run (PostgreSQL 15.20 +100 %)"
+    assert table[1][-1] == "cannot tell from fewer than 3 runs (PostgreSQL 15.20 +100 %)"
     # Users rounds, too.
     table = comparison_table(
         [users_result("postgresql", failing_from=2), users_result("mariadb", failing_from=1)]
     )
-    assert table[1][-1] == "cannot tell from one run (PostgreSQL 15.20 +100 %)"
+    assert table[1][-1] == "cannot tell from fewer than 3 runs (PostgreSQL 15.20 +100 %)"
 
 
 def test_the_comparison_table_calls_overlapping_runs_about_the_same_and_a_clear_gap_a_win():
@@ -741,7 +751,7 @@ def test_the_comparison_table_calls_overlapping_runs_about_the_same_and_a_clear_
             "3",
             "500 / ≥ 1,500 / ≥ 1,500 req/s (median 1,500)",
             "1,000 / 1,000 / ≥ 1,500 req/s (median 1,000)",
-            "about the same",
+            "cannot tell: MariaDB 10.11.19 held the top step in 1 of 3 runs, so its limit lies higher",
         ],
     ]
     gap = [
@@ -778,9 +788,10 @@ def test_the_comparison_table_of_users_rounds_compares_the_rate_at_the_level_hel
         "3",
         "40 users: 390 / 392 / 395 req/s (median 392)",
         "40 users: 388 / 391 / 396 req/s (median 391)",
-        "about the same",
+        "about the same (-3 to +3 %)",
     ]
-    assert table[2][0] == "users-read: 5 % writes, 20 to 80 users, peak" and table[2][-1] == "about the same"
+    assert table[2][0] == "users-read: 5 % writes, 20 to 80 users, peak"
+    assert table[2][-1].startswith("about the same (")
     gap = [*runs("postgresql", (390, 392, 395), 2), *runs("mariadb", (190, 196, 198), 1)]
     table = comparison_table(gap)
     assert table[1][3] == "20 users: 95 / 98 / 99 req/s (median 98)"
@@ -832,3 +843,47 @@ def test_a_compare_json_as_dbladder_compare_writes_it_validates_and_renders(tmp_
     leads = caveat_leads(runs)
     assert "Data restored." in leads and "Data not fresh." not in leads
     assert comparison_table(runs)[0] == ["test", "runs", "sqlite", "postgresql", "difference"]
+
+
+def test_two_identical_sqlite_databases_with_two_runs_each_are_never_called_a_win():
+    # Every way two runs each of two identical engines can end on a 3-level ladder: whatever the
+    # figures, with 2 runs the rule names no winner, in the table and in the sentences.
+    import itertools
+
+    for a, b in itertools.product(itertools.product((1, 2, 3), repeat=2), repeat=2):
+        results = [with_ceiling(fake_result("sqlite", (1, 1, 1)), n) for n in a]
+        results += [with_ceiling(fake_result("sqlite", (1, 1, 1)), n) for n in b]
+        for result, label in zip(results, ("shop-a.db",) * 2 + ("shop-b.db",) * 2, strict=True):
+            result["label"] = label
+        (round_,) = rounds_of(results)
+        assert not verdict(*round_.groups).named
+        difference = comparison_table(results)[1][-1]
+        assert difference.startswith((FEW_RUNS, "both held")), difference
+        md, _ = texts(results)
+        assert "more than" not in md, (a, b)
+
+
+def test_a_search_reports_its_bracket_and_plots_every_probe_in_order():
+    result = fake_result("sqlite", (1, 1, 1))
+    # Probes ran 500, 1,500 (failed), 1,000: the ceiling is 1,000, the lowest failure 1,500.
+    levels = result["levels"]
+    levels[1], levels[2] = levels[2], levels[1]
+    levels[1]["passed"], levels[1]["reasons"] = False, ["p95 99.0 ms is not under 50 ms"]
+    for number, level in enumerate(levels):
+        level["index"] = number
+    result["config"]["search"] = {"start": 500, "factor": 2, "resolution": 0.05, "hold": 1.5, "warmup": 0.5}
+    result["search"] = {"held_rps": 1000, "failed_rps": 1500, "probes": 3, "stopped_because": "budget"}
+    result["ceiling_rps"] = 1000
+    md, page = texts([result])
+    assert (
+        "SQLite 3.54.1 held 1,000 req/s; 1,500 req/s failed (p95 99.0 ms is not under 50 ms), "
+        "found in 3 probes." in md
+    )
+    assert "**Precision is the search's last bracket.**" in md and "held 1,000 req/s and failed 1,500" in md
+    probes = re.search(r'data-plot="probes".*?</figure>', page, re.S)
+    assert probes is not None
+    # The probes plot has the rates in the order run; the rate plots join them in order of rate.
+    assert re.findall(r'data-key="offered_rps".*?</g>', probes.group(0), re.S)
+    xs = [float(x) for x in re.findall(r'data-x="([\d.]+)"', probes.group(0))]
+    ys = [float(y) for y in re.findall(r'data-y="([\d.]+)" data-failed', probes.group(0))]
+    assert xs[:3] == [1.0, 2.0, 3.0] and ys[:3] == [500.0, 1500.0, 1000.0]

@@ -34,3 +34,15 @@ def test_recovery_seconds_on_a_constructed_series() -> None:
         recovery_seconds(series, 1000, 6.0, tolerance=-0.1)
     with pytest.raises(ValueError, match="settle"):
         recovery_seconds(series, 1000, 6.0, settle=0)
+
+
+def test_a_second_of_fast_answers_and_many_failures_has_not_recovered() -> None:
+    # Seconds 6-8: 20 fast answers and 900 failures each; 9-11: fast and 0 failures. 20 answers
+    # and 0.2 failures would be 1 %: a single failure in 20 answers (4.8 %) still fails the mark.
+    p95s = [1000] * 3 + [50_000] * 3 + [1000] * 6
+    failures = [0] * 6 + [900, 900, 900, 0, 1, 0]
+    series = [second(t, p95, fails) for t, (p95, fails) in enumerate(zip(p95s, failures, strict=True))]
+    assert recovery_seconds(series, 1000, start=6.0) is None  # 10 has a failure in 21 requests
+    series[10] = second(10, 1000)
+    assert recovery_seconds(series, 1000, start=6.0) == 3.0  # 9, 10, 11
+    assert recovery_seconds(series, 1000, start=6.0, max_fail_pct=100) == 0.0  # failures ignored

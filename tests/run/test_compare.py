@@ -47,7 +47,10 @@ def test_sqlite_against_itself_over_three_runs_is_about_the_same(tmp_path):
     on_disk = json.loads((tmp_path / "cmp" / "compare.json").read_text())
     assert on_disk["schema"] == "dbladder.compare/2" and len(on_disk["runs"]) == 6
     markdown = (tmp_path / "cmp" / "report.md").read_text()
-    assert "about the same" in markdown
+    # The rule names no winner between two identical engines (here every figure is the first step,
+    # known only to within the 9,980 req/s step, so the interval is wide).
+    assert "more than" not in markdown
+    assert "about the same" in markdown or "cannot tell apart" in markdown
 
 
 def test_compare_refuses_what_it_cannot_do(tmp_path):

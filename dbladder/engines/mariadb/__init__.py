@@ -2,10 +2,12 @@
 
 Why asyncmy: it speaks the binary protocol with server-side prepared statements and MariaDB's
 COM_STMT_BULK_EXECUTE, and ships wheels. Every statement is prepared on first use on a connection
-and reused from then on (seed 001: "Prepare once, on both drivers"); without that each query
+and reused from then on ("Postgres vs MariaDB on two dedicated CPUs": "Prepare once, on both drivers");
+without that each query
 would pay extra round trips and the comparison with PostgreSQL would be wrong.
 
-Defaults are seed 001's: READ COMMITTED, set on every connection (`?isolation=repeatable-read`
+Defaults are those of "Postgres vs MariaDB on two dedicated CPUs": READ COMMITTED, set on every connection
+(`?isolation=repeatable-read`
 to change), utf8mb4, autocommit outside `transaction()`. UPDATE counts the rows it matched, not
 only those it changed (client flag FOUND_ROWS), as SQLite and PostgreSQL count.
 

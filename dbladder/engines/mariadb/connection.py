@@ -32,7 +32,8 @@ from ..pool import Pool
 DEFAULT_HOST = "127.0.0.1"
 DEFAULT_PORT = 3306
 DEFAULT_USER = "root"
-# URL value -> SQL; seed 001 ran both servers with transaction-isolation=READ-COMMITTED.
+# URL value -> SQL; "Postgres vs MariaDB on two dedicated CPUs" ran both servers with
+# transaction-isolation=READ-COMMITTED.
 ISOLATION_LEVELS = {
     "read-committed": "READ COMMITTED",
     "repeatable-read": "REPEATABLE READ",

@@ -33,6 +33,7 @@ class Executor:
         self._operations = operations
         self._target = target
         self.recorder = recorder
+        recorder.timeout = target.timeout
         self._index = -1  # the level the run is in
         self._cpu_mark = 0.0
         self._wall_mark = 0.0

@@ -107,6 +107,7 @@ class UsersGenerator(Executor):
             boundaries += [record.level.measured_from, record.level.end]
         boundaries.pop()
         seconds = self.recorder.seconds
+        arrived = self.recorder.arrived
         status_class = STATUS_CLASS
         spans = self._spans
         span_index = dict.fromkeys(self.users, 0)
@@ -134,6 +135,7 @@ class UsersGenerator(Executor):
             else:
                 record.outcomes[DROPPED] += 1
                 record.operations[request[0]].outcomes[DROPPED] += 1
+                record.failed.record(int((t - due) * 1_000_000))
                 second.failures += 1
                 due = t + think_min + think_span * uniform()
                 call_at(due + offset, fire, user, due)
@@ -144,17 +146,22 @@ class UsersGenerator(Executor):
             t = now()
             record.in_flight -= 1
             operation = record.operations[index]
+            from_due = int((t - due) * 1_000_000)
             if result.__class__ is int:
-                from_due = int((t - due) * 1_000_000)
-                record.from_due.record(from_due)
-                operation.from_due.record(from_due)
                 record.from_send.record(int((t - sent) * 1_000_000))
-                second.latency.record(from_due)
                 outcome = status_class.get(result // 100, PROTOCOL)  # type: ignore[operator]
-                if not 200 <= result < 400:  # type: ignore[operator]
+                ok = 200 <= result < 400  # type: ignore[operator]
+                if ok:
+                    record.from_due.record(from_due)
+                    operation.from_due.record(from_due)
+                    second.latency.record(from_due)
+                else:
+                    record.failed.record(from_due)
                     second.failures += 1
+                arrived(t, ok)
             else:
                 outcome = result  # type: ignore[assignment]
+                record.failed.record(from_due)
                 second.failures += 1
             record.outcomes[outcome] += 1
             operation.outcomes[outcome] += 1

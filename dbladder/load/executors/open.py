@@ -10,9 +10,9 @@ closed one. The recorder (`..recorder`) files each request under the level in wh
 from __future__ import annotations
 
 import asyncio
-from collections.abc import Iterator
+from collections.abc import Iterator, Sequence
 
-from ...plans import Ladder, ladder_due_times
+from ...plans import Ladder, Level, due_times
 from ..clock import Clock
 from ..mix import Request
 from ..recorder import DROPPED, STATUS_CLASS, LevelRecord, Recorder
@@ -26,6 +26,8 @@ LATE_BURST = 32
 class Generator(Executor):
     """Drives one process's part of a ladder against one target; see the module docstring.
 
+    `plan` is a Ladder, or its levels: a ceiling search's probe is one Level at the rate chosen.
+
     `operations` must not run out before the ladder does (`mix.requests` never does);
     `operation_names` names the workload's operations in order, for the per-operation figures.
     The target's in-flight limit caps the requests awaiting a response; its timeout bounds each
@@ -34,7 +36,7 @@ class Generator(Executor):
 
     def __init__(
         self,
-        ladder: Ladder,
+        plan: Ladder | Sequence[Level],
         clock: Clock,
         operations: Iterator[Request],
         target: Target,
@@ -43,8 +45,9 @@ class Generator(Executor):
         *,
         operation_names: tuple[str, ...],
     ):
-        super().__init__(clock, operations, target, Recorder(ladder.levels(), part, parts, operation_names))
-        self._ladder = ladder
+        levels = plan.levels() if isinstance(plan, Ladder) else list(plan)
+        super().__init__(clock, operations, target, Recorder(levels, part, parts, operation_names))
+        self._levels = levels
         self._now = clock.now
         self._part = part
         self._parts = parts
@@ -63,9 +66,9 @@ class Generator(Executor):
         measured_from = 0.0
         index = -1
         late = 0
-        for level, due in ladder_due_times(self._ladder, self._part, self._parts):
-            if level.index != index:
-                index = level.index
+        for position, level, due in _due_times(self._levels, self._part, self._parts):
+            if position != index:
+                index = position
                 self._enter(index)
                 measured, warmup, measured_from = records[index], warmups[index], level.measured_from
             t = now()
@@ -89,6 +92,7 @@ class Generator(Executor):
             else:
                 record.outcomes[DROPPED] += 1
                 record.operations[request[0]].outcomes[DROPPED] += 1
+                record.failed.record(int((t - due) * 1_000_000))
         self._enter(len(records))
 
     def _on_result(
@@ -98,14 +102,20 @@ class Generator(Executor):
         t = self._now()
         record.in_flight -= 1
         operation = record.operations[index]
+        from_due = int((t - due) * 1_000_000)
         if result.__class__ is int:
-            from_due = int((t - due) * 1_000_000)
-            record.from_due.record(from_due)
-            operation.from_due.record(from_due)
             record.from_send.record(int((t - sent) * 1_000_000))
             outcome = STATUS_CLASS.get(result // 100, PROTOCOL)  # type: ignore[operator]
+            ok = 200 <= result < 400  # type: ignore[operator]
+            if ok:
+                record.from_due.record(from_due)
+                operation.from_due.record(from_due)
+            else:
+                record.failed.record(from_due)
+            self.recorder.arrived(t, ok)
         else:
             outcome = result  # type: ignore[assignment]
+            record.failed.record(from_due)
         record.outcomes[outcome] += 1
         operation.outcomes[outcome] += 1
 
@@ -116,3 +126,10 @@ class Generator(Executor):
         for skipped in range(max(self._index, 0), min(index, len(records))):
             records[skipped].started = records[skipped].scheduled = True
         super()._enter(index)
+
+
+def _due_times(levels: Sequence[Level], part: int, parts: int) -> Iterator[tuple[int, Level, float]]:
+    """(position of the level, level, due time) for this part's requests over the levels, in order."""
+    for position, level in enumerate(levels):
+        for due in due_times(level, part, parts):
+            yield position, level, due

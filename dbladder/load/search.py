@@ -1,0 +1,173 @@
+"""The ceiling search: which rate to probe next, given the probes so far.
+
+`dbladder run`'s default plan. Each probe holds one rate for a full level (warm-up, then the
+measured hold) and is judged against the pass mark. The search
+
+  1. climbs geometrically from `start` (x `factor` each probe) until a probe fails; if the very
+     first probe fails it goes down the same way until one holds;
+  2. then bisects, geometrically (the middle of 2,000 and 4,000 is 2,828), between the highest
+     rate held below the lowest rate failed, until the two are within `resolution` of each other
+     (5 %: the failed rate at most 1.05 x the held one);
+  3. stops early when the next probe would not fit in `budget` seconds, or when the rate would
+     leave [min_rate, max_rate].
+
+The ceiling is the highest rate held below the lowest rate failed (`ceiling`): a noisy probe that
+holds above a failure does not raise it, and one that fails below a pass lowers the bracket. This
+module is pure logic: `next_rate(probes)` is all a runner asks, so it is tested against fake
+servers of known capacity (tests/load/test_search.py).
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+from ..errors import InvalidConfig
+
+FOUND, BUDGET, TOO_SLOW, TOO_FAST = "found", "budget", "too slow", "too fast"
+
+
+@dataclass(frozen=True)
+class Probe:
+    """One probe as the planner sees it: the rate offered and whether it held the pass mark."""
+
+    rate: float
+    passed: bool
+
+
+@dataclass(frozen=True)
+class Search:
+    """A ceiling search's settings: rates in requests/s, durations in seconds."""
+
+    start: float = 500.0
+    factor: float = 2.0
+    resolution: float = 0.05
+    budget: float = 150.0
+    hold: float = 10.0
+    warmup: float = 2.0
+    settle: float = 2.0
+    min_rate: float = 1.0
+    max_rate: float = 1_000_000.0
+
+    def validate(self) -> list[str]:
+        """Every problem with the settings, each naming its field; empty when they are valid."""
+        problems = []
+        numbers = {
+            name: getattr(self, name)
+            for name in (
+                "start",
+                "factor",
+                "resolution",
+                "budget",
+                "hold",
+                "warmup",
+                "settle",
+                "min_rate",
+                "max_rate",
+            )
+        }
+        for name, value in numbers.items():
+            if not (isinstance(value, int | float) and not isinstance(value, bool) and math.isfinite(value)):
+                problems.append(f"search {name} must be a finite number, not {value!r}")
+        if problems:
+            return problems
+        if not 0 < self.min_rate <= self.start <= self.max_rate:
+            problems.append(
+                f"search start must be from min_rate ({self.min_rate:g}) to max_rate ({self.max_rate:g}) "
+                f"requests/s, not {self.start:g}"
+            )
+        if not self.factor > 1:
+            problems.append(f"search factor must be above 1, not {self.factor:g}")
+        if not 0.001 <= self.resolution <= 1:
+            problems.append(f"resolution must be from 0.001 (0.1 %) to 1 (100 %), not {self.resolution:g}")
+        if not self.hold > 0:
+            problems.append(f"search hold must be above 0 seconds, not {self.hold:g}")
+        if not 0 <= self.warmup < self.hold:
+            problems.append(
+                f"search warmup must be 0 or more and under the hold ({self.hold:g} s), not {self.warmup:g}"
+            )
+        if not self.settle >= 0:
+            problems.append(f"search settle must be 0 seconds or more, not {self.settle:g}")
+        if not self.budget >= self.probe_seconds:
+            problems.append(
+                f"budget must leave room for at least one probe ({self.probe_seconds:g} s), "
+                f"not {self.budget:g} s"
+            )
+        return problems
+
+    def checked(self) -> Search:
+        """These settings, or InvalidConfig listing every problem."""
+        problems = self.validate()
+        if problems:
+            raise InvalidConfig(problems)
+        return self
+
+    @property
+    def probe_seconds(self) -> float:
+        """What one probe costs: its hold (warm-up included) and the settle pause after it."""
+        return self.hold + self.settle
+
+    @property
+    def max_probes(self) -> int:
+        """How many probes fit in the budget."""
+        return int(self.budget // self.probe_seconds)
+
+    def next_rate(self, probes: Sequence[Probe], elapsed: float | None = None) -> float | None:
+        """The rate of the next probe, or None when the search is over (`stop_reason` says why).
+
+        `elapsed` is the seconds the probes took so far; by default each counts `probe_seconds`.
+        """
+        return self._next(probes, elapsed)[0]
+
+    def stop_reason(self, probes: Sequence[Probe], elapsed: float | None = None) -> str | None:
+        """Why the search is over ("found", "budget", "too slow", "too fast"), None while it goes on."""
+        return self._next(probes, elapsed)[1]
+
+    def _next(self, probes: Sequence[Probe], elapsed: float | None) -> tuple[float | None, str | None]:
+        spent = len(probes) * self.probe_seconds if elapsed is None else elapsed
+        if not probes:
+            return self.start, None
+        held, failed = bracket(probes)
+        if held is not None and failed is not None:
+            if failed <= held * (1 + self.resolution):
+                return None, FOUND
+            rate = _round(math.sqrt(held * failed))
+            if not held < rate < failed:  # rounding left nothing between them
+                return None, FOUND
+        elif failed is None:  # everything held so far: climb
+            rate = _round(max(probe.rate for probe in probes) * self.factor)
+            if rate > self.max_rate:
+                return None, TOO_FAST
+        else:  # nothing held yet: go down
+            rate = _round(min(probe.rate for probe in probes) / self.factor)
+            if rate < self.min_rate:
+                return None, TOO_SLOW
+        if spent + self.probe_seconds > self.budget + 1e-9:
+            return None, BUDGET
+        return rate, None
+
+
+def bracket(probes: Sequence[Probe]) -> tuple[float | None, float | None]:
+    """(highest rate held below the lowest rate failed, lowest rate failed); None where there is none."""
+    failed = min((probe.rate for probe in probes if not probe.passed), default=None)
+    held = max(
+        (probe.rate for probe in probes if probe.passed and (failed is None or probe.rate < failed)),
+        default=None,
+    )
+    return held, failed
+
+
+def ceiling(probes: Sequence[Probe]) -> float | None:
+    """The highest rate held below the lowest rate failed; None when no rate below it held."""
+    return bracket(probes)[0]
+
+
+def _round(rate: float) -> float:
+    """A rate to three significant figures (2,828.4 -> 2,830): probes read as round numbers, and
+    0.1 % is far finer than any resolution a search is asked for."""
+    if rate <= 0:
+        return rate
+    digits = 2 - math.floor(math.log10(rate))
+    value = round(rate, digits)
+    return float(int(value)) if value == int(value) else value

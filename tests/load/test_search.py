@@ -1,0 +1,101 @@
+"""The ceiling search's planner against fake servers of known capacity: where it ends, in how many probes."""
+
+from __future__ import annotations
+
+import random
+
+import pytest
+
+from dbladder.errors import InvalidConfig
+from dbladder.load.search import BUDGET, FOUND, TOO_FAST, TOO_SLOW, Probe, Search, bracket, ceiling
+
+
+def search_against(capacity: float, search: Search, noise: float = 0.0, seed: int = 1) -> list[Probe]:
+    """Run the planner against a server that holds a rate when it is at most its capacity
+    (times a random factor within +-noise, drawn afresh per probe)."""
+    rng = random.Random(seed)
+    probes: list[Probe] = []
+    while (rate := search.next_rate(probes)) is not None:
+        probes.append(Probe(rate, rate <= capacity * (1 + rng.uniform(-noise, noise))))
+        assert len(probes) < 100
+    return probes
+
+
+@pytest.mark.parametrize("capacity", [3.7, 180, 500, 2_600, 4_100, 31_000, 250_000])
+def test_the_search_ends_within_its_resolution_of_the_capacity(capacity):
+    search = Search(start=500, budget=10_000)
+    probes = search_against(capacity, search)
+    held, failed = bracket(probes)
+    assert search.stop_reason(probes) == FOUND
+    assert held is not None and failed is not None
+    assert held <= capacity < failed <= held * 1.05
+    assert capacity / 1.05 <= ceiling(probes) <= capacity
+
+
+def test_the_probes_climb_geometrically_then_bisect():
+    probes = search_against(2_600, Search(start=500, budget=10_000))
+    rates = [probe.rate for probe in probes]
+    assert rates[:4] == [500, 1000, 2000, 4000]
+    assert [probe.passed for probe in probes[:4]] == [True, True, True, False]
+    assert rates[4] == 2830  # sqrt(2,000 * 4,000) to three figures
+    # Bisecting a factor of 2 down to 5 %: ln 2 / ln 1.05 = 14.2, so 4 halvings of the log width.
+    assert len(rates) == 4 + 4
+
+
+def test_the_first_probe_failing_sends_the_search_down():
+    probes = search_against(90, Search(start=500, budget=10_000))
+    assert [probe.rate for probe in probes[:4]] == [500, 250, 125, 62.5]
+    assert ceiling(probes) is not None and 90 / 1.05 <= ceiling(probes) <= 90
+
+
+def test_the_budget_stops_the_search_and_the_bracket_stays_honest():
+    search = Search(start=500, budget=60, hold=10, settle=2)  # 5 probes of 12 s
+    probes = search_against(2_600, search)
+    assert len(probes) == 5 and search.max_probes == 5
+    assert search.stop_reason(probes) == BUDGET
+    assert bracket(probes) == (2000, 2830)  # the ceiling is what was held, not a guess past it
+
+
+def test_the_elapsed_time_counts_instead_of_the_nominal_probe_length():
+    search = Search(start=500, budget=60, hold=10, settle=2)
+    probes = [Probe(500, True)]
+    assert search.next_rate(probes, elapsed=12) == 1000
+    assert search.next_rate(probes, elapsed=50) is None and search.stop_reason(probes, elapsed=50) == BUDGET
+
+
+def test_a_server_that_holds_nothing_or_everything_ends_the_search():
+    assert search_against(0.1, Search(start=500, budget=10_000))[-1].rate >= 1
+    assert (
+        Search(start=500, budget=10_000).stop_reason(search_against(0.1, Search(start=500, budget=10_000)))
+        == TOO_SLOW
+    )
+    search = Search(start=500, budget=10_000, max_rate=10_000)
+    probes = search_against(1e9, search)
+    assert [probe.rate for probe in probes] == [500, 1000, 2000, 4000, 8000]
+    assert search.stop_reason(probes) == TOO_FAST and ceiling(probes) == 8000
+
+
+def test_a_noisy_server_still_ends_near_its_capacity():
+    # A server whose capacity wobbles +-3 % from probe to probe: the bracket ends within the
+    # resolution plus the wobble, and a pass above a failure never raises the ceiling.
+    for seed in range(50):
+        probes = search_against(2_600, Search(start=500, budget=10_000), noise=0.03, seed=seed)
+        found = ceiling(probes)
+        assert found is not None and 2_600 * 0.97 / 1.05 <= found <= 2_600 * 1.03
+        failed = min(probe.rate for probe in probes if not probe.passed)
+        assert found < failed
+
+
+def test_the_ceiling_ignores_a_pass_above_the_lowest_failure():
+    probes = [Probe(1000, True), Probe(2000, False), Probe(1500, True), Probe(3000, True)]
+    assert bracket(probes) == (1500, 2000)
+    assert ceiling(probes) == 1500
+    assert ceiling([Probe(500, False)]) is None
+
+
+def test_invalid_settings_are_all_reported_at_once():
+    with pytest.raises(InvalidConfig) as raised:
+        Search(start=0, factor=1, resolution=0, hold=2, warmup=3, budget=1).checked()
+    text = str(raised.value)
+    for words in ("search start", "factor", "resolution", "warmup", "budget"):
+        assert words in text

@@ -133,7 +133,8 @@ def test_the_markdown_shows_the_result_first_and_figures_from_result_json(bundle
         assert header == ["round", "runs", label]
         ceiling = rows[0][2]
         assert number(ceiling) == (result["ceiling_rps"] or result["levels"][0]["offered_rps"])
-        level_tables = [(h, r) for h, r in tables if h[0] == "level"]
+        level_tables = [(h, r) for h, r in tables if h[0] == "level" and h[1] != "operation"]
+        assert [h[:2] for h, _ in tables if h[:2] == ["level", "operation"]] == [["level", "operation"]]
         assert len(level_tables) == 1
         check_level_table(*level_tables[0], result)
         assert f"PRAGMA synchronous = {result['engine']['durability']['synchronous']};" in text
@@ -208,8 +209,8 @@ def test_the_html_tables_and_plotted_points_are_result_jsons_figures(bundles):
 def test_the_html_has_the_four_plots_and_nothing_to_fetch(bundles):
     text = (bundles[0] / "report.html").read_text()
     page = Page(text)
-    assert page.plots == ["throughput", "latency", "failures", "cpu"]
-    assert text.count('<svg class="chart"') == 1 + 3 + 1 + 3
+    assert page.plots == ["throughput", "latency", "failures", "cpu", "operations"]
+    assert text.count('<svg class="chart"') == 1 + 3 + 1 + 3 + 4  # and a p95 panel per shop operation
     assert page.references == []
     assert not re.search(r"https?://|@import|url\(|<script|<link|<img", text)
     pass_marks = re.findall(r'data-mark="pass" data-y="([^"]+)"', text)
@@ -276,7 +277,7 @@ def test_the_report_command_compares_two_bundles(bundles, tmp_path):
         f"{label}: {rows[0][0]}" for label in labels
     ]
     page = Page((out / "report.html").read_text())
-    assert page.plots == ["throughput", "latency", "failures", "cpu"]
+    assert page.plots == ["throughput", "latency", "failures", "cpu", "operations"]
     assert {point["data-series"] for point in page.points if point["data-key"] == "p95_ms"} == set(labels)
     with (out / "levels.csv").open(newline="") as stream:
         engines = [row["engine"] for row in csv.DictReader(stream)]
@@ -446,7 +447,7 @@ def test_a_users_round_renders_in_users_with_result_jsons_figures(closed_bundles
         assert close_rate(figure, ceiling)
         assert text.startswith(f"# {label}: held {users:,} users, {ceiling:,.0f} req/s")
     assert close_rate(rows[1][2], result["peak_rps"])
-    levels = [(h, r) for h, r in tables if h[0] == "level"]
+    levels = [(h, r) for h, r in tables if h[0] == "level" and h[1] != "operation"]
     assert len(levels) == 1
     check_closed_level_table(*levels[0], result)
     assert "| think time | 50 to 150 ms between an answer and the user's next request, uniform;" in text
@@ -482,8 +483,8 @@ def test_closed_html_has_the_four_plots_against_users_and_nothing_to_fetch(close
         result = result_of(bundle)
         text = (bundle / "report.html").read_text()
         page = Page(text)
-        assert page.plots == ["throughput", "latency", "failures", "cpu"]
-        assert text.count('<svg class="chart"') == 1 + 3 + 1 + 3
+        assert page.plots == ["throughput", "latency", "failures", "cpu", "operations"]
+        assert text.count('<svg class="chart"') == 1 + 3 + 1 + 3 + 4  # and a p95 panel per shop operation
         assert page.references == []
         assert not re.search(r"https?://|@import|url\(|<script|<link|<img", text)
         # Every chart's x axis is users; every plotted point sits at its level's users.

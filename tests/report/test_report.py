@@ -206,7 +206,7 @@ def test_the_html_tables_and_plotted_points_are_result_jsons_figures(bundles):
         assert failed == [not level["passed"] for level in result["levels"] if level["p95_ms"] > 0]
 
 
-def test_the_html_has_the_four_plots_and_nothing_to_fetch(bundles):
+def test_the_html_has_its_plots_and_nothing_to_fetch(bundles):
     text = (bundles[0] / "report.html").read_text()
     page = Page(text)
     assert page.plots == ["throughput", "latency", "failures", "cpu", "operations"]
@@ -214,10 +214,10 @@ def test_the_html_has_the_four_plots_and_nothing_to_fetch(bundles):
     assert page.references == []
     assert not re.search(r"https?://|@import|url\(|<script|<link|<img", text)
     pass_marks = re.findall(r'data-mark="pass" data-y="([^"]+)"', text)
-    assert pass_marks == ["50", "1"]  # the p95 panel and the failed-% plot
+    assert pass_marks == ["50", "1"] + ["50"] * 4  # the p95 panel, the failed-% plot, each operation's p95
     ceiling = result_of(bundles[0])["ceiling_rps"]
     if ceiling is not None:
-        assert text.count(f'data-mark="ceiling" data-x="{ceiling:g}"') == 1 + 3 + 1 + 3
+        assert text.count(f'data-mark="ceiling" data-x="{ceiling:g}"') == 1 + 3 + 1 + 3 + 4
 
 
 def test_levels_csv_holds_every_level(bundles):
@@ -478,7 +478,7 @@ def test_a_spike_renders_its_phases_and_recovery_from_result_json(closed_bundles
         assert f"p95 back within 20 % after {recovery:g} s" in text
 
 
-def test_closed_html_has_the_four_plots_against_users_and_nothing_to_fetch(closed_bundles, tmp_path):
+def test_closed_html_has_its_plots_against_users_and_nothing_to_fetch(closed_bundles, tmp_path):
     for name, bundle in closed_bundles.items():
         result = result_of(bundle)
         text = (bundle / "report.html").read_text()
@@ -488,7 +488,7 @@ def test_closed_html_has_the_four_plots_against_users_and_nothing_to_fetch(close
         assert page.references == []
         assert not re.search(r"https?://|@import|url\(|<script|<link|<img", text)
         # Every chart's x axis is users; every plotted point sits at its level's users.
-        assert text.count(">users</text>") == 8
+        assert text.count(">users</text>") == 8 + 4
         assert "offered rate, req/s" not in text
         levels = [rows for kind, rows in page.tables if kind == "levels"]
         assert len(levels) == 1
@@ -500,10 +500,10 @@ def test_closed_html_has_the_four_plots_against_users_and_nothing_to_fetch(close
                 expected = [(x, y) for x, y in expected if y > 0]
             assert [x for x, _ in drawn] == [x for x, _ in expected], key
             assert [y for _, y in drawn] == pytest.approx([y for _, y in expected], rel=1e-5), key
-        assert re.findall(r'data-mark="pass" data-y="([^"]+)"', text) == ["50", "1"]
+        assert re.findall(r'data-mark="pass" data-y="([^"]+)"', text) == ["50", "1"] + ["50"] * 4
         ceilings = re.findall(r'data-mark="ceiling" data-x="([^"]+)"', text)
         if name == "spike" or result["ceiling_users"] is None:
             assert ceilings == []
         else:
-            assert ceilings == [f"{result['ceiling_users']:g}"] * (1 + 3 + 1 + 3)
+            assert ceilings == [f"{result['ceiling_users']:g}"] * (1 + 3 + 1 + 3 + 4)
         render_in_chromium(bundle / "report.html", tmp_path / name)

@@ -9,6 +9,10 @@ and stop the run after the first failed level without waiting for the whole ladd
 With `ProcessSpec.users` (the closed model) process k runs a `UsersGenerator` with
 every N-th user instead; its phases take the place of levels, in the events as in the result.
 
+Each process also hands over, every half second, the records of the writes answered 2xx
+(`acknowledged.py`); the parent keeps them in `Fleet.acknowledged` for the integrity check after
+the run, apart from the levels' figures.
+
 The processes ignore Ctrl-C: the parent decides. On Ctrl-C the caller calls `stop()`, the
 processes cancel their schedules, and `finish()` still collects what each one measured.
 """
@@ -33,6 +37,7 @@ from ..engines.base import EngineOptions
 from ..plans import Ladder, Level, UserPlan
 from ..workloads.base import Mix, Workload
 from ..workloads.registry import load_workload
+from .acknowledged import AcknowledgedWrites, AcknowledgingTarget
 from .clock import MonotonicClock
 from .executors import Executor
 from .executors.closed import UsersGenerator
@@ -123,11 +128,19 @@ async def _opened_target(spec: ProcessSpec, workload: Workload) -> AsyncIterator
 
 
 async def _drive(
-    spec: ProcessSpec, part: int, parts: int, origin: float | None, events: Any, stop: Any
+    spec: ProcessSpec,
+    part: int,
+    parts: int,
+    origin: float | None,
+    events: Any,
+    stop: Any,
+    acknowledged: AcknowledgedWrites,
 ) -> Recorder:
     workload = load_workload(spec.workload)
     async with _opened_target(spec, workload) as target:
-        return await _run_executor(spec, workload, target, part, parts, origin, events, stop)
+        if any(operation.write and operation.acknowledge for operation in workload.operations):
+            target = AcknowledgingTarget(target, workload, acknowledged)
+        return await _run_executor(spec, workload, target, part, parts, origin, events, stop, acknowledged)
 
 
 async def _run_executor(
@@ -139,6 +152,7 @@ async def _run_executor(
     origin: float | None,
     events: Any,
     stop: Any,
+    acknowledged: AcknowledgedWrites | None = None,
 ) -> Recorder:
     clock = MonotonicClock(spin=0.002 if spec.precise_clock else 0.0)
     if origin is not None:
@@ -159,6 +173,9 @@ async def _run_executor(
         done, _ = await asyncio.wait({task}, timeout=REPORT_INTERVAL)
         if events is not None:
             reported = _report_levels(generator.recorder, reported, part, events)
+            chunk = acknowledged.take() if acknowledged is not None else None
+            if chunk is not None:
+                events.put(("acknowledged", part, chunk))
             live = generator.progress()
             if live is not None and not done:
                 events.put(("live", part, asdict(live)))
@@ -196,19 +213,25 @@ def run_process(
 
     `origin` is the run start as a time.perf_counter() value (the system-wide monotonic clock on
     Linux), so processes started one by one still share one schedule; None starts now. Returns the
-    recorder's snapshot. It calls gc.freeze() before the run: a full collection walking every
-    object loaded so far stalled the loop for 30 ms on a 2-CPU VM, a schedule lag spike; frozen,
-    a collection only walks what the run itself allocates.
+    recorder's snapshot; without `events`, with the records of the acknowledged writes under
+    "acknowledged" (`AcknowledgedWrites.take()`; with `events` they went there). It calls
+    gc.freeze() before the run: a full collection walking every object loaded so far stalled the
+    loop for 30 ms on a 2-CPU VM, a schedule lag spike; frozen, a collection only walks what the
+    run itself allocates.
     """
     gc.collect()
     gc.freeze()
     recorder: Recorder | None = None
+    acknowledged = AcknowledgedWrites()
     try:
         with asyncio.Runner(loop_factory=uvloop.new_event_loop) as runner:
-            recorder = runner.run(_drive(spec, part, parts, origin, events, stop))
+            recorder = runner.run(_drive(spec, part, parts, origin, events, stop, acknowledged))
     finally:
         gc.unfreeze()
-    return recorder.snapshot()
+    snapshot = recorder.snapshot()
+    if events is None:
+        snapshot["acknowledged"] = acknowledged.take()
+    return snapshot
 
 
 def _child(spec: ProcessSpec, part: int, parts: int, origin: float, events: Any, stop: Any) -> None:
@@ -248,6 +271,8 @@ class Fleet:
         self._live: dict[int, dict[str, Any]] = {}
         self._done: dict[int, dict[str, Any]] = {}
         self.errors: dict[int, str] = {}
+        self.acknowledged = AcknowledgedWrites()
+        """The records of every write answered 2xx so far, from every process (for the integrity check)."""
         self._next_level = 0
         self._deadline = time.monotonic() + start_delay + spec.duration + spec.timeout + 30
 
@@ -324,7 +349,9 @@ class Fleet:
                         self.errors.setdefault(part, "did not report before the deadline")
             return None
         kind, part = message[0], message[1]
-        if kind == "done":
+        if kind == "acknowledged":
+            self.acknowledged.extend(message[2])
+        elif kind == "done":
             self._done[part] = message[2]
         elif kind == "error":
             self.errors[part] = message[2]

@@ -100,6 +100,40 @@ def check_integrity(
     return report
 
 
+def integrity_section(
+    db_url: str,
+    workload: Workload,
+    data: DataSpec,
+    acknowledged: AcknowledgedWrites,
+    before: Any,
+    engine: EngineInfo,
+    result: dict[str, Any],
+) -> dict[str, Any]:
+    """`check_integrity` for a run's result (its faults read from it); when the database cannot be
+    read, a section that says so, and a flag."""
+    try:
+        return check_integrity(db_url, workload, data, acknowledged, before, engine, result.get("faults", ()))
+    except IntegrityCheckFailed as exc:
+        result["flags"].append(str(exc))
+        return not_checked(str(exc), acknowledged.count + acknowledged.unreadable)
+
+
+def not_checked(reason: str, acknowledged: int) -> dict[str, Any]:
+    """The integrity section of a run whose check could not run."""
+    return {
+        "checked": False,
+        "acknowledged": acknowledged,
+        "present": None,
+        "lost": 0,
+        "corrupted": 0,
+        "unreadable": 0,
+        "violations": [],
+        "seconds": 0.0,
+        "what": reason,
+        "passed": False,
+    }
+
+
 def raise_if_lost(report: dict[str, Any] | None) -> None:
     """WritesLost (exit 4) when the integrity check found acknowledged writes lost or corrupted."""
     if report and (report["lost"] or report["corrupted"]):
@@ -140,7 +174,9 @@ def durability_note(engine: EngineInfo, faults: Sequence[dict[str, Any]] = ()) -
                 "has handed it to the kernel (write()), before it is on disk"
             )
         loses = (
-            "a kill -9 of the process cannot lose a commit the kernel already holds; "
+            "neither a kill -9 of the process nor a crash of the machine can lose an acknowledged commit"
+            if engine.durable
+            else "a kill -9 of the process cannot lose a commit the kernel already holds; "
             "only a crash of the machine or a power cut could, and this run caused neither"
         )
         if journal in ("MEMORY", "OFF"):

@@ -8,8 +8,11 @@ import click
 from rich.console import Console
 
 from ..errors import UsageError
+from ..report.integrity import integrity_lines
 from ..report.runs import comparison_table
 from ..run.compare import MAX_RUNS, CompareConfig, run_compare
+from ..run.integrity import WritesLost, summary
+from .common import db_texts, sigterm_as_interrupt
 from .run import TerminalProgress, build_config, round_options
 
 
@@ -19,8 +22,9 @@ from .run import TerminalProgress, build_config, round_options
     "db_urls",
     multiple=True,
     required=True,
-    metavar="URL",
-    help="A database to compare; give --db once per database (e.g. sqlite:///a.db and postgresql://...).",
+    metavar="URL|@FILE",
+    help="A database to compare; give --db once per database (e.g. sqlite:///a.db and postgresql://...); "
+    "managed:postgresql or managed:mariadb starts a throwaway server for the comparison.",
 )
 @click.option(
     "--runs",
@@ -35,11 +39,13 @@ def compare(db_urls: tuple[str, ...], runs: int, verify: bool, **options: Any) -
     """Run one round against several databases and print seed 001's "Result first" table."""
     if options["no_seed"]:
         raise UsageError("--no-seed does not go with compare: every run starts from the data as seeded")
+    db_urls = db_texts(db_urls)
     base = build_config({**options, "db_url": db_urls[0]})
     config = CompareConfig(db_urls=db_urls, base=base, runs=runs, out_dir=base.out_dir, verify=verify)
     progress = TerminalProgress(Console(stderr=True))
     try:
-        document = run_compare(config, progress)
+        with sigterm_as_interrupt():
+            document = run_compare(config, progress)
     finally:
         progress.close()
     click.echo("")
@@ -50,5 +56,17 @@ def compare(db_urls: tuple[str, ...], runs: int, verify: bool, **options: Any) -
         widths = [max(len(row[i]) for row in rows) for i in range(len(rows[0]))]
         for row in rows:
             click.echo("  ".join(cell.ljust(width) for cell, width in zip(row, widths, strict=True)).rstrip())
+    for result in document["runs"]:
+        for line in integrity_lines(result):
+            click.echo(f"{result['label']} run {result['run']}: {line}")
     click.echo(f"\nsaved    {config.out_dir / 'compare.json'}")
     click.echo(f"report   {config.out_dir / 'report.html'} (and report.md)")
+    lost = [
+        result for result in document["runs"] if result.get("integrity") and not _kept(result["integrity"])
+    ]
+    if lost:  # exit code 4
+        raise WritesLost("; ".join(f"{r['label']} run {r['run']}: {summary(r['integrity'])}" for r in lost))
+
+
+def _kept(integrity: dict[str, Any]) -> bool:
+    return not (integrity["lost"] or integrity["corrupted"])

@@ -16,10 +16,13 @@ from ..load.presets import DEFAULT_PRESET, get_preset
 from ..load.recorder import LiveView
 from ..plans import Phase, UserPlan
 from ..report import terminal
+from ..report.integrity import integrity_lines
 from ..result.passmark import PassMark
+from ..run.faults import KINDS
+from ..run.integrity import raise_if_lost
 from ..run.round import TARGETS, RunConfig, default_out_dir, run_ladder
 from ..workloads.registry import load_workload
-from .common import DATA_OPTIONS, db_option, parse_sizes, workload_option
+from .common import DATA_OPTIONS, db_option, parse_sizes, sigterm_as_interrupt, workload_option
 
 
 class TerminalProgress:
@@ -173,6 +176,19 @@ ROUND_OPTIONS = [
         help="Send the load to a service already running at URL (http://host:port) instead of starting one.",
     ),
     click.option("--allow-remote-target", is_flag=True, help="Allow load to a non-loopback address."),
+    click.option(
+        "--fault",
+        "faults",
+        multiple=True,
+        metavar="KIND@LEVEL[:SECOND]",
+        help=f"Cause a fault during the load (repeatable), e.g. kill-db@3:10; kinds: {', '.join(KINDS)}. "
+        "Only what the run started, or a managed server (--db managed:postgresql), is ever stopped.",
+    ),
+    click.option(
+        "--no-integrity",
+        is_flag=True,
+        help="Skip the check, after a run with writes, that every acknowledged write is still there.",
+    ),
 ]
 """Every option of a round but --db: `run` and `compare` share them."""
 
@@ -193,15 +209,19 @@ def run(**options: Any) -> None:
     console = Console(stderr=True)
     progress = TerminalProgress(console)
     try:
-        result = run_ladder(config, progress)
+        with sigterm_as_interrupt():
+            result = run_ladder(config, progress)
     finally:
         progress.close()
     click.echo("")
     if not result["levels"]:
         click.echo("no level finished")
     click.echo(terminal.summary(result))
+    for line in integrity_lines(result):
+        click.echo(line)
     click.echo(f"saved    {config.out_dir / 'result.json'}")
     click.echo(f"report   {config.out_dir / 'report.html'} (and report.md, levels.csv, timeseries.csv)")
+    raise_if_lost(result.get("integrity"))  # exit code 4
 
 
 def _users_plan(plan: UserPlan, options: dict[str, Any]) -> UserPlan:
@@ -271,4 +291,6 @@ def build_config(options: dict[str, Any]) -> RunConfig:
         out_dir=options["out_dir"] or default_out_dir(),
         service_url=options["service_url"],
         allow_remote_target=options["allow_remote_target"],
+        faults=tuple(options["faults"]),
+        integrity=not options["no_integrity"],
     ).checked()

@@ -25,7 +25,6 @@ from __future__ import annotations
 
 import asyncio
 import http.client
-import math
 import random
 import re
 import signal
@@ -41,6 +40,7 @@ from ..engines import opened
 from ..engines.base import EngineOptions
 from ..errors import DbladderError, UsageError
 from ..plans import Level
+from ..report.integrity import fault_line
 from ..servers import ManagedServer, fault_permission, is_managed_spec
 from ..service.server import RunningService, http_request
 from ..workloads.base import Draw, Sizes, Workload
@@ -368,25 +368,8 @@ class FaultInjector:
 
 
 def describe(records: Sequence[dict[str, Any]]) -> list[str]:
-    """One line per fault, for the terminal and the report."""
-    lines = []
-    for record in records:
-        if record["state"] == "not reached":
-            lines.append(f"{record['fault']}: not reached (the run ended before it)")
-            continue
-        if record["state"] == "failed":
-            lines.append(
-                f"{record['fault']} at {record['at_s']:.1f} s: could not be caused: {record['error']}"
-            )
-            continue
-        back = record.get("back_after_s")
-        answers = (
-            f"answers came back after {back:.2f} s"
-            if isinstance(back, float | int) and math.isfinite(back)
-            else "answers did not come back"
-        )
-        lines.append(f"{record['fault']} at {record['at_s']:.1f} s: {record['detail']}; {answers}")
-    return lines
+    """One line per fault, for the terminal and the report (`report.integrity.fault_line`)."""
+    return [fault_line(record) for record in records]
 
 
 def add_faults(result: dict[str, Any], injector: FaultInjector) -> list[str]:

@@ -24,6 +24,7 @@ from ..engines import opened
 from ..engines.base import EngineInfo, EngineOptions
 from ..errors import DbladderError
 from ..load.acknowledged import AcknowledgedWrites
+from ..report.integrity import integrity_line
 from ..workloads.base import DataSpec, Workload
 
 EXIT_WRITES_LOST = 4
@@ -141,17 +142,8 @@ def raise_if_lost(report: dict[str, Any] | None) -> None:
 
 
 def summary(report: dict[str, Any]) -> str:
-    """The check in one line, e.g. "integrity: 1,234 acknowledged, 1,234 present, 0 lost, 0 corrupted,
-    0 invariant violations (checked in 0.42 s)"."""
-    if not report["checked"]:
-        return f"integrity: not checked ({report['what']})"
-    present = report["present"]
-    return (
-        f"integrity: {report['acknowledged']:,} acknowledged, "
-        f"{present if present is None else format(present, ',')} present, "
-        f"{report['lost']:,} lost, {report['corrupted']:,} corrupted, "
-        f"{len(report['violations'])} invariant violation(s) (checked in {report['seconds']:.2f} s)"
-    )
+    """The check in one line (`report.integrity.integrity_line`)."""
+    return integrity_line(report)
 
 
 # What a kill -9 of the process that holds the data can lose, by engine and setting. A process kill

@@ -127,7 +127,7 @@ def fault_problems(
         elif fault.second is not None and not 0 <= fault.second < levels[fault.level - 1].hold:
             hold = levels[fault.level - 1].hold
             problems.append(
-                f"{where}: a second from 0 to below the level's {hold:g} s hold, not {fault.second:g}"
+                f"{where}: the second must be from 0 to below the level's {hold:g} s, not {fault.second:g}"
             )
         own_service = target == "http" and service_url is None
         if fault.kind in ("kill-service", "restart-service", "kill-writer") and not own_service:

@@ -6,8 +6,11 @@ from __future__ import annotations
 import json
 import os
 import secrets
+import shutil
+import signal
 import subprocess
 import sys
+import tempfile
 import threading
 import time
 from pathlib import Path
@@ -15,7 +18,9 @@ from pathlib import Path
 import apsw
 import pytest
 from conftest import MARIADB_URL, _mariadb_admin, unique_name
+from managed_support import require_programs
 
+from dbladder.servers.registry import ROOT_ENV
 from dbladder.urls import parse_url
 
 RUN = ["--steps", "2", "--start", "40", "--step", "0", "--hold", "3", "--warmup", "0", "--writes", "0.5"]
@@ -142,3 +147,52 @@ def test_a_password_from_the_environment_is_in_no_file_process_list_or_output(ma
     for text in (ran.stdout, ran.stderr, described.stdout, described.stderr):
         assert password not in text
     assert not seen_in_ps, "the password showed in the process list"
+
+
+@pytest.mark.slow
+def test_sigterm_stops_a_run_on_a_managed_server_and_leaves_nothing_behind(tmp_path):
+    require_programs("mariadb")
+    # A registry of its own, not under tmp_path: that is closed to the mysql user the server runs as.
+    registry = Path(tempfile.mkdtemp(prefix="dbladder-test-servers-"))
+    registry.chmod(0o755)
+    out = tmp_path / "out"
+    env = {**os.environ, ROOT_ENV: str(registry)}
+    command = [
+        sys.executable,
+        "-c",
+        "from dbladder.cli import main; main()",
+        "run",
+        "--db",
+        "managed:mariadb",
+    ]
+    command += [
+        "--size",
+        "products=500",
+        "--size",
+        "orders=1000",
+        *RUN,
+        *LENIENT,
+        "--steps",
+        "4",
+        "--out",
+        str(out),
+    ]
+    process = subprocess.Popen(command, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    try:
+        deadline = time.monotonic() + 120
+        result = out / "result.json"
+        while time.monotonic() < deadline and process.poll() is None:
+            if result.exists() and json.loads(result.read_text()).get("levels"):
+                break  # the first level is in: the load is under way
+            time.sleep(0.2)
+        assert [entry.name.split("-")[0] for entry in registry.iterdir()] == ["mariadb"]
+        process.send_signal(signal.SIGTERM)
+        _, stderr = process.communicate(timeout=120)
+    finally:
+        if process.poll() is None:
+            process.kill()
+        leftovers = list(registry.iterdir())
+        shutil.rmtree(registry, ignore_errors=True)
+    assert process.returncode == 0, stderr
+    assert json.loads(result.read_text())["status"] == "interrupted"
+    assert leftovers == []

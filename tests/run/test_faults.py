@@ -7,6 +7,7 @@ import dataclasses
 from pathlib import Path
 
 import pytest
+from managed_support import require_programs
 
 from dbladder.errors import InvalidConfig
 from dbladder.plans import Ladder
@@ -101,6 +102,7 @@ def test_sqlite_through_a_killed_service_and_writer_keeps_every_acknowledged_ord
 @pytest.mark.slow
 @pytest.mark.parametrize("engine", ["postgresql", "mariadb"])
 def test_a_killed_managed_server_keeps_every_acknowledged_order(engine, tmp_path):
+    require_programs(engine)
     result = run_ladder(config(f"managed:{engine}", tmp_path, faults=("kill-db@1:1",)))
     assert result["status"] == "complete" and len(result["levels"]) == 2
     assert result["config"]["db_url"] == f"managed:{engine}"

@@ -78,7 +78,7 @@ class ProcessSpec:
     in_flight: int = 1000
     timeout: float = 5.0
     target: str = "http"
-    db_url: str = ""
+    db_url: str = field(default="", repr=False)  # may hold a password: never in repr()
     pool_size: int = 100
     precise_clock: bool = False
     users: UserPlan | None = None

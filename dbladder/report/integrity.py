@@ -58,12 +58,13 @@ def integrity_lines(result: dict[str, Any]) -> list[str]:
 
 
 def integrity_section(results: Sequence[dict[str, Any]]) -> list[Block]:
-    """The report's "Nothing lost?" section; empty when no result checked anything or had faults."""
+    """The report's "Nothing lost?" part of the result section; empty when no result checked anything
+    or had faults."""
     checked = [result for result in results if result.get("integrity")]
     faulted = [result for result in results if result.get("faults")]
     if not checked and not faulted:
         return []
-    blocks: list[Block] = [Heading(2, "Nothing lost?")]
+    blocks: list[Block] = [Heading(3, "Nothing lost?")]
     if checked:
         blocks.append(
             Paragraph(

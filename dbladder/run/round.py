@@ -570,7 +570,7 @@ def _run_ladder(config: RunConfig, progress: Progress, server: ManagedServer | N
                 spec.levels(),
                 fleet.origin,
                 lambda: fleet.pids,
-                service.process.pid if service else None,
+                (lambda: service.pid) if service else None,
                 service.stats if service else None,
             )
             try:

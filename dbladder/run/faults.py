@@ -25,6 +25,7 @@ from __future__ import annotations
 
 import asyncio
 import http.client
+import math
 import random
 import re
 import signal
@@ -58,6 +59,8 @@ PROBE_INTERVAL = 0.02
 """Seconds between probes while waiting for answers to come back after a fault."""
 PROBE_LIMIT = 120.0
 """Seconds after a fault after which the probe gives up: answers did not come back."""
+PROBE_AFTER_LOAD = 30.0
+"""Seconds the probe goes on after the load has ended (a fault late in the last level)."""
 _SYNTAX = re.compile(r"^([a-z-]+)@(\d+)(?::(\d+(?:\.\d+)?))?$")
 
 
@@ -314,6 +317,7 @@ class FaultInjector:
             for fault in self.faults
         ]
         self._stop = threading.Event()
+        self._stopped_at = math.inf
         self._thread = threading.Thread(target=self._run, name="dbladder-faults", daemon=True)
 
     def __enter__(self) -> FaultInjector:
@@ -324,8 +328,10 @@ class FaultInjector:
     def __exit__(self, *exc_info: object) -> None:
         self.stop()
 
-    def stop(self, timeout: float = 120.0) -> None:
-        """Stop waiting for faults not yet due; a fault under way is finished (bounded)."""
+    def stop(self, timeout: float = PROBE_LIMIT) -> None:
+        """Stop waiting for faults not yet due; a fault under way is finished, and its probe goes on
+        for at most PROBE_AFTER_LOAD seconds more."""
+        self._stopped_at = time.perf_counter()
         self._stop.set()
         if self._thread.is_alive():
             self._thread.join(timeout)
@@ -357,13 +363,11 @@ class FaultInjector:
         record["action_s"] = round(time.perf_counter() - began, 3)
         record["state"] = "done"
         # From the moment it struck until a real request was answered again.
-        limit = began + PROBE_LIMIT
-        while time.perf_counter() < limit:
+        while time.perf_counter() < min(began + PROBE_LIMIT, self._stopped_at + PROBE_AFTER_LOAD):
             if self.probe():
                 record["back_after_s"] = round(time.perf_counter() - began, 3)
                 return
-            if self._stop.wait(PROBE_INTERVAL):
-                break
+            time.sleep(PROBE_INTERVAL)
         record["back_after_s"] = None
 
 

@@ -4,6 +4,7 @@ through them, the level shows the outage, and no acknowledged write is lost with
 from __future__ import annotations
 
 import dataclasses
+import time
 from pathlib import Path
 
 import pytest
@@ -12,7 +13,7 @@ from managed_support import require_programs
 from dbladder.errors import InvalidConfig
 from dbladder.plans import Ladder
 from dbladder.result.passmark import PassMark
-from dbladder.run.faults import BadFault, Fault, fault_problems, parse_fault
+from dbladder.run.faults import BadFault, Fault, FaultActions, FaultInjector, fault_problems, parse_fault
 from dbladder.run.round import RunConfig, run_ladder
 
 SMALL = {"products": 2000, "orders": 5000}
@@ -117,3 +118,45 @@ def test_a_killed_managed_server_keeps_every_acknowledged_order(engine, tmp_path
     assert struck["faults"] == [fault] and sum(struck["failures"].values()) > 0
     assert "faults" not in after
     print(engine, "failures:", struck["failures"], "back after", fault["back_after_s"], "s")
+
+
+class Recorded(FaultActions):
+    """Actions that only note when they ran (the real ones are tested end to end above)."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.times: list[float] = []
+
+    def run(self, kind: str) -> str:
+        self.times.append(time.perf_counter())
+        return f"{kind} noted"
+
+
+def test_the_injector_strikes_on_the_run_clock_and_times_until_answers_come_back():
+    levels = Ladder(10, 10, 3, 0.4).levels()
+    actions = Recorded()
+    origin = time.perf_counter() + 0.1
+    answers_from = origin + 0.4 + 0.1 + 0.25  # level 2, second 0.1, then 0.25 s of outage
+    faults = [parse_fault("kill-service@2:0.1"), parse_fault("restart-db@3")]
+    with FaultInjector(
+        faults, levels, origin, actions, lambda: time.perf_counter() >= answers_from
+    ) as injector:
+        time.sleep(1.4)
+    first, second = injector.records
+    # Level 2 starts at 0.4 s; level 3's middle is 0.8 + 0.2. A busy machine may wake the thread late.
+    assert [t - origin for t in actions.times] == [pytest.approx(0.5, abs=0.1), pytest.approx(1.0, abs=0.1)]
+    assert first["state"] == "done" and first["detail"] == "kill-service noted"
+    assert first["at_s"] == pytest.approx(0.5, abs=0.1)
+    # The outage ends 0.75 s after the origin whenever the strike came; probes go every 20 ms.
+    assert first["at_s"] + first["back_after_s"] == pytest.approx(0.75, abs=0.06)
+    assert second["back_after_s"] < 0.1  # answers never went away
+    assert injector.records_for(1) == [first] and injector.records_for(0) == []
+
+
+def test_a_fault_the_run_never_reaches_is_recorded_as_such():
+    levels = Ladder(10, 10, 2, 5).levels()
+    with FaultInjector(
+        [parse_fault("kill-db@2:1")], levels, time.perf_counter(), Recorded(), lambda: True
+    ) as injector:
+        pass
+    assert injector.records[0]["state"] == "not reached"

@@ -98,7 +98,8 @@ class AcknowledgedWrites:
     def add(self, operation: str, record: tuple[Any, ...]) -> None:
         """File one record."""
         self.count += 1
-        if all(value.__class__ is int and INT64[0] <= value <= INT64[1] for value in record):
+        # An empty record (a write that answered nothing to look up) is kept as a tuple: still counted.
+        if record and all(value.__class__ is int and INT64[0] <= value <= INT64[1] for value in record):
             by_width = self._packed.get(operation)
             if by_width is None:
                 by_width = self._packed[operation] = {}

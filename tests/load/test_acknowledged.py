@@ -18,6 +18,7 @@ def test_whole_number_records_pack_into_eight_bytes_a_number_and_survive_a_pickl
         store.add("create", (n, 10 * n, 1, 2, 3, 4))
     store.add("create", (1, "text"))  # not packable: kept as it is
     store.add("post", (2**63, 1))  # too large for int64: kept as it is
+    store.add("toggle", ())  # a write that answered nothing: still counted
     assert store.nbytes == 1000 * 6 * 8
     chunk = pickle.loads(pickle.dumps(store.take()))
     assert store.count == 0 and store.take() is None
@@ -25,7 +26,7 @@ def test_whole_number_records_pack_into_eight_bytes_a_number_and_survive_a_pickl
     parent.extend(chunk)
     parent.extend(chunk)
     records = parent.by_operation()
-    assert parent.count == 2 * 1002
+    assert parent.count == 2 * 1003 and len(records["toggle"]) == 2
     create = records["create"]
     assert len(create) == 2002
     assert create[0] == (0, 0, 1, 2, 3, 4) and create[999] == (999, 9990, 1, 2, 3, 4)

@@ -10,6 +10,7 @@ import click
 from ..errors import UsageError
 from ..service.consistency import InstanceCheck, compare_instances
 from ..service.consistency import check_instances as run_check
+from .common import db_texts
 
 
 def _report(check: InstanceCheck) -> str:
@@ -28,7 +29,7 @@ def _report(check: InstanceCheck) -> str:
     "--db",
     "db_urls",
     multiple=True,
-    metavar="URL",
+    metavar="URL|@FILE",
     help="Database URL; once: two instances share it; twice: one instance on each.",
 )
 @click.option(
@@ -53,7 +54,7 @@ def check_instances(db_urls: tuple[str, ...], services: tuple[str, ...], workers
     else:
         if not 1 <= len(db_urls) <= 2:
             raise UsageError("give --db once (shared database) or twice (one database per instance)")
-        check = run_check(db_urls, workers=workers)
+        check = run_check(db_texts(db_urls), workers=workers)
     click.echo(json.dumps(check.to_dict(), indent=2) if as_json else _report(check))
     if not check.consistent:
         # sys.exit, not ctx.exit: the group runs click in non-standalone mode, which swallows ctx.exit.

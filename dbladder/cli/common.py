@@ -2,23 +2,41 @@
 
 from __future__ import annotations
 
+import contextlib
+import os
+import signal
+from collections.abc import Iterator, Sequence
 from typing import Any
 
 import click
 
 from ..engines.base import DEFAULT_POOL_SIZE, EngineInfo, EngineOptions
 from ..errors import UsageError
+from ..urls import DB_URL_ENV, url_text
 from ..workloads.registry import DEFAULT_WORKLOAD
 
 DEFAULT_DB = "sqlite:///shop.db"
 
+
+def _db_text(ctx: click.Context, param: click.Parameter, value: str | None) -> str:
+    # --db, else DBLADDER_DB_URL, else the default; @path reads the URL from a file (urls.url_text).
+    return url_text(value, os.environ, default=DEFAULT_DB)
+
+
+def db_texts(values: Sequence[str]) -> tuple[str, ...]:
+    """Each repeated --db as `url_text` reads it (@path from a file)."""
+    return tuple(url_text(value, os.environ) for value in values)
+
+
 db_option = click.option(
     "--db",
     "db_url",
-    default=DEFAULT_DB,
-    show_default=True,
-    metavar="URL",
-    help="Database URL: sqlite:///file.db, postgresql://user@host:port/db, mariadb://user@host:port/db.",
+    default=None,
+    callback=_db_text,
+    metavar="URL|@FILE",
+    help="Database URL: sqlite:///file.db, postgresql://user@host:port/db, mariadb://user@host:port/db; "
+    f"@FILE reads it from a file. Default: ${DB_URL_ENV}, else {DEFAULT_DB}. No password here: "
+    "PGPASSWORD or ~/.pgpass, ~/.my.cnf or MYSQL_PWD supply it.",
 )
 pool_option = click.option(
     "--pool",
@@ -94,3 +112,18 @@ def parse_sizes(settings: tuple[str, ...]) -> dict[str, int]:
             )
         sizes[name.strip()] = int(value)
     return sizes
+
+
+@contextlib.contextmanager
+def sigterm_as_interrupt() -> Iterator[None]:
+    """SIGTERM handled as Ctrl-C for the block: the run stops its load, keeps what it measured, and
+    removes what it started (a managed server, the service) instead of dying without `finally`."""
+
+    def interrupt(signum: int, frame: Any) -> None:
+        raise KeyboardInterrupt
+
+    previous = signal.signal(signal.SIGTERM, interrupt)
+    try:
+        yield
+    finally:
+        signal.signal(signal.SIGTERM, previous)

@@ -20,11 +20,14 @@ from ..load.recorder import LiveView
 from ..load.search import Search
 from ..plans import Phase, UserPlan
 from ..report import terminal
+from ..report.integrity import integrity_lines
 from ..result.expectations import EXIT_UNMET, Expectations, parse_at_rate, unmet
 from ..result.passmark import PassMark
+from ..run.faults import KINDS
+from ..run.integrity import raise_if_lost
 from ..run.round import SEARCH_PLAN, TARGETS, RunConfig, default_out_dir, run_ladder
 from ..workloads.registry import load_workload
-from .common import DATA_OPTIONS, db_option, parse_sizes, workload_option
+from .common import DATA_OPTIONS, db_option, parse_sizes, sigterm_as_interrupt, workload_option
 
 
 class TerminalProgress:
@@ -203,6 +206,19 @@ ROUND_OPTIONS = [
         help="Send the load to a service already running at URL (http://host:port) instead of starting one.",
     ),
     click.option("--allow-remote-target", is_flag=True, help="Allow load to a non-loopback address."),
+    click.option(
+        "--fault",
+        "faults",
+        multiple=True,
+        metavar="KIND@LEVEL[:SECOND]",
+        help=f"Cause a fault during the load (repeatable), e.g. kill-db@3:10; kinds: {', '.join(KINDS)}. "
+        "Only what the run started, or a managed server (--db managed:postgresql), is ever stopped.",
+    ),
+    click.option(
+        "--no-integrity",
+        is_flag=True,
+        help="Skip the check, after a run with writes, that every acknowledged write is still there.",
+    ),
 ]
 """Every option of a round but --db: `run` and `compare` share them."""
 
@@ -265,7 +281,8 @@ def run(
     console = Console(stderr=True)
     progress = TerminalProgress(console)
     try:
-        result = run_ladder(config, progress)
+        with sigterm_as_interrupt():
+            result = run_ladder(config, progress)
     finally:
         progress.close()
     echo = _echo(as_json)
@@ -273,6 +290,8 @@ def run(
     if not result["levels"]:
         echo("no level finished")
     echo(terminal.summary(result))
+    for line in integrity_lines(result):
+        echo(line)
     echo(f"saved    {config.out_dir / 'result.json'}")
     echo(f"report   {config.out_dir / 'report.html'} (and report.md, levels.csv, timeseries.csv)")
     missed = unmet(expectations, result) if expectations.any else []
@@ -280,6 +299,7 @@ def run(
         echo(f"expected {problem}")
     if as_json:
         click.echo(json.dumps(result, indent=2))
+    raise_if_lost(result.get("integrity"))  # exit code 4, before 3: a lost write matters more
     if missed:
         sys.exit(EXIT_UNMET)
 
@@ -407,4 +427,6 @@ def _config(
         out_dir=options["out_dir"] or default_out_dir(),
         service_url=options["service_url"],
         allow_remote_target=options["allow_remote_target"],
+        faults=tuple(options["faults"]),
+        integrity=not options["no_integrity"],
     ).checked()

@@ -14,6 +14,10 @@ for a command on its own queue, runs one level at the rate the parent chose (`Fl
 it, and waits for the next, so a probe costs no process start. Probes are levels numbered in the
 order run, on one timeline from the fleet's origin.
 
+Each process also hands over, every half second, the records of the writes answered 2xx
+(`acknowledged.py`); the parent keeps them in `Fleet.acknowledged` for the integrity check after
+the run, apart from the levels' figures.
+
 The processes ignore Ctrl-C: the parent decides. On Ctrl-C the caller calls `stop()`, the
 processes cancel their schedules, and `finish()` still collects what each one measured.
 """
@@ -38,6 +42,7 @@ from ..engines.base import EngineOptions
 from ..plans import Ladder, Level, UserPlan
 from ..workloads.base import Mix, Workload
 from ..workloads.registry import load_workload
+from .acknowledged import AcknowledgedWrites, AcknowledgingTarget
 from .clock import MonotonicClock
 from .executors import Executor
 from .executors.closed import UsersGenerator
@@ -79,7 +84,7 @@ class ProcessSpec:
     in_flight: int = 1000
     timeout: float = 5.0
     target: str = "http"
-    db_url: str = ""
+    db_url: str = field(default="", repr=False)  # may hold a password: never in repr()
     pool_size: int = 100
     precise_clock: bool = False
     users: UserPlan | None = None
@@ -144,12 +149,24 @@ async def _drive(
     events: Any,
     stop: Any,
     commands: Any = None,
+    acknowledged: AcknowledgedWrites | None = None,
 ) -> Recorder | dict[str, Any]:
     workload = load_workload(spec.workload)
+    acknowledges = any(operation.write and operation.acknowledge for operation in workload.operations)
     async with _targets(spec, workload) as make_target:
+
+        def target() -> Target:
+            # Only a workload whose writes leave a record pays for keeping the bodies of their answers.
+            made = make_target()
+            if acknowledged is None or not acknowledges:
+                return made
+            return AcknowledgingTarget(made, workload, acknowledged)
+
         if spec.search is not None:
-            return await _run_probes(spec, workload, make_target, part, parts, origin, events, stop, commands)
-        return await _run_executor(spec, workload, make_target(), part, parts, origin, events, stop)
+            return await _run_probes(
+                spec, workload, target, part, parts, origin, events, stop, commands, acknowledged
+            )
+        return await _run_executor(spec, workload, target(), part, parts, origin, events, stop, acknowledged)
 
 
 async def _run_probes(
@@ -162,6 +179,7 @@ async def _run_probes(
     events: Any,
     stop: Any,
     commands: Any,
+    acknowledged: AcknowledgedWrites | None = None,
 ) -> dict[str, Any]:
     """Run one probe per command from `commands` ((index, rate, start) tuples; None ends), each one
     level on this process's part; the snapshot of every probe, as one run's."""
@@ -184,7 +202,7 @@ async def _run_probes(
         clock = MonotonicClock(spin=0.002 if spec.precise_clock else 0.0)
         clock.origin = clock_origin
         generator = Generator([level], clock, stream, make_target(), part, parts, operation_names=names)
-        recorder = await _watch(generator, part, events, stop)
+        recorder = await _watch(generator, part, events, stop, acknowledged)
         levels.append(recorder.level_snapshot(0))
         late_start = max(late_start, recorder.late_start - start)
         if recorder.interrupted:
@@ -208,6 +226,7 @@ async def _run_executor(
     origin: float | None,
     events: Any,
     stop: Any,
+    acknowledged: AcknowledgedWrites | None = None,
 ) -> Recorder:
     clock = MonotonicClock(spin=0.002 if spec.precise_clock else 0.0)
     if origin is not None:
@@ -222,10 +241,12 @@ async def _run_executor(
         generator = Generator(spec.ladder, clock, stream, target, part, parts, operation_names=names)
     else:
         raise ValueError("the ProcessSpec has neither a ladder nor users")
-    return await _watch(generator, part, events, stop)
+    return await _watch(generator, part, events, stop, acknowledged)
 
 
-async def _watch(generator: Executor, part: int, events: Any, stop: Any) -> Recorder:
+async def _watch(
+    generator: Executor, part: int, events: Any, stop: Any, acknowledged: AcknowledgedWrites | None = None
+) -> Recorder:
     """Run the executor, reporting its finished levels and live view, until it ends or `stop` is set."""
     task = asyncio.get_running_loop().create_task(generator.run())
     reported = 0
@@ -233,6 +254,9 @@ async def _watch(generator: Executor, part: int, events: Any, stop: Any) -> Reco
         done, _ = await asyncio.wait({task}, timeout=REPORT_INTERVAL)
         if events is not None:
             reported = _report_levels(generator.recorder, reported, part, events)
+            chunk = acknowledged.take() if acknowledged is not None else None
+            if chunk is not None:
+                events.put(("acknowledged", part, chunk))
             live = generator.progress()
             if live is not None and not done:
                 events.put(("live", part, asdict(live)))
@@ -273,18 +297,24 @@ def run_process(
 
     `origin` is the run start as a time.perf_counter() value (the system-wide monotonic clock on
     Linux), so processes started one by one still share one schedule; None starts now. Returns the
-    recorder's snapshot. It calls gc.freeze() before the run: a full collection walking every
-    object loaded so far stalled the loop for 30 ms on a 2-CPU VM, a schedule lag spike; frozen,
-    a collection only walks what the run itself allocates.
+    recorder's snapshot; without `events`, with the records of the acknowledged writes under
+    "acknowledged" (`AcknowledgedWrites.take()`; with `events` they went there). It calls
+    gc.freeze() before the run: a full collection walking every object loaded so far stalled the
+    loop for 30 ms on a 2-CPU VM, a schedule lag spike; frozen, a collection only walks what the
+    run itself allocates.
     """
     gc.collect()
     gc.freeze()
+    acknowledged = AcknowledgedWrites()
     try:
         with asyncio.Runner(loop_factory=uvloop.new_event_loop) as runner:
-            recorded = runner.run(_drive(spec, part, parts, origin, events, stop, commands))
+            recorded = runner.run(_drive(spec, part, parts, origin, events, stop, commands, acknowledged))
     finally:
         gc.unfreeze()
-    return recorded if isinstance(recorded, dict) else recorded.snapshot()
+    snapshot = recorded if isinstance(recorded, dict) else recorded.snapshot()
+    if events is None:
+        snapshot["acknowledged"] = acknowledged.take()
+    return snapshot
 
 
 def _child(
@@ -329,6 +359,8 @@ class Fleet:
         self._live: dict[int, dict[str, Any]] = {}
         self._done: dict[int, dict[str, Any]] = {}
         self.errors: dict[int, str] = {}
+        self.acknowledged = AcknowledgedWrites()
+        """The records of every write answered 2xx so far, from every process (for the integrity check)."""
         self._next_level = 0
         self._deadline = time.monotonic() + start_delay + spec.duration + spec.timeout + 30
 
@@ -447,7 +479,9 @@ class Fleet:
                         self.errors.setdefault(part, "did not report before the deadline")
             return None
         kind, part = message[0], message[1]
-        if kind == "done":
+        if kind == "acknowledged":
+            self.acknowledged.extend(message[2])
+        elif kind == "done":
             self._done[part] = message[2]
         elif kind == "error":
             self.errors[part] = message[2]

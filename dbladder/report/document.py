@@ -17,6 +17,7 @@ from . import figures as fig
 from .blocks import Block, Bullets, Column, Heading, Paragraph, Plots, Report, Table
 from .caveats import caveats
 from .closed import recovery_words, spike_levels, think_words
+from .integrity import integrity_section
 from .runs import Round, engine_labels, round_rows, rounds_of
 from .setup import pass_mark_words, setup_section
 from .verdicts import round_verdict, title_words
@@ -36,6 +37,7 @@ def build(results: Sequence[dict[str, Any]], samples: int | None = None) -> Repo
     subtitle = "; ".join(round_.title for round_ in rounds) + (f" ({', '.join(dates)})" if dates else "")
     blocks: list[Block] = [
         *_result_section(rounds),
+        *integrity_section(results),
         *setup_section(rounds),
         *_levels_section(rounds, len(results)),
         Heading(2, "What this does not show"),

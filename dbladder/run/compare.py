@@ -9,15 +9,17 @@ Engines alternate run by run so that a slow drift of the machine (another tenant
 disk, a throttled CPU) is shared by all of them instead of landing on whichever ran last. The
 verdict respects noise: the figures of one engine's runs give its spread, and a difference within
 it is "about the same" (`dbladder.report.runs`). compare.json is rewritten after every run, so an
-interrupted comparison keeps the runs it finished.
+interrupted comparison keeps the runs it finished. A `managed:ENGINE` database is a throwaway
+server started for the whole comparison and removed after it.
 """
 
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import dataclasses
 from collections import Counter
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any, cast
@@ -28,6 +30,7 @@ from ..errors import InvalidConfig
 from ..report.bundle import build_reports
 from ..result.files import write_json
 from ..result.schema import COMPARE_SCHEMA
+from ..servers import ManagedServer, is_managed_spec, managed_server_for, parse_managed_spec
 from ..urls import parse_url
 from ..workloads.base import DataSpec
 from ..workloads.registry import load_workload
@@ -40,7 +43,8 @@ MAX_RUNS = 20
 class CompareConfig:
     """The round (`base`, whose db_url is replaced by each of `db_urls`), the runs, the output folder."""
 
-    db_urls: tuple[str, ...]
+    # Database URLs or managed:ENGINE texts; kept out of repr(): a URL may hold a password.
+    db_urls: tuple[str, ...] = field(repr=False)
     base: RunConfig
     runs: int = 3
     out_dir: Path = Path("results")
@@ -72,7 +76,7 @@ class CompareConfig:
 
 def labels_for(urls: tuple[str, ...]) -> list[str]:
     """A short, unique, folder-safe label per database: the engine, numbered when it repeats."""
-    engines = [parse_url(url).engine for url in urls]
+    engines = [parse_managed_spec(url)[0] if is_managed_spec(url) else parse_url(url).engine for url in urls]
     counts = Counter(engines)
     seen: Counter[str] = Counter()
     labels = []
@@ -87,7 +91,21 @@ def run_compare(config: CompareConfig, progress: Progress | None = None) -> dict
     config = config.checked()
     progress = progress or QuietProgress()
     make_out_dir(config.out_dir)
+    with contextlib.ExitStack() as servers:
+        started: list[ManagedServer | None] = []
+        for text in config.db_urls:
+            if is_managed_spec(text):
+                progress.message(f"starting a throwaway server for the comparison: {text}")
+            started.append(servers.enter_context(managed_server_for(text)))
+        return _run_compare(config, progress, started)
+
+
+def _run_compare(
+    config: CompareConfig, progress: Progress, servers: list[ManagedServer | None]
+) -> dict[str, Any]:
     labels = labels_for(config.db_urls)
+    urls = tuple(server.url if server else url for server, url in zip(servers, config.db_urls, strict=True))
+    by_url = {server.url: server for server in servers if server is not None}
     workload = load_workload(config.base.workload)
     base = config.base
     # checked() refuses a comparison without a seed: every run starts from the data as seeded.
@@ -101,7 +119,7 @@ def run_compare(config: CompareConfig, progress: Progress | None = None) -> dict
         "created_at": _now(),
         "status": "running",
         "databases": [
-            {"label": label, "db_url": parse_url(url).redacted}
+            {"label": label, "db_url": url if is_managed_spec(url) else parse_url(url).redacted}
             for label, url in zip(labels, config.db_urls, strict=True)
         ],
         "runs_per_database": config.runs,
@@ -112,7 +130,7 @@ def run_compare(config: CompareConfig, progress: Progress | None = None) -> dict
     write_json(path, document)
     fresh: dict[str, FreshData] = {}
     try:
-        for label, url in zip(labels, config.db_urls, strict=True):
+        for label, url in zip(labels, urls, strict=True):
             progress.message(f"{label}: seeding the {workload.name} workload once: {sizes}")
             copies = FreshData(
                 url,
@@ -128,13 +146,13 @@ def run_compare(config: CompareConfig, progress: Progress | None = None) -> dict
             write_json(path, document)
         interrupted = False
         for number in range(1, config.runs + 1):
-            for label, url in zip(labels, config.db_urls, strict=True):
+            for label, url in zip(labels, urls, strict=True):
                 progress.message(f"run {number} of {config.runs}: {label}")
                 start = asyncio.run(fresh[label].before_run())
                 run_config = dataclasses.replace(
                     config.base, db_url=url, seed=None, out_dir=config.out_dir / f"{label}-run{number}"
                 )
-                result = run_ladder(run_config, progress)
+                result = run_ladder(run_config, progress, by_url.get(url))
                 result.update(label=label, run=number, fresh=start.to_dict())
                 # The run used the seeded data as restored, not data it seeded itself: say which.
                 result["config"]["seed"] = data.seed

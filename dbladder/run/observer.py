@@ -185,15 +185,19 @@ class RunObserver:
         levels: Sequence[Level],
         origin: float,
         generator: Callable[[], list[int]],
-        service_pid: int | None,
+        service_pid: int | Callable[[], int] | None,
         stats: Callable[[], dict[str, Any]] | None,
     ) -> None:
-        """Sample the generator, the service (its whole session) and the database from now on."""
+        """Sample the generator, the service (its whole session) and the database from now on.
+
+        `service_pid` may be a function giving the service's current PID: a fault that kills or
+        restarts the service (`faults.py`) starts it as another process, whose session is followed.
+        """
         self._origin = origin
         self._started = time.perf_counter()
         groups: dict[str, Callable[[], list[int]]] = {
             "generator": generator,
-            "service": session(service_pid) if service_pid is not None else nothing,
+            "service": _session_of(service_pid) if service_pid is not None else nothing,
             "database": self.database,
         }
         self._sampler = Sampler(groups, interval=SAMPLE_INTERVAL)
@@ -278,3 +282,10 @@ class RunObserver:
             database_warning=self.database.warning,
         )
         return flags, rows
+
+
+def _session_of(pid: int | Callable[[], int]) -> Callable[[], list[int]]:
+    """The live processes of a session, its leader given as a PID or as a function of the moment."""
+    if not callable(pid):
+        return session(pid)
+    return lambda: session(pid())()

@@ -6,7 +6,12 @@
            -> each level, once every process has finished it, becomes a row judged against the
               pass mark (dbladder.result.levels), with the machine's figures (observer.py)
            -> the run stops after the first failed level -> result.json (dbladder.result.files)
+           -> with writes: every acknowledged write looked up, the invariants checked (integrity.py)
            -> the report bundle (dbladder.report.bundle)
+
+`db_url` may be `managed:postgresql` (or mariadb, with settings): a throwaway server of dbladder's
+own, started for the round and removed after it (dbladder.servers). `faults` kill or restart the
+service or that server mid-level (faults.py); the run goes on through them.
 
 The result is written after every level, so an interrupted or killed run leaves every finished
 level on disk; Ctrl-C stops the load, keeps what was measured and stops the service. Progress
@@ -17,6 +22,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import dataclasses
 import ipaddress
 import os
 import platform
@@ -44,11 +50,23 @@ from ..result.levels import ceiling_of, level_row
 from ..result.passmark import PassMark
 from ..result.schema import RESULT_SCHEMA
 from ..result.spike import spike_recovery
+from ..servers import ManagedServer, is_managed_spec, managed_server_for, parse_managed_spec, server_for_url
 from ..service import ServiceConfig, running_service
 from ..service.server import RunningService
 from ..urls import parse_url
 from ..workloads.base import DataSpec, Mix, Workload
 from ..workloads.registry import DEFAULT_WORKLOAD, load_workload
+from .faults import (
+    FaultActions,
+    FaultInjector,
+    add_faults,
+    direct_probe,
+    fault_problems,
+    http_probe,
+    parse_faults,
+)
+from .integrity import integrity_section, take_baseline
+from .integrity import summary as integrity_summary
 from .observer import RunObserver, check_idle
 
 TARGETS = ("http", "direct")
@@ -61,7 +79,9 @@ SEARCH_PLAN = "search"
 class RunConfig:
     """Everything a round needs; `validate()` reports every problem at once."""
 
-    db_url: str = "sqlite:///shop.db"
+    # A database URL, or managed:ENGINE[?settings] for a server started for the round. Kept out of
+    # repr(): it may hold a password.
+    db_url: str = field(default="sqlite:///shop.db", repr=False)
     # The web app: a workload name, a .py file or module:attr (dbladder.workloads.registry).
     workload: str = DEFAULT_WORKLOAD
     # The plan: a ladder, users, or the ceiling search; with none of them given, the search
@@ -100,11 +120,21 @@ class RunConfig:
     service_url: str | None = None
     allow_remote_target: bool = False
     mix_seed: int = 1
+    # Faults to cause during the load, as KIND@LEVEL[:SECOND] (faults.py).
+    faults: tuple[str, ...] = ()
+    # After a run with writes: every acknowledged write looked up, the invariants checked.
+    integrity: bool = True
 
     def validate(self) -> list[str]:
         problems: list[str] = []
+        url = None
+        engine = None
         try:
-            url = parse_url(self.db_url)
+            if is_managed_spec(self.db_url):
+                engine = parse_managed_spec(self.db_url)[0]
+            else:
+                url = parse_url(self.db_url)
+                engine = url.engine
         except DbladderError as exc:
             problems.append(f"db: {exc}")
             url = None
@@ -147,8 +177,8 @@ class RunConfig:
             problems.append(
                 f"sqlite_writers must be 0 (every connection writes) or 1, not {self.sqlite_writers}"
             )
-        elif self.sqlite_writers and url is not None and url.engine != "sqlite":
-            problems.append(f"sqlite_writers=1 applies to SQLite only, not to {url.engine}")
+        elif self.sqlite_writers and engine is not None and engine != "sqlite":
+            problems.append(f"sqlite_writers=1 applies to SQLite only, not to {engine}")
         if not self.timeout > 0:
             problems.append(f"timeout must be above 0 seconds, not {self.timeout}")
         service = None
@@ -175,6 +205,7 @@ class RunConfig:
                     f"direct mode would send load to {url.host}, which is not a loopback address; "
                     "give --allow-remote-target to allow it"
                 )
+        problems += self._fault_problems(engine)
         return problems
 
     @property
@@ -187,6 +218,31 @@ class RunConfig:
         """Whether this config runs a ceiling search (no ladder and no users given)."""
         return self.ladder is None and self.users is None
 
+    def _fault_problems(self, engine: str | None) -> list[str]:
+        if not self.faults:
+            return []
+        if self.searching:
+            return [
+                "--fault needs a ladder or users plan (--preset NAME): a search's probes and their "
+                "timing are not known before the run"
+            ]
+        try:
+            faults = parse_faults(self.faults)
+            levels = (
+                self.users.phase_levels() if self.users is not None else cast(Ladder, self.ladder).levels()
+            )
+        except DbladderError as exc:
+            return [str(exc)]
+        return fault_problems(
+            faults,
+            db_url=self.db_url,
+            target=self.target,
+            service_url=self.service_url,
+            sqlite_writers=self.sqlite_writers,
+            levels=levels,
+            engine=engine,
+        )
+
     def checked(self) -> RunConfig:
         problems = self.validate()
         if problems:
@@ -196,7 +252,8 @@ class RunConfig:
     def to_dict(self) -> dict[str, Any]:
         data = asdict(self)
         data["sizes"] = dict(self.sizes)
-        data["db_url"] = parse_url(self.db_url).redacted
+        data["db_url"] = self.db_url if is_managed_spec(self.db_url) else parse_url(self.db_url).redacted
+        data["faults"] = list(self.faults)
         data["out_dir"] = str(self.out_dir)
         data["search"] = asdict(self.plan_search) if self.searching else None
         return data
@@ -491,16 +548,36 @@ def _search(search: Search, fleet: Fleet, run: Run, observer: RunObserver, progr
     return SEARCH_STOPS[reason].format(**asdict(search), percent=100 * search.resolution)
 
 
-def run_ladder(config: RunConfig, progress: Progress | None = None) -> dict[str, Any]:
+def run_ladder(
+    config: RunConfig, progress: Progress | None = None, server: ManagedServer | None = None
+) -> dict[str, Any]:
     """Run one round and return its result (also written to `config.out_dir / "result.json"`).
 
     Raises DbladderError for what the user can fix; a KeyboardInterrupt during the load is
-    absorbed: the levels finished so far are kept, the result says "interrupted".
+    absorbed: the levels finished so far are kept, the result says "interrupted". With a
+    `managed:` db_url a server is started for the round and removed after it; `server` is the
+    managed server behind db_url when the caller started it (compare), so that a fault and the
+    caller act on the same object.
     """
     config = config.checked()
     progress = progress or QuietProgress()
     make_out_dir(config.out_dir)
+    if is_managed_spec(config.db_url):
+        progress.message(f"starting a throwaway server for the run: {config.db_url}")
+    with managed_server_for(config.db_url) as started:
+        if started is not None:
+            progress.message(f"{started.kind.title} server {started.name} on {started.url}")
+        return _run_ladder(config, progress, started or server)
+
+
+def _run_ladder(config: RunConfig, progress: Progress, server: ManagedServer | None) -> dict[str, Any]:
     run = Run(config, config.out_dir / "result.json")
+    if server is not None:
+        config = dataclasses.replace(config, db_url=server.url)
+    else:
+        server = server_for_url(config.db_url) if parse_url(config.db_url).engine != "sqlite" else None
+    if server is not None:  # a managed server: its settings travel with the result
+        run.result["database_server"] = server.record()
     run.save()
     progress.message("checking that the machine is quiet before the run")
     idle = check_idle()
@@ -515,6 +592,8 @@ def run_ladder(config: RunConfig, progress: Progress | None = None) -> dict[str,
         "mix": mix.to_dict(),
         "data": prepared.data.to_dict(),
     }
+    check = config.integrity and workload.write_share(mix) > 0
+    baseline = take_baseline(config.db_url, workload) if check else None
     sqlite_path = parse_url(config.db_url).path  # None for a server: its files are not ours to measure
     data_path = os.path.abspath(sqlite_path) if sqlite_path else None
     observer = RunObserver(engine_info, data_path, config.precise_clock, config.syscalls)
@@ -534,6 +613,8 @@ def run_ladder(config: RunConfig, progress: Progress | None = None) -> dict[str,
     if config.searching:
         run.result["search"] = asdict(config.plan_search)
     status = "complete"
+    faults = parse_faults(config.faults)
+    fault_levels = {fault.level - 1 for fault in faults}
     with _target(config, progress) as target:
         run.result["service"] = target.description
         in_flight = config.in_flight
@@ -559,33 +640,48 @@ def run_ladder(config: RunConfig, progress: Progress | None = None) -> dict[str,
             precise_clock=config.precise_clock,
         )
         progress.message(describe_load(config, workload, mix))
+        probe = (
+            http_probe(target.host, target.port, workload, prepared.data.sizes)
+            if config.target == "http"
+            else direct_probe(config.db_url, workload, prepared.data.sizes)
+        )
         with Fleet(spec, config.generator_processes) as fleet:
+            injector = FaultInjector(
+                faults, spec.levels(), fleet.origin, FaultActions(target.service, server), probe
+            )
             service = target.service
             observer.start(
                 spec.levels(),
                 fleet.origin,
                 lambda: fleet.pids,
-                service.process.pid if service else None,
+                (lambda: service.pid) if service else None,
                 service.stats if service else None,
             )
             try:
-                if config.searching:
-                    stopped_because = _search(config.plan_search, fleet, run, observer, progress)
-                for event in () if config.searching else fleet.events():
-                    if not isinstance(event, LevelDone):
-                        progress.live(event)
-                        continue
-                    row = run.add_level(event.level, observer)
-                    progress.level(row)
-                    # A closed model runs every users level, as "Postgres vs MariaDB on two
-                    # dedicated CPUs" did: it slows itself down instead of failing.
-                    if not row["passed"] and not config.continue_after_fail and not closed:
-                        stopped_because = (
-                            f"level {row['index'] + 1} ({row['offered_rps']:g} req/s) failed: "
-                            + "; ".join(row["reasons"])
-                        )
-                        fleet.stop()
-                        break
+                with injector:
+                    if config.searching:
+                        stopped_because = _search(config.plan_search, fleet, run, observer, progress)
+                    for event in () if config.searching else fleet.events():
+                        if not isinstance(event, LevelDone):
+                            progress.live(event)
+                            continue
+                        row = run.add_level(event.level, observer)
+                        progress.level(row)
+                        # A closed model runs every users level, as "Postgres vs MariaDB on two
+                        # dedicated CPUs" did: it slows itself down instead of failing. A level with
+                        # a fault is expected to fail; the run goes on through it.
+                        if (
+                            not row["passed"]
+                            and not config.continue_after_fail
+                            and not closed
+                            and row["index"] not in fault_levels
+                        ):
+                            stopped_because = (
+                                f"level {row['index'] + 1} ({row['offered_rps']:g} req/s) failed: "
+                                + "; ".join(row["reasons"])
+                            )
+                            fleet.stop()
+                            break
             except KeyboardInterrupt:
                 status, stopped_because = "interrupted", "interrupted by the user (Ctrl-C)"
                 progress.message("interrupted: stopping the load and saving the finished levels")
@@ -598,6 +694,9 @@ def run_ladder(config: RunConfig, progress: Progress | None = None) -> dict[str,
             finally:
                 run_flags, timeseries = observer.stop()
         run.result["flags"] += run_flags
+        if faults:
+            for line in add_faults(run.result, injector):
+                progress.message(f"fault {line}")
         if final is not None:
             if final["errors"]:
                 run.result["flags"].append("generator errors: " + "; ".join(final["errors"]))
@@ -605,6 +704,13 @@ def run_ladder(config: RunConfig, progress: Progress | None = None) -> dict[str,
                 run.result["flags"].append(f"the generator started {final['late_start']:.2f} s late")
             if config.users is not None and config.users.is_spike and "per_second" in final:
                 run.result["spike"] = _spike_figures(final, config.pass_mark)
+    # After the service has stopped: no request still in its hands can change the data meanwhile.
+    if check:
+        progress.message(f"checking the {fleet.acknowledged.count:,} acknowledged writes and the invariants")
+        run.result["integrity"] = integrity_section(
+            config.db_url, workload, prepared.data, fleet.acknowledged, baseline, engine_info, run.result
+        )
+        progress.message(integrity_summary(run.result["integrity"]))
     result = run.finish(status, stopped_because)
     # The reports are built from the files just written, as `dbladder report` would rebuild them.
     write_bundle(result, config.out_dir, timeseries)

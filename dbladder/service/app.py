@@ -195,8 +195,24 @@ class ServiceApp:
                 timing.held += perf_counter() - asked_at
 
     async def healthz(self, scope: Scope, proto: HTTPProtocol, params: dict[str, str]) -> tuple[int, bytes]:
-        """Answers without touching the database: the process serves, nothing more."""
-        return 200, HEALTHY
+        """Answers without touching the database: the process serves, nothing more; with a single
+        SQLite writer, also whether it runs (503 while it is down: no write can succeed)."""
+        writer = self._writer_state()
+        if writer is None:
+            return 200, HEALTHY
+        if not writer["alive"]:
+            return 503, encode(
+                {"status": "unavailable", "reason": "the SQLite writer is down", "writer": writer}
+            )
+        return 200, encode({"status": "ok", "writer": writer})
+
+    def _writer_state(self) -> dict[str, Any] | None:
+        """{"alive", "restarts"} of the single SQLite writer, from the counters file; None without one."""
+        if self.paths.writer_socket is None or self._slot is None:
+            return None
+        processes = self._slot.snapshot()
+        alive = any(p.role == "writer" and stats.alive(p.pid) for p in processes)
+        return {"alive": alive, "restarts": stats.totals(processes)["writer_restarts"]}
 
     async def stats(self, scope: Scope, proto: HTTPProtocol, params: dict[str, str]) -> tuple[int, bytes]:
         """The counters of every process of this service, summed, and per process.
@@ -215,6 +231,7 @@ class ServiceApp:
                 "workers": self.config.workers,
                 "ready_workers": sum(1 for p in processes if p.role == "worker" and alive[p.pid]),
                 "sqlite_writers": self.config.sqlite_writers,
+                "writer": self._writer_state(),
                 "pool_size": self.config.pool_size,
                 "totals": stats.totals(processes),
                 "timing_unit": "microseconds",

@@ -11,7 +11,7 @@ from __future__ import annotations
 import dataclasses
 import json
 import os
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 
 from ..engines.base import DEFAULT_POOL_SIZE, EngineOptions
@@ -28,7 +28,7 @@ MAX_WORKERS = 64
 class ServiceConfig:
     """How to run the web service; the defaults bind loopback with one worker."""
 
-    db_url: str
+    db_url: str = field(repr=False)  # may hold a password: never in repr()
     # The workload whose routes the service answers: a name, a .py file or module:attr
     # (dbladder.workloads.registry); every process loads it from this text.
     workload: str = "shop"

@@ -1,13 +1,16 @@
 """Starting and stopping the service: `serve` runs it in this process, `running_service` in a child.
 
 `serve(config)` checks the database, creates the files the processes share, starts the single
-SQLite writer when asked, and runs granian's multi-process server until SIGINT or SIGTERM: then
-granian stops accepting, lets in-flight requests finish, and each worker closes its pool in
-`__rsgi_del__`; the writer is stopped last, because draining workers may still need it.
+SQLite writer when asked (and keeps it running: `keeper.py`), and runs granian's multi-process
+server until SIGINT or SIGTERM: then granian stops accepting, lets in-flight requests finish, and
+each worker closes its pool in `__rsgi_del__`; the writer is stopped last, because draining
+workers may still need it.
 
 `running_service(config)` is the same from Python (the load ladder, tests, the instance check):
 it starts `python -m dbladder.service` in its own session, waits until every worker answers,
 yields a handle, and on exit stops it and ends anything of its session still alive, by PID.
+The handle can also kill the service (SIGKILL to every process of its session, as a crash would)
+and start it again on the same port: the faults of a run (`dbladder.run.faults`).
 """
 
 from __future__ import annotations
@@ -18,7 +21,6 @@ import http.client
 import json
 import logging
 import math
-import multiprocessing
 import os
 import signal
 import socket
@@ -28,7 +30,6 @@ import tempfile
 import time
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
-from multiprocessing.process import BaseProcess
 from pathlib import Path
 from typing import Any
 
@@ -43,11 +44,9 @@ from ..workloads.registry import load_workload
 from . import stats
 from .app import app_loader
 from .config import CONFIG_ENV, RuntimePaths, ServiceConfig
-from .writer import run_writer_process
+from .keeper import WriterKeeper
 
 log = logging.getLogger(__name__)
-
-WRITER_START_SECONDS = 30.0
 
 
 @dataclass(frozen=True)
@@ -135,7 +134,9 @@ def serve(config: ServiceConfig, on_started: Callable[[ServiceStarted], None] | 
             writer_socket=Path(folder) / "writer.sock" if config.sqlite_writers == 1 else None,
         )
         stats.create(paths.stats, slots=config.workers + 1)
-        writer = _start_writer(config, paths) if paths.writer_socket is not None else None
+        writer = WriterKeeper(config, paths) if paths.writer_socket is not None else None
+        if writer is not None:
+            writer.start()
         try:
             server = granian_server(config)
             if on_started is not None:
@@ -151,7 +152,7 @@ def serve(config: ServiceConfig, on_started: Callable[[ServiceStarted], None] | 
                     ) from None
         finally:
             if writer is not None:
-                _stop_writer(writer, config.shutdown_timeout)
+                writer.stop(config.shutdown_timeout)
 
 
 def granian_server(config: ServiceConfig) -> MPServer:
@@ -174,43 +175,6 @@ def granian_server(config: ServiceConfig) -> MPServer:
     )
 
 
-def _start_writer(config: ServiceConfig, paths: RuntimePaths) -> BaseProcess:
-    # spawn, not fork: the writer starts from a clean interpreter, whatever this process holds.
-    context = multiprocessing.get_context("spawn")
-    receive, send = context.Pipe(duplex=False)
-    process = context.Process(
-        target=run_writer_process,
-        args=(config, paths.writer_socket, paths.stats, send),
-        name="dbladder-sqlite-writer",
-    )
-    process.start()
-    send.close()
-    try:
-        if not receive.poll(WRITER_START_SECONDS):
-            raise ServiceFailed(f"the SQLite writer did not start within {WRITER_START_SECONDS:g} s")
-        problem = receive.recv()
-    except EOFError:
-        problem = f"the SQLite writer exited during start (exit code {process.exitcode})"
-    except BaseException:
-        _stop_writer(process, 1.0)
-        raise
-    finally:
-        receive.close()
-    if problem:
-        _stop_writer(process, 1.0)
-        raise ServiceFailed(problem)
-    return process
-
-
-def _stop_writer(process: BaseProcess, timeout: float) -> None:
-    if process.is_alive():
-        process.terminate()
-        process.join(timeout)
-        if process.is_alive():
-            process.kill()
-    process.join()
-
-
 # ---------------------------------------------------------------------------------------------
 # The service as a child process, for Python callers
 
@@ -228,6 +192,8 @@ class RunningService:
     config: ServiceConfig
     process: subprocess.Popen[bytes]
     log_path: Path
+    starts: int = 1
+    """How many times the service was started (1 + restarts after a kill or a stop)."""
 
     @property
     def url(self) -> str:
@@ -247,6 +213,30 @@ class RunningService:
         """Stop the service and every process of it; its exit code (negative: killed by that signal)."""
         stop_process_tree(self.process, self.config.shutdown_timeout + 5.0 if timeout is None else timeout)
         return self.process.returncode
+
+    def kill(self) -> int:
+        """SIGKILL every process of the service (its session: granian, workers, the SQLite writer)
+        at once, as a crash would: nothing finishes, nothing is cleaned up. How many were killed."""
+        members = [pid for pid in session_members(self.process.pid)]
+        for pid in members:
+            with contextlib.suppress(ProcessLookupError):
+                os.kill(pid, signal.SIGKILL)
+        self.process.wait()
+        deadline = time.monotonic() + 5.0
+        while session_members(self.process.pid) and time.monotonic() < deadline:
+            time.sleep(0.01)
+        return len(members)
+
+    def start_again(self, startup_timeout: float = 60.0) -> float:
+        """Start the service again with the same configuration and port, after `kill()` or `stop()`;
+        the seconds until every worker answered. ServiceFailed if it does not come up."""
+        if self.process.poll() is None:
+            raise ServiceFailed(f"the service on {self.url} is still running; stop or kill it first")
+        began = time.monotonic()
+        self.process = _launch(self.config, self.log_path)
+        self.starts += 1
+        _wait_until_ready(self, time.monotonic() + startup_timeout)
+        return time.monotonic() - began
 
     def request(self, method: str, path: str, body: Any = None, timeout: float = 10.0) -> Response:
         """One HTTP request on a new connection; `body` is sent as JSON (bytes as they are)."""
@@ -295,21 +285,29 @@ def running_service(config: ServiceConfig, *, startup_timeout: float = 60.0) -> 
     config = with_free_port(config.checked())
     with tempfile.TemporaryDirectory(prefix="dbladder-run-") as folder:
         log_path = Path(folder) / "service.log"
-        with open(log_path, "wb") as log_file:
-            process = subprocess.Popen(
-                [sys.executable, "-m", "dbladder.service"],
-                env={**os.environ, CONFIG_ENV: config.to_json()},
-                stdin=subprocess.DEVNULL,
-                stdout=log_file,
-                stderr=subprocess.STDOUT,
-                start_new_session=True,  # its own process group: nothing of it can outlive the block
-            )
-        service = RunningService(config, process, log_path)
+        service = RunningService(config, _launch(config, log_path), log_path)
         try:
             _wait_until_ready(service, time.monotonic() + startup_timeout)
             yield service
         finally:
             service.stop()
+
+
+def _launch(config: ServiceConfig, log_path: Path) -> subprocess.Popen[bytes]:
+    """`python -m dbladder.service` in a session of its own, its output appended to `log_path`.
+
+    Its temporary files (the counters, the writer's socket) go under the log's folder (TMPDIR),
+    so that they go with it even when the service was killed and could not remove them itself.
+    """
+    with open(log_path, "ab") as log_file:
+        return subprocess.Popen(
+            [sys.executable, "-m", "dbladder.service"],
+            env={**os.environ, CONFIG_ENV: config.to_json(), "TMPDIR": str(log_path.parent)},
+            stdin=subprocess.DEVNULL,
+            stdout=log_file,
+            stderr=subprocess.STDOUT,
+            start_new_session=True,  # its own process group: nothing of it can outlive the block
+        )
 
 
 def _wait_until_ready(service: RunningService, deadline: float) -> None:

@@ -38,6 +38,7 @@ COUNTERS = (
     "server_errors",  # 500 answers: a bug
     "writes",  # write operations that succeeded (orders created, posts written, ...)
     "busy_waits",  # sleeps on SQLite's file lock (the engine's busy handler counts them)
+    "writer_restarts",  # single SQLite writers started to replace one that died (keeper.py)
 )
 TIMINGS = (
     "pool_wait",  # waiting for a pooled connection (opening one included)
@@ -48,7 +49,7 @@ ROLES = {1: "worker", 2: "writer"}
 ROLE_IDS = {name: number for number, name in ROLES.items()}
 
 _HEADER = struct.Struct("<8sQ")  # magic, slot count
-_MAGIC = b"dbladdr2"
+_MAGIC = b"dbladdr3"
 _SLOT = struct.Struct(f"<qq{len(COUNTERS)}q")  # pid, role, counters
 # After the counters, per histogram: total, min + 1 (0 while empty), max, then every bucket;
 # after the histograms, how many requests were recorded.

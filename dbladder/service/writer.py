@@ -142,7 +142,9 @@ class _Writer:
             await asyncio.wait(set(self._tasks), timeout=timeout)
 
 
-async def _serve(config: ServiceConfig, socket_path: Path, stats_path: Path, ready: Connection) -> None:
+async def _serve(
+    config: ServiceConfig, socket_path: Path, stats_path: Path, ready: Connection, restart: bool
+) -> None:
     # Exactly one connection: a pool of one, whatever the service's pool size.
     engine = create_engine(config.db_url, dataclasses.replace(config.engine_options, pool_size=1))
     try:
@@ -153,6 +155,9 @@ async def _serve(config: ServiceConfig, socket_path: Path, stats_path: Path, rea
         ready.send(f"the SQLite writer cannot open the database: {exc}")
         return
     slot = stats.Slot(stats_path, "writer")
+    if restart:  # the keeper replaced a writer that died (keeper.py)
+        slot.add("writer_restarts")
+        slot.flush()
     writer = _Writer(workload, context, engine, slot)
     stop = asyncio.Event()
     loop = asyncio.get_running_loop()
@@ -169,15 +174,18 @@ async def _serve(config: ServiceConfig, socket_path: Path, stats_path: Path, rea
         slot.close()
 
 
-def run_writer_process(config: ServiceConfig, socket_path: Path, stats_path: Path, ready: Connection) -> None:
+def run_writer_process(
+    config: ServiceConfig, socket_path: Path, stats_path: Path, ready: Connection, restart: bool = False
+) -> None:
     """The writer process's body: serve writes on `socket_path` until SIGTERM.
 
     It sends one message on `ready`: "" once it accepts writes, or why it could not start.
+    `restart`: it replaces a writer that died, which it counts in `writer_restarts`.
     SIGINT is ignored: on Ctrl-C the parent first lets the workers finish their requests, which
     may still need the writer, and then stops it with SIGTERM.
     """
     signal.signal(signal.SIGINT, signal.SIG_IGN)
-    asyncio.run(_serve(config, socket_path, stats_path, ready))
+    asyncio.run(_serve(config, socket_path, stats_path, ready, restart))
 
 
 # ---------------------------------------------------------------------------------------------

@@ -10,7 +10,8 @@ outside a workload's own package imports it (tests/test_layout.py checks).
     workload.operations[i].parse / run                   -> service/ mounts the routes
     workload.operations[i].draw / render, workload.mix() -> load/ sends requests
     workload.open(engine) -> context                     -> what operations run with
-    workload.verify(engine, data, acknowledged)          -> the integrity check after a run
+    workload.before_writes(engine), workload.verify(engine, data, acknowledged, before)
+                                                         -> the integrity check after a run
 
 An operation runs with a *context*, not a connection: the built-in workloads use dbladder's own
 Engine (`async with engine.read() as session`), and a workload with a data layer of its own (an
@@ -362,16 +363,35 @@ class Workload:
 
     # -- integrity ---------------------------------------------------------------------------
 
+    async def before_writes(self, engine: Engine) -> Any:
+        """Before the load: what `verify` will need to know about the data as it was (the shop: the
+        last order id and any stock not at its initial value). Plain, small data; None by default."""
+        return None
+
     async def verify(
-        self, engine: Engine, data: DataSpec, acknowledged: Mapping[str, Sequence[tuple[Any, ...]]]
+        self,
+        engine: Engine,
+        data: DataSpec,
+        acknowledged: Mapping[str, Sequence[tuple[Any, ...]]],
+        before: Any = None,
     ) -> dict[str, Any]:
         """After a run: is every acknowledged write present and intact, and do the invariants hold?
 
-        `acknowledged` maps each write operation to the records its `acknowledge` made. Returns
-        {"checked": {...}, "lost": n, "corrupted": n, "violations": [sentences]}. The default
-        checks nothing and says so.
+        `acknowledged` maps each write operation to the records its `acknowledge` made; `before` is
+        what `before_writes` returned before the load. Returns {"checked": True, "acknowledged": n,
+        "present": n, "lost": n, "corrupted": n, "violations": [sentences], "what": what was
+        checked}; more keys may be added. The default checks nothing and says so.
         """
-        return {"checked": False, "lost": 0, "corrupted": 0, "violations": [], "note": "no check defined"}
+        count = sum(len(records) for records in acknowledged.values())
+        return {
+            "checked": False,
+            "acknowledged": count,
+            "present": None,
+            "lost": 0,
+            "corrupted": 0,
+            "violations": [],
+            "what": f"nothing: the {self.name} workload defines no check",
+        }
 
     # -- describing --------------------------------------------------------------------------
 

@@ -33,11 +33,17 @@ table with no function starts empty.
 
 Every SQL text is checked by the database when the workload is prepared, before any load starts,
 and a statement it refuses is reported with the engine's own message, the file and the operation.
+
+After a run with writes, dbladder checks that every acknowledged write is there: for a Write whose
+statements include `INSERT INTO t ... RETURNING c` (`returns=("c",)`, c a column of t), every
+value of c it answered must be in t. Writes that return nothing cannot be checked that way, and
+the result says so.
 """
 
 from __future__ import annotations
 
 import json
+import re
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
@@ -50,6 +56,9 @@ from .parsing import MAX_BODY_BYTES, not_found, parse_query
 __all__ = ["App", "Column", "Index", "Param", "Query", "Sql", "Table", "Write"]
 
 _MASK = (1 << 64) - 1
+_INSERT_INTO = re.compile(r"^\s*INSERT\s+INTO\s+([A-Za-z_][A-Za-z0-9_]*)\b", re.IGNORECASE)
+PRESENCE_BATCH = 500
+"""Values looked up per query by the integrity check (`IN (?, ...)`)."""
 _WORDS = [
     "alpha",
     "bravo",
@@ -459,6 +468,21 @@ class Write(_Declared):
         )
         return operation, problems
 
+    def presence_check(self, tables: Mapping[str, Table]) -> tuple[str, str, int] | None:
+        """(table, column, position in the acknowledged record) of the first value this write
+        returns from an `INSERT INTO table ... RETURNING column`, column one of the table's; None
+        when it returns none (its writes cannot be looked up after the run)."""
+        names = list(dict.fromkeys(name for sql in self.statements for name in sql.returns))
+        for sql in self.statements:
+            match = _INSERT_INTO.match(sql.text)
+            table = tables.get(match.group(1)) if match else None
+            if table is None:
+                continue
+            for name in sql.returns:
+                if name in table.column_names:
+                    return table.name, name, names.index(name)
+        return None
+
 
 # ---------------------------------------------------------------------------------------------
 # The app
@@ -487,6 +511,12 @@ class App(Workload):
         self.sizes = dict(sizes or {})
         self.rows = dict(rows or {})
         built = [declared.operation(self.sizes) for declared in operations]
+        by_name = {table.name: table for table in self.schema.tables}
+        self._presence = {
+            declared.name: declared.presence_check(by_name)
+            for declared in operations
+            if isinstance(declared, Write)
+        }
         self.operations = tuple(operation for operation, _ in built)
         self._problems = [problem for _, problems in built for problem in problems]
         tables_by_name = {table.name for table in self.schema.tables}
@@ -506,6 +536,52 @@ class App(Workload):
         return {
             table.name: int(sizes.get(table.name, 0)) if table.name in self.rows else 0
             for table in self.schema.tables
+        }
+
+    async def verify(
+        self,
+        engine: Engine,
+        data: DataSpec,
+        acknowledged: Mapping[str, Sequence[tuple[Any, ...]]],
+        before: Any = None,
+    ) -> dict[str, Any]:
+        """Every value an acknowledged write returned from an INSERT is in its table (see the module
+        notes); writes that return nothing are counted as not checked."""
+        checked = lost = 0
+        lost_values: list[Any] = []
+        unchecked = []
+        for name, records in acknowledged.items():
+            check = self._presence.get(name)
+            if check is None:
+                if records:
+                    unchecked.append(name)
+                continue
+            table, column, position = check
+            wanted = [record[position] for record in records if len(record) > position]
+            checked += len(wanted)
+            found: set[Any] = set()
+            distinct = list(dict.fromkeys(wanted))
+            async with engine.read() as session:
+                for start in range(0, len(distinct), PRESENCE_BATCH):
+                    batch = distinct[start : start + PRESENCE_BATCH]
+                    marks = ", ".join("?" * len(batch))
+                    sql = f"SELECT {column} FROM {table} WHERE {column} IN ({marks})"
+                    found.update(row[0] for row in await session.fetch_all(sql, tuple(batch)))
+            missing = [value for value in wanted if value not in found]
+            lost += len(missing)
+            lost_values += missing[:10]
+        what = "every value an acknowledged write returned from an INSERT ... RETURNING is in its table"
+        if unchecked:
+            what += f"; not checked (they return nothing to look up): {', '.join(unchecked)}"
+        return {
+            "checked": bool(checked) or not unchecked,
+            "acknowledged": sum(len(records) for records in acknowledged.values()),
+            "present": checked - lost,
+            "lost": lost,
+            "corrupted": 0,
+            "lost_ids": lost_values[:10],
+            "violations": [],
+            "what": what,
         }
 
     def generate(self, data: DataSpec) -> Iterator[tuple[Table, Iterator[list[Row]]]]:

@@ -31,7 +31,9 @@ class Target(Protocol):
     `render` turns a request of the mix (operation index, args) into whatever `send` takes; `send` starts it
     and returns False at the in-flight limit (the request is then dropped), else calls `callback(token,
     result, body)` exactly once later, `result` being an HTTP status or a failure cause (`TIMEOUT`, `CONNECT`,
-    `PROTOCOL`). Every request settles within `timeout` plus `sweep_interval` seconds.
+    `PROTOCOL`). Every request settles within `timeout` plus `sweep_interval` seconds. With `keep_body` the
+    callback gets the answer's body (the HTTP target: bytes; the direct target: the Answer's body object);
+    `load.acknowledged` asks for it for writes only.
     """
 
     timeout: float
@@ -42,6 +44,8 @@ class Target(Protocol):
 
     def render(self, request: Request) -> Any: ...
 
-    def send(self, payload: Any, callback: ResultCallback, token: Any = None) -> bool: ...
+    def send(
+        self, payload: Any, callback: ResultCallback, token: Any = None, keep_body: bool = False
+    ) -> bool: ...
 
     def close(self) -> None: ...

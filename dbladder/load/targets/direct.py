@@ -13,7 +13,7 @@ import asyncio
 from typing import Any
 
 from ...errors import Conflict, DatabaseTimeout, InvalidRequest, PoolTimeout
-from ...workloads.base import Workload
+from ...workloads.base import Answer, Workload
 from ..mix import Request
 from . import TIMEOUT, ResultCallback
 
@@ -22,13 +22,18 @@ UNAVAILABLE = (PoolTimeout, DatabaseTimeout)
 
 async def execute(workload: Workload, context: Any, request: Request) -> int:
     """Run one request of the mix with the workload's context; the HTTP status the service would answer."""
+    return (await answer(workload, context, request)).status
+
+
+async def answer(workload: Workload, context: Any, request: Request) -> Answer:
+    """Run one request of the mix; the Answer, with the status the service would give an error."""
     index, args = request
     try:
-        return (await workload.operations[index].run(context, args)).status
+        return await workload.operations[index].run(context, args)
     except Conflict:
-        return 409
+        return Answer(409)
     except InvalidRequest:
-        return 400
+        return Answer(400)
 
 
 class DirectTarget:
@@ -49,18 +54,25 @@ class DirectTarget:
     def render(self, request: Request) -> Request:
         return request
 
-    def send(self, payload: Any, callback: ResultCallback, token: Any = None) -> bool:
+    def send(
+        self, payload: Any, callback: ResultCallback, token: Any = None, keep_body: bool = False
+    ) -> bool:
+        """Start one request; with `keep_body` the callback gets the Answer's body (the object, not JSON)."""
         if len(self._tasks) >= self._limit:
             return False
-        task = asyncio.get_running_loop().create_task(self._run(payload, callback, token))
+        task = asyncio.get_running_loop().create_task(self._run(payload, callback, token, keep_body))
         self._tasks.add(task)
         task.add_done_callback(self._tasks.discard)
         return True
 
-    async def _run(self, request: Request, callback: ResultCallback, token: Any) -> None:
+    async def _run(self, request: Request, callback: ResultCallback, token: Any, keep_body: bool) -> None:
+        body = None
         try:
             async with asyncio.timeout(self.timeout):
-                result: int | str = await execute(self._workload, self._context, request)
+                reply = await answer(self._workload, self._context, request)
+            result: int | str = reply.status
+            if keep_body:
+                body = reply.body
         except TimeoutError:
             result = TIMEOUT
         except UNAVAILABLE:
@@ -70,7 +82,7 @@ class DirectTarget:
         except Exception:
             # A driver error the service would answer with 500.
             result = 500
-        callback(token, result, None)
+        callback(token, result, body)
 
     def close(self) -> None:
         for task in list(self._tasks):

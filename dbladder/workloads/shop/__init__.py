@@ -7,11 +7,13 @@ are the posts' own, with their exact parameters (`presets.py`).
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+from collections.abc import Iterator, Mapping, Sequence
 from types import MappingProxyType
+from typing import Any
 
-from ...engines.base import Row, Table
+from ...engines.base import Engine, Row, Table
 from ..base import DataSpec, Workload
+from . import integrity
 from .data import ShopData, generate, product_rows
 from .operations import (
     OPERATIONS,
@@ -66,6 +68,21 @@ class Shop(Workload):
         if sizes.get("products", 2) < 2:
             problems.append("products must be at least 2: an order has two distinct products")
         return problems
+
+    async def before_writes(self, engine: Engine) -> dict[str, Any]:
+        return await integrity.before_writes(engine)
+
+    async def verify(
+        self,
+        engine: Engine,
+        data: DataSpec,
+        acknowledged: Mapping[str, Sequence[tuple[Any, ...]]],
+        before: Any = None,
+    ) -> dict[str, Any]:
+        """Every acknowledged order present with its total and items; every new order's total is the
+        sum of its items; every product's stock went down by exactly what was ordered
+        (`integrity.py`)."""
+        return await integrity.verify(engine, data, acknowledged, before)
 
 
 workload = Shop()

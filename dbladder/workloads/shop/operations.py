@@ -219,8 +219,9 @@ def _render_create(args: Args) -> tuple[str, bytes | None]:
 
 
 def _acknowledge_create(args: Args, body: Any) -> tuple[Any, ...]:
-    """What the integrity check needs of an acknowledged order: its id, total and items."""
-    return int(body["id"]), int(body["total_cents"]), tuple((int(p), int(q)) for p, q in args[1])
+    """What the integrity check needs of an acknowledged order, flat so that it packs into 8 bytes a
+    number (`load.acknowledged`): its id, its total, then each item's product id and quantity."""
+    return (int(body["id"]), int(body["total_cents"]), *(int(v) for item in args[1] for v in item))
 
 
 OPERATIONS = (

@@ -1,0 +1,229 @@
+"""Nothing lost: after a run with writes, every write the database acknowledged must still be there.
+
+    before = take_baseline(url, workload)                 # before the load: workload.before_writes
+    ... the load; the generator keeps a compact record of every write answered 2xx ...
+    report = check_integrity(url, workload, data, acknowledged, before, engine_info, faults)
+    raise_if_lost(report)                                 # WritesLost, exit code 4
+
+The workload decides what "present and intact" means and which invariants must hold
+(`Workload.verify`; the shop: `workloads/shop/integrity.py`). This module times the check, adds
+the writes whose answer could not be read, and says what the engine's durability settings mean
+for the faults the run injected: where a setting lets a commit be acknowledged before it is on
+disk, a process kill may or may not lose it depending on where the data waited (the kernel's page
+cache survives a process, not the machine), and the report says which, rather than guess.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import time
+from collections.abc import Sequence
+from typing import Any
+
+from ..engines import opened
+from ..engines.base import EngineInfo, EngineOptions
+from ..errors import DbladderError
+from ..load.acknowledged import AcknowledgedWrites
+from ..report.integrity import integrity_line
+from ..workloads.base import DataSpec, Workload
+
+EXIT_WRITES_LOST = 4
+HOLDERS = {
+    "sqlite": ("kill-service", "restart-service", "kill-writer"),
+    "postgresql": ("kill-db", "restart-db"),
+    "mariadb": ("kill-db", "restart-db"),
+}
+"""Faults that stop the process holding the data: SQLite lives in the service's processes."""
+
+
+class WritesLost(DbladderError):
+    """Writes the database acknowledged are missing or changed after the run (exit code 4)."""
+
+    exit_code = EXIT_WRITES_LOST
+
+
+class IntegrityCheckFailed(DbladderError):
+    """The integrity check could not run (the database did not answer after the run)."""
+
+
+def take_baseline(db_url: str, workload: Workload) -> Any:
+    """What the workload's check needs to know before the load (`Workload.before_writes`)."""
+
+    async def run() -> Any:
+        async with opened(db_url, EngineOptions(pool_size=1)) as engine:
+            return await workload.before_writes(engine)
+
+    return asyncio.run(run())
+
+
+def check_integrity(
+    db_url: str,
+    workload: Workload,
+    data: DataSpec,
+    acknowledged: AcknowledgedWrites,
+    before: Any = None,
+    engine: EngineInfo | None = None,
+    faults: Sequence[dict[str, Any]] = (),
+) -> dict[str, Any]:
+    """The integrity section of a result: the workload's verdict, with `seconds` (how long the check
+    took), `unreadable` (2xx answers that did not say what was written), `passed` (nothing lost or
+    corrupted) and `durability` (what the engine's settings and the run's faults could lose).
+
+    IntegrityCheckFailed if the database cannot be read.
+    """
+    began = time.perf_counter()
+
+    async def run() -> dict[str, Any]:
+        async with opened(db_url, EngineOptions(pool_size=1, pool_timeout=60.0)) as opened_engine:
+            return await workload.verify(opened_engine, data, acknowledged.by_operation(), before)
+
+    try:
+        verdict = asyncio.run(run())
+    except DbladderError as exc:
+        raise IntegrityCheckFailed(f"the integrity check could not read the database: {exc}") from None
+    report: dict[str, Any] = {
+        "checked": bool(verdict.get("checked")),
+        "acknowledged": int(verdict.get("acknowledged") or 0) + acknowledged.unreadable,
+        "present": verdict.get("present"),
+        "lost": int(verdict.get("lost") or 0),
+        "corrupted": int(verdict.get("corrupted") or 0),
+        "unreadable": acknowledged.unreadable,
+        "violations": list(verdict.get("violations") or []),
+        "seconds": round(time.perf_counter() - began, 3),
+        "what": verdict.get("what", ""),
+    }
+    report["passed"] = report["lost"] == 0 and report["corrupted"] == 0 and not report["violations"]
+    for key in ("lost_ids", "corrupted_ids", "unacknowledged_present", "invariants", "rows_read"):
+        if key in verdict:
+            report[key] = verdict[key]
+    if engine is not None:
+        report["durability"] = durability_note(engine, faults)
+    return report
+
+
+def integrity_section(
+    db_url: str,
+    workload: Workload,
+    data: DataSpec,
+    acknowledged: AcknowledgedWrites,
+    before: Any,
+    engine: EngineInfo,
+    result: dict[str, Any],
+) -> dict[str, Any]:
+    """`check_integrity` for a run's result (its faults read from it); when the database cannot be
+    read, a section that says so, and a flag."""
+    try:
+        return check_integrity(db_url, workload, data, acknowledged, before, engine, result.get("faults", ()))
+    except IntegrityCheckFailed as exc:
+        result["flags"].append(str(exc))
+        return not_checked(str(exc), acknowledged.count + acknowledged.unreadable)
+
+
+def not_checked(reason: str, acknowledged: int) -> dict[str, Any]:
+    """The integrity section of a run whose check could not run."""
+    return {
+        "checked": False,
+        "acknowledged": acknowledged,
+        "present": None,
+        "lost": 0,
+        "corrupted": 0,
+        "unreadable": 0,
+        "violations": [],
+        "seconds": 0.0,
+        "what": reason,
+        "passed": False,
+    }
+
+
+def raise_if_lost(report: dict[str, Any] | None) -> None:
+    """WritesLost (exit 4) when the integrity check found acknowledged writes lost or corrupted."""
+    if report and (report["lost"] or report["corrupted"]):
+        raise WritesLost(summary(report))
+
+
+def summary(report: dict[str, Any]) -> str:
+    """The check in one line (`report.integrity.integrity_line`)."""
+    return integrity_line(report)
+
+
+# What a kill -9 of the process that holds the data can lose, by engine and setting. A process kill
+# leaves the kernel's page cache alone: data handed to the kernel (write()) survives it even
+# without fsync; only data still in the process's own memory is lost. A crash of the machine or
+# a power cut would lose what was not fsynced too; dbladder never causes one.
+def durability_note(engine: EngineInfo, faults: Sequence[dict[str, Any]] = ()) -> str:
+    """One or two sentences: what the engine's durability settings promise, and what the faults of
+    this run (if any) could therefore have lost."""
+    settings = engine.durability
+    kinds = [str(fault.get("kind")) for fault in faults]
+    if engine.engine == "sqlite":
+        sync = settings.get("synchronous", "?")
+        journal = settings.get("journal_mode", "?")
+        if engine.durable:
+            promise = f"SQLite with journal_mode={journal}, synchronous={sync} syncs every commit to disk"
+        else:
+            promise = (
+                f"SQLite with journal_mode={journal}, synchronous={sync} acknowledges a commit once it "
+                "has handed it to the kernel (write()), before it is on disk"
+            )
+        loses = (
+            "neither a kill -9 of the process nor a crash of the machine can lose an acknowledged commit"
+            if engine.durable
+            else "a kill -9 of the process cannot lose a commit the kernel already holds; "
+            "only a crash of the machine or a power cut could, and this run caused neither"
+        )
+        if journal in ("MEMORY", "OFF"):
+            loses = f"with journal_mode={journal} a kill -9 in the middle of a write can corrupt the file"
+    elif engine.engine == "postgresql":
+        sync = settings.get("synchronous_commit", "?")
+        fsync = settings.get("fsync", "?")
+        if sync == "off":
+            promise = (
+                "PostgreSQL with synchronous_commit=off acknowledges a commit before its WAL record "
+                "is written out; the WAL writer writes it within wal_writer_delay x 3"
+            )
+            loses = (
+                "a kill -9 of the server loses the commits still in its WAL buffers (shared memory): "
+                "up to about 0.6 s of them with the default wal_writer_delay of 200 ms"
+            )
+        else:
+            promise = f"PostgreSQL with synchronous_commit={sync}, fsync={fsync} writes a commit's WAL "
+            promise += "and flushes it before it answers" if fsync == "on" else "before it answers (no fsync)"
+            loses = (
+                "a kill -9 of the server cannot lose an acknowledged commit"
+                if fsync == "on"
+                else "a kill -9 of the server cannot lose one (the kernel holds it); a crash of the "
+                "machine could, and this run caused none"
+            )
+    elif engine.engine == "mariadb":
+        flush = settings.get("innodb_flush_log_at_trx_commit", "?")
+        if flush == "0":
+            promise = (
+                "MariaDB with innodb_flush_log_at_trx_commit=0 acknowledges a commit while its redo "
+                "log is still in mariadbd's memory; it is written out about once a second"
+            )
+            loses = "a kill -9 of mariadbd loses up to about a second of acknowledged commits"
+        elif flush == "2":
+            promise = (
+                "MariaDB with innodb_flush_log_at_trx_commit=2 writes a commit's redo log to the "
+                "kernel before it answers and flushes it to disk about once a second"
+            )
+            loses = (
+                "a kill -9 of mariadbd cannot lose what the kernel holds; a crash of the machine could "
+                "lose about a second of commits, and this run caused none"
+            )
+        else:
+            promise = (
+                f"MariaDB with innodb_flush_log_at_trx_commit={flush} flushes the redo log at every commit"
+            )
+            loses = "a kill -9 of mariadbd cannot lose an acknowledged commit"
+    else:
+        return engine.durability_note
+    holders = HOLDERS.get(engine.engine, ())
+    if any(kind in holders for kind in kinds):
+        return f"{promise}: {loses}. This run injected {', '.join(kinds)}."
+    if kinds:
+        return (
+            f"{promise}: {loses}. This run's faults ({', '.join(kinds)}) did not stop the process that "
+            "holds the data."
+        )
+    return f"{promise}: {loses}. This run injected no fault: the check shows what the load alone left."

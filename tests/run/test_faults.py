@@ -73,7 +73,12 @@ def test_a_fault_on_something_dbladder_did_not_start_is_refused_before_the_run(t
     ]
     # The same through RunConfig: one InvalidConfig before anything starts.
     with pytest.raises(InvalidConfig, match="is not a server dbladder started"):
-        RunConfig(db_url=shared, faults=("kill-db@1",), out_dir=tmp_path).checked()
+        RunConfig(
+            db_url=shared, ladder=Ladder(40, 0, 2, 3.0), faults=("kill-db@1",), out_dir=tmp_path
+        ).checked()
+    # A search's probes are not known before the run: a fault needs a ladder or users plan.
+    with pytest.raises(InvalidConfig, match="--fault needs a ladder or users plan"):
+        RunConfig(db_url="sqlite:///x.db", faults=("kill-service@1",), out_dir=tmp_path).checked()
 
 
 @pytest.mark.slow

@@ -14,7 +14,8 @@ from .addresses import (
     transport_of,
     transport_url,
 )
-from .relay import Relay, RelayFailed, RelayStats, Target, background_relay, relay_process
+from .background import background_relay, relay_process
+from .relay import Relay, RelayFailed, RelayStats, Target
 
 __all__ = [
     "TRANSPORTS",

@@ -12,33 +12,24 @@ in whole milliseconds, so a 2 ms timer there fires anywhere from about 1 to 3 ms
 selector loop's timers are as precise as the kernel's wakeups. It measures itself: every held
 chunk records how late it actually left (`RelayStats.late_seconds`).
 
-Use it in a background thread (`background_relay`) or, so that it shares no CPU with the caller's
-interpreter, in its own process (`relay_process`, i.e. `python -m dbladder.transport.relay`).
-Either stops cleanly: the listening socket closes, then every relayed connection, both sides.
+`background.py` runs it in a thread or in its own process. `Relay.stop()` is clean: the listening
+socket closes, then every relayed connection, both sides.
 """
 
 from __future__ import annotations
 
-import argparse
 import asyncio
 import ctypes
-import json
 import selectors
-import signal
-import subprocess
 import sys
-import threading
 from collections import deque
-from collections.abc import Iterator
-from contextlib import contextmanager
-from dataclasses import asdict, dataclass, field
+from dataclasses import asdict, dataclass
+from typing import cast
 
 from ..errors import DbladderError, UsageError
 
 LISTEN_HOST = "127.0.0.1"
 PR_SET_TIMERSLACK = 29  # linux/prctl.h
-START_TIMEOUT = 10.0  # seconds for a relay thread or process to start listening
-STOP_TIMEOUT = 5.0
 
 
 class BadRelayTarget(UsageError):
@@ -109,12 +100,11 @@ class _End(asyncio.Protocol):
     # -- reading ------------------------------------------------------------------------------
 
     def connection_made(self, transport: asyncio.BaseTransport) -> None:
-        assert isinstance(transport, asyncio.Transport)
-        self.transport = transport
+        self.transport = cast(asyncio.Transport, transport)
         self._relay._ends.add(self)
         if not self._upstream:
             # Read nothing from the client until the server's side is connected.
-            transport.pause_reading()
+            self.transport.pause_reading()
             self._relay._connect_upstream(self)
 
     def data_received(self, data: bytes) -> None:
@@ -267,10 +257,9 @@ class Relay:
 
 
 # ---------------------------------------------------------------------------------------------
-# Running a relay for a while: in a background thread or in a process of its own.
 
 
-def _precise_loop() -> asyncio.AbstractEventLoop:
+def precise_loop() -> asyncio.AbstractEventLoop:
     """An event loop whose timers fire within tens of microseconds of their due time.
 
     Not uvloop (libuv's clock counts whole milliseconds) and not the default epoll selector:
@@ -295,131 +284,3 @@ def _fine_timer_slack() -> None:
         libc.prctl(PR_SET_TIMERSLACK, 1, 0, 0, 0)
     except (OSError, AttributeError):
         pass
-
-
-class RelayThread:
-    """A relay on its own selector event loop in a daemon thread; `stop()` shuts it down cleanly."""
-
-    def __init__(self, target: Target, delay_ms: float):
-        self.relay = Relay(target, delay_ms)
-        self._loop = _precise_loop()
-        self._ready = threading.Event()
-        self._error: BaseException | None = None
-        self._thread = threading.Thread(target=self._run, name="dbladder-relay", daemon=True)
-
-    def _run(self) -> None:
-        asyncio.set_event_loop(self._loop)
-        try:
-            self._loop.run_until_complete(self.relay.start())
-        except BaseException as exc:
-            self._error = exc
-            self._ready.set()
-            self._loop.close()
-            return
-        self._ready.set()
-        try:
-            self._loop.run_forever()
-        finally:
-            self._loop.run_until_complete(self.relay.stop())
-            self._loop.close()
-
-    def start(self) -> tuple[str, int]:
-        self._thread.start()
-        if not self._ready.wait(START_TIMEOUT):
-            raise RelayFailed(f"the relay to {self.relay.target} did not start in {START_TIMEOUT:.0f} s")
-        if self._error is not None:
-            raise RelayFailed(f"the relay to {self.relay.target} could not listen: {self._error}")
-        return self.relay.address
-
-    def stop(self) -> RelayStats:
-        if self._thread.is_alive():
-            self._loop.call_soon_threadsafe(self._loop.stop)
-            self._thread.join(STOP_TIMEOUT)
-        return self.relay.stats
-
-
-@contextmanager
-def background_relay(target: Target, delay_ms: float) -> Iterator[RelayThread]:
-    """A relay running in a background thread for the block; `.relay.address` is where to connect."""
-    thread = RelayThread(target, delay_ms)
-    thread.start()
-    try:
-        yield thread
-    finally:
-        thread.stop()
-
-
-@dataclass
-class RelayProcess:
-    """A relay in its own process: where it listens, and (after the block) what it forwarded."""
-
-    address: tuple[str, int]
-    process: subprocess.Popen[str]
-    stats: RelayStats = field(default_factory=RelayStats)
-
-
-@contextmanager
-def relay_process(target: Target, delay_ms: float) -> Iterator[RelayProcess]:
-    """A relay in a process of its own for the block (it shares no interpreter with the caller)."""
-    command = [sys.executable, "-m", "dbladder.transport.relay", str(target), "--delay-ms", str(delay_ms)]
-    process = subprocess.Popen(command, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
-    assert process.stdout is not None
-    first = process.stdout.readline()  # "listening HOST PORT", or nothing if it failed
-    parts = first.split()
-    if len(parts) != 3 or parts[0] != "listening":
-        process.kill()
-        _, err = process.communicate(timeout=STOP_TIMEOUT)
-        raise RelayFailed(f"the relay to {target} did not start: {(err or first).strip()}")
-    running = RelayProcess((parts[1], int(parts[2])), process)
-    try:
-        yield running
-    finally:
-        process.send_signal(signal.SIGTERM)
-        try:
-            out, _ = process.communicate(timeout=STOP_TIMEOUT)
-        except subprocess.TimeoutExpired:
-            process.kill()
-            out, _ = process.communicate()
-        for line in out.splitlines():
-            if line.startswith("stats "):
-                running.stats = RelayStats(**json.loads(line[len("stats ") :]))
-
-
-async def _serve(target: Target, delay_ms: float) -> RelayStats:
-    relay = Relay(target, delay_ms)
-    host, port = await relay.start()
-    print(f"listening {host} {port}", flush=True)
-    stop = asyncio.Event()
-    loop = asyncio.get_running_loop()
-    for signum in (signal.SIGTERM, signal.SIGINT):
-        loop.add_signal_handler(signum, stop.set)
-    await stop.wait()
-    await relay.stop()
-    return relay.stats
-
-
-def main(argv: list[str] | None = None) -> int:
-    """`python -m dbladder.transport.relay TARGET --delay-ms MS`: relay until SIGTERM, then print stats."""
-    parser = argparse.ArgumentParser(prog="python -m dbladder.transport.relay", description=__doc__)
-    parser.add_argument("target", help="host:port, or the path of a Unix socket")
-    parser.add_argument("--delay-ms", type=float, default=0.0, help="added to each chunk, each way")
-    args = parser.parse_args(argv)
-    try:
-        target = Target.parse(args.target)
-        loop = _precise_loop()
-        try:
-            stats = loop.run_until_complete(_serve(target, args.delay_ms))
-        finally:
-            loop.close()
-    except DbladderError as exc:
-        print(exc, file=sys.stderr)
-        return exc.exit_code
-    except OSError as exc:
-        print(f"the relay cannot listen: {exc}", file=sys.stderr)
-        return 1
-    print("stats " + json.dumps(stats.to_dict()), flush=True)
-    return 0
-
-
-if __name__ == "__main__":
-    sys.exit(main())

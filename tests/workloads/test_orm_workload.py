@@ -16,7 +16,7 @@ import pytest
 from dbladder.engines import opened
 from dbladder.errors import InvalidConfig
 from dbladder.urls import parse_url
-from dbladder.workloads.orm import data, endpoints
+from dbladder.workloads.orm import data, endpoints, verify
 from dbladder.workloads.orm.context import OrmContext, counting, open_context
 
 SEED = 7
@@ -276,3 +276,28 @@ def test_drawn_requests_succeed_on_the_populated_set(sqlite_url):
         return statuses
 
     assert set(run(scenario())) <= {200, 201}
+
+
+def test_acknowledged_writes_are_verified_against_the_database(any_url):
+    async def scenario() -> tuple[dict[str, int], list[str], list[str]]:
+        ctx = await loaded_context(any_url)
+        try:
+            finding, _ = await call(ctx, "create_finding", data.ADMIN_USER_ID, 5, 1, 1, 2, "checked")
+            asset, _ = await call(ctx, "create_asset", 3, "checked asset", "primary", 1)
+        finally:
+            await ctx.close()
+        records = [verify.acknowledge(finding.body), verify.acknowledge(asset.body)]
+        forged = [("finding", finding.body["id"], 6, data.ADMIN_USER_ID), ("asset", 99_999, 3)]
+        async with opened(any_url) as engine:
+            return (
+                await verify.sizes_in(engine),
+                await verify.verify(engine, SIZES, records),
+                await verify.verify(engine, SIZES, forged),
+            )
+
+    sizes, clean, problems = run(scenario())
+    assert sizes == {**SIZES, "findings": SIZES["findings"] + 1, "assets": SIZES["assets"] + 1}
+    assert clean == []
+    assert len(problems) == 2
+    assert "was acknowledged but the database has (5, 1)" in problems[0]
+    assert "no such asset" in problems[1]

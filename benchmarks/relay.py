@@ -14,23 +14,27 @@ added), then from `--in-flight` connections at once (the most round trips per se
 passes: it is one Python process, so at some rate it is the bottleneck). The relay's CPU per
 round trip is read from its process. Then, one at a time, the relay at 1 and 2 ms: the added
 time per round trip against the 2 x delay asked for, and the relay's own record of how late it
-let the held chunks go.
+let the held chunks go. Last, the relay's event loop against asyncio's default one (epoll), at
+2 ms: how late each lets held chunks leave.
 """
 
 from __future__ import annotations
 
 import argparse
 import asyncio
+import json
 import statistics
+import sys
 import time
 import uuid
+from asyncio.subprocess import PIPE
 
 import asyncmy
 import asyncpg
 import psutil
 
 from dbladder.engines import EngineOptions, opened
-from dbladder.transport import relay_process, relay_target, through_relay
+from dbladder.transport import RelayStats, relay_process, relay_target, through_relay
 from dbladder.urls import parse_url
 
 SQL = "SELECT 1"
@@ -103,8 +107,44 @@ async def measure(engine_name: str, url: str, args: argparse.Namespace) -> None:
         added_ms = (1 / delayed - 1 / direct) * 1000
         stats = relay.stats
         print(
-            f"{'':<11} {delay_ms:.0f} ms each way: +{added_ms:.2f} ms per round trip (asked {2 * delay_ms:.0f} ms); "
+            f"{'':<11} {delay_ms:.0f} ms each way: +{added_ms:.2f} ms per round trip "
+            f"(asked {2 * delay_ms:.0f} ms); "
             f"held chunks left {stats.mean_late_seconds * 1e6:.0f} us late on average, "
+            f"at most {stats.most_late_seconds * 1e3:.1f} ms"
+        )
+
+
+# A relay process on a chosen event loop, for the comparison of timer precision.
+LOOP_PROBE = """
+import asyncio, json, selectors, sys
+from dbladder.transport.relay import Relay, Target, precise_loop
+kind, delay_ms = sys.argv[1], float(sys.argv[2])
+precise = kind == "select, timer slack 1 ns"
+loop = precise_loop() if precise else asyncio.SelectorEventLoop(selectors.EpollSelector())
+async def main():
+    relay = Relay(Target("127.0.0.1", 5432), delay_ms)
+    print((await relay.start())[1], flush=True)
+    await asyncio.get_running_loop().run_in_executor(None, sys.stdin.readline)
+    print(json.dumps(relay.stats.to_dict()), flush=True)
+loop.run_until_complete(main())
+"""
+
+
+async def loop_lateness(url: str, rounds: int) -> None:
+    """How late held chunks leave with the default epoll loop and with the relay's own loop."""
+    for kind in ("epoll (asyncio's default)", "select, timer slack 1 ns") * rounds:
+        process = await asyncio.create_subprocess_exec(
+            sys.executable, "-c", LOOP_PROBE, kind, "2", stdin=PIPE, stdout=PIPE
+        )
+        assert process.stdin is not None and process.stdout is not None
+        port = int(await process.stdout.readline())
+        rate = await round_trips(through_relay(parse_url(url), ("127.0.0.1", port)).raw, 1, 1)
+        process.stdin.write(b"\n")
+        stats = RelayStats(**json.loads(await process.stdout.readline()))
+        await process.wait()
+        print(
+            f"{'':<11} 2 ms on {kind:<26} {1000 / rate:.2f} ms per round trip; held chunks "
+            f"{stats.mean_late_seconds * 1e6:.0f} us late on average, "
             f"at most {stats.most_late_seconds * 1e3:.1f} ms"
         )
 
@@ -127,6 +167,8 @@ async def main() -> None:
     try:
         await measure("postgresql", f"postgresql://postgres@127.0.0.1:5432/{name}", args)
         await measure("mariadb", f"mariadb://root@127.0.0.1:3306/{name}", args)
+        print("timer precision of the relay's event loop (PostgreSQL, one at a time):")
+        await loop_lateness(f"postgresql://postgres@127.0.0.1:5432/{name}", args.rounds)
     finally:
         await admin_pg.execute(f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)')
         await admin_pg.close()

@@ -32,17 +32,17 @@ async def round_trip_seconds(url: str, count: int = ROUND_TRIPS) -> list[float]:
     return times
 
 
-@pytest.mark.slow
 def test_two_ms_added_makes_each_round_trip_at_least_four_ms_longer(postgres_url):
     # Known answer: the relay holds each chunk 2 ms each way, so a round trip (one chunk up, one
     # down) takes at least 4 ms more than direct. Medians over 50 round trips; the upper bound
-    # allows for wake-up delays on a shared 2-core machine (the relay reports its own lateness).
+    # (a relay that held each chunk twice would reach it) allows for wake-up delays on a shared
+    # 2-core machine: under a load average of 13 the added time measured 4.6-6.1 ms.
     url = parse_url(postgres_url)
     with relay_process(relay_target(url), delay_ms=2) as relay:
         direct = statistics.median(asyncio.run(round_trip_seconds(postgres_url)))
         relayed = statistics.median(asyncio.run(round_trip_seconds(through_relay(url, relay.address).raw)))
     added = relayed - direct
-    assert 0.004 <= added < 0.004 + 0.003, f"added {added * 1000:.2f} ms per round trip"
+    assert 0.004 <= added < 0.004 + 0.004, f"added {added * 1000:.2f} ms per round trip"
     assert relay.stats.connections == 1
     # Every chunk was held (the last, the client's goodbye, may still be held when the relay stops).
     assert relay.stats.held_chunks >= relay.stats.chunks_up + relay.stats.chunks_down - 1
@@ -53,7 +53,7 @@ def test_no_delay_forwards_at_once_and_counts_chunks(postgres_url):
     url = parse_url(postgres_url)
     with background_relay(relay_target(url), delay_ms=0) as running:
         times = asyncio.run(round_trip_seconds(through_relay(url, running.relay.address).raw, 20))
-    assert statistics.median(times) < 0.002  # no timer in the path
+    assert statistics.median(times) < 0.005  # no timer in the path (a held chunk would show below)
     stats = running.relay.stats
     assert stats.held_chunks == 0
     assert stats.chunks_up >= 25 and stats.chunks_down >= 25  # startup, 5 warm-up and 20 queries

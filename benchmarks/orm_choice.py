@@ -1,6 +1,6 @@
 """Which ORM for the `orm` workload: SQLAlchemy 2 (asyncio) against Django's ORM, per engine.
 
-    pip install django pymysql       # Django and its MariaDB shim are measured, not dependencies
+    pip install django pymysql aiosqlite 'psycopg[binary]'   # measured here, not dependencies
     python benchmarks/orm_choice.py [--requests 100] [--rounds 5] [--lazy 50]
 
 The same list endpoint in each ORM's ordinary style: load `--lazy` assets in one query, then

@@ -25,7 +25,7 @@ import asyncpg
 from dbladder.engines import opened
 from dbladder.transport import background_relay, relay_process, relay_target, through_relay
 from dbladder.urls import parse_url
-from dbladder.workloads.orm import data, endpoints
+from dbladder.workloads.orm import data, workload
 from dbladder.workloads.orm.context import counting, open_context
 
 OPERATIONS = ("list_assets", "asset_detail", "dashboard", "create_finding", "create_asset")
@@ -47,14 +47,14 @@ class SeededDraw:
 
 def drawn(operation: str, count: int) -> list[Any]:
     draw, sizes = SeededDraw(1), data.scaled_sizes(1)
-    return [getattr(endpoints, f"draw_{operation}")(draw, sizes) for _ in range(count)]
+    return [workload.operation(operation).draw(draw, sizes) for _ in range(count)]  # type: ignore[arg-type]
 
 
 async def run_requests(url: str, operation: str, requests: list[Any]) -> tuple[float, float]:
     """(seconds per request, statements per request), one request at a time, after one warm-up."""
     ctx = await open_context(parse_url(url))
     try:
-        run = getattr(endpoints, operation)
+        run = workload.operation(operation).run
         await run(ctx, requests[0])  # opens the connection
         statements = 0
         started = time.perf_counter()
@@ -80,12 +80,18 @@ async def measure(name: str, url: str, args: argparse.Namespace) -> None:
         with background_relay(target, 0) as counter:
             relayed = through_relay(parsed, counter.relay.address).raw
             ctx = await open_context(parse_url(relayed))
-            await getattr(endpoints, operation)(ctx, requests[0])
-            before = counter.relay.stats.chunks_up
+            run = workload.operation(operation).run
+            await run(ctx, requests[0])
+            before, counted = counter.relay.stats.chunks_up, ctx.query_counts()[operation]["round_trips"]
             for request in requests:
-                await getattr(endpoints, operation)(ctx, request)
+                await run(ctx, request)
             round_trips = (counter.relay.stats.chunks_up - before) / len(requests)
+            counted = (ctx.query_counts()[operation]["round_trips"] - counted) / len(requests)
             await ctx.close()
+        if abs(counted - round_trips) > 1e-9:
+            print(
+                f"  {operation}: counted {counted:.2f} round trips per request, the relay saw {round_trips:.2f}"
+            )
         times = {}
         for delay in (0.0, args.delay_ms):
             async with opened(url) as engine:

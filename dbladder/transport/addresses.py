@@ -17,8 +17,9 @@ import os
 from urllib.parse import quote, urlencode
 
 from ..engines import EngineOptions, opened
-from ..engines import mariadb as mariadb_engine
-from ..engines import postgres as postgres_engine
+from ..engines.mariadb.connection import parse_settings as mariadb_settings
+from ..engines.postgres.connection import DEFAULT_HOST as POSTGRES_HOST
+from ..engines.postgres.connection import DEFAULT_PORT as POSTGRES_PORT
 from ..errors import DbladderError, UsageError
 from ..urls import DatabaseURL, parse_url
 from .relay import Target
@@ -68,11 +69,12 @@ def relay_target(url: DatabaseURL) -> Target:
     """Where a relay for this database connects: the server's Unix socket or TCP address, as in the URL."""
     _refuse_sqlite(url, "relay")
     if url.engine == "postgresql":
-        endpoint = postgres_engine._Endpoint(url)
-        if endpoint.socket_folder:
-            return Target(unix_path=endpoint.address)
-        return Target(host=endpoint.host, port=endpoint.port)
-    settings = mariadb_engine.parse_settings(url)
+        port = url.port or POSTGRES_PORT
+        folder = url.params.get("host")
+        if folder:  # libpq's convention: the socket is .s.PGSQL.<port> in that folder
+            return Target(unix_path=f"{folder}/.s.PGSQL.{port}")
+        return Target(host=url.host or POSTGRES_HOST, port=port)
+    settings = mariadb_settings(url)
     if settings.unix_socket:
         return Target(unix_path=settings.unix_socket)
     return Target(host=settings.host, port=settings.port)
@@ -147,7 +149,7 @@ async def transport_url(url: DatabaseURL, transport: str) -> DatabaseURL:
                 raise TransportUnavailable(
                     f"the PostgreSQL server's socket {folder}/.s.PGSQL.{port} is not on this machine"
                 )
-            named_port = port if port != postgres_engine.DEFAULT_PORT else None
+            named_port = port if port != POSTGRES_PORT else None
             new = _server_url(url, "", named_port, {"host": folder})
         else:
             if host is None:

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import asyncio
 import hashlib
+import random
 from collections import Counter
 from typing import Any
 
@@ -16,7 +17,8 @@ import pytest
 from dbladder.engines import opened
 from dbladder.errors import InvalidConfig
 from dbladder.urls import parse_url
-from dbladder.workloads.orm import data, endpoints, verify
+from dbladder.workloads.base import Answer, DataSpec, Draw
+from dbladder.workloads.orm import data, endpoints, workload
 from dbladder.workloads.orm.context import OrmContext, counting, open_context
 
 SEED = 7
@@ -47,7 +49,7 @@ async def loaded_context(url: str, sizes: dict[str, int] = SIZES) -> OrmContext:
     return await open_context(parse_url(url))
 
 
-async def call(ctx: OrmContext, operation: str, *args: Any) -> tuple[endpoints.Answer, int]:
+async def call(ctx: OrmContext, operation: str, *args: Any) -> tuple[Answer, int]:
     with counting() as count:
         answer = await getattr(endpoints, operation)(ctx, args)
     return answer, count.statements
@@ -243,34 +245,15 @@ def test_empty_data_set_lists_nothing_and_takes_a_new_asset(any_url):
     run(scenario())
 
 
-class FixedDraw:
-    """A draw that counts up: enough to check draws are answered with success."""
-
-    def __init__(self) -> None:
-        self.n = 0
-
-    def random(self) -> float:
-        self.n += 1
-        return (self.n * 0.618) % 1
-
-    def below(self, n: int) -> int:
-        self.n += 1
-        return (self.n * 7919) % n
-
-    def id(self, n: int) -> int:
-        return 1 + self.below(n)
-
-
 def test_drawn_requests_succeed_on_the_populated_set(sqlite_url):
     async def scenario() -> list[int]:
         ctx = await loaded_context(sqlite_url)
-        draw = FixedDraw()
+        draw = Draw(random.Random(1).random)
         statuses = []
         try:
-            for name in ("list_assets", "asset_detail", "dashboard", "create_finding", "create_asset"):
+            for operation in workload.operations:
                 for _ in range(5):
-                    args = getattr(endpoints, f"draw_{name}")(draw, SIZES)
-                    statuses.append((await getattr(endpoints, name)(ctx, args)).status)
+                    statuses.append((await operation.run(ctx, operation.draw(draw, SIZES))).status)
         finally:
             await ctx.close()
         return statuses
@@ -279,25 +262,40 @@ def test_drawn_requests_succeed_on_the_populated_set(sqlite_url):
 
 
 def test_acknowledged_writes_are_verified_against_the_database(any_url):
-    async def scenario() -> tuple[dict[str, int], list[str], list[str]]:
+    finding_args = (data.ADMIN_USER_ID, 5, 1, 1, 2, "checked")
+    asset_args = (3, "checked asset", "primary", 1)
+
+    async def scenario() -> tuple[dict[str, int], dict[str, Any], dict[str, Any]]:
         ctx = await loaded_context(any_url)
         try:
-            finding, _ = await call(ctx, "create_finding", data.ADMIN_USER_ID, 5, 1, 1, 2, "checked")
-            asset, _ = await call(ctx, "create_asset", 3, "checked asset", "primary", 1)
+            finding, _ = await call(ctx, "create_finding", *finding_args)
+            asset, _ = await call(ctx, "create_asset", *asset_args)
         finally:
             await ctx.close()
-        records = [verify.acknowledge(finding.body), verify.acknowledge(asset.body)]
-        forged = [("finding", finding.body["id"], 6, data.ADMIN_USER_ID), ("asset", 99_999, 3)]
+        records = {
+            "create_finding": [workload.operation("create_finding").acknowledge(finding_args, finding.body)],
+            "create_asset": [workload.operation("create_asset").acknowledge(asset_args, asset.body)],
+        }
+        forged = {
+            "create_finding": [(finding.body["id"], 6, data.ADMIN_USER_ID)],
+            "create_asset": [(99_999, 3, "never made")],
+        }
+        spec = DataSpec(SEED, SIZES)
         async with opened(any_url) as engine:
             return (
-                await verify.sizes_in(engine),
-                await verify.verify(engine, SIZES, records),
-                await verify.verify(engine, SIZES, forged),
+                await workload.sizes_in(engine),
+                await workload.verify(engine, spec, records),
+                await workload.verify(engine, spec, forged),
             )
 
     sizes, clean, problems = run(scenario())
     assert sizes == {**SIZES, "findings": SIZES["findings"] + 1, "assets": SIZES["assets"] + 1}
-    assert clean == []
-    assert len(problems) == 2
-    assert "was acknowledged but the database has (5, 1)" in problems[0]
-    assert "no such asset" in problems[1]
+    assert clean == {
+        "checked": {"create_finding": 1, "create_asset": 1},
+        "lost": 0,
+        "corrupted": 0,
+        "violations": [],
+    }
+    assert (problems["lost"], problems["corrupted"]) == (1, 1)
+    assert "was acknowledged but the database has (5, 1)" in problems["violations"][0]
+    assert "no such asset" in problems["violations"][1]

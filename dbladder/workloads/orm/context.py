@@ -25,8 +25,8 @@ from sqlalchemy import URL, Engine, create_engine, event
 from sqlalchemy.ext.asyncio import AsyncEngine, async_sessionmaker, create_async_engine
 from sqlalchemy.orm import sessionmaker
 
-from ...engines import sqlite as sqlite_engine
 from ...engines.base import EngineOptions
+from ...engines.sqlite.connection import parse_settings as sqlite_settings
 from ...errors import BadURL
 from ...urls import DatabaseURL
 
@@ -45,17 +45,30 @@ MARIADB_ISOLATION = {
 
 @dataclass
 class QueryCount:
-    """What one request (or a sum of requests) sent through the ORM."""
+    """What one request (or a sum of requests) sent through the ORM.
+
+    `round_trips` is what crossed to the server and back: every statement, every COMMIT and
+    ROLLBACK, every BEGIN on a driver that sends one as a message of its own (asyncpg), and the
+    pool's ROLLBACK when a connection goes back to it, on a driver that sends one even after the
+    session's own (asyncmy); SQLite, in-process, has none (`OrmContext` sets which). Checked
+    against what the latency relay forwards (tests/workloads/test_orm_transport.py).
+    """
 
     requests: int = 0
     statements: int = 0  # SQL statements handed to the driver
-    transactions: int = 0  # commits and rollbacks the ORM issued (each is a round trip on a server)
+    transactions: int = 0  # commits and rollbacks the ORM issued
+    begins: int = 0  # transactions the ORM began (a message of its own on asyncpg only)
+    resets: int = 0  # connections the pool rolled back on their return (a message on asyncmy only)
+    round_trips: int = 0
     most_statements: int = 0  # the largest number of statements in one request
 
     def add(self, other: QueryCount) -> None:
         self.requests += other.requests
         self.statements += other.statements
         self.transactions += other.transactions
+        self.begins += other.begins
+        self.resets += other.resets
+        self.round_trips += other.round_trips
         self.most_statements = max(self.most_statements, other.most_statements)
 
     def to_dict(self) -> dict[str, int]:
@@ -63,6 +76,9 @@ class QueryCount:
             "requests": self.requests,
             "statements": self.statements,
             "transactions": self.transactions,
+            "begins": self.begins,
+            "resets": self.resets,
+            "round_trips": self.round_trips,
             "most_statements": self.most_statements,
         }
 
@@ -82,6 +98,19 @@ def _on_transaction_end(*_: Any) -> None:
         count.transactions += 1
 
 
+def _on_begin(*_: Any) -> None:
+    count = _current.get()
+    if count is not None:
+        count.begins += 1
+
+
+def _on_reset(_dbapi_connection: Any, _record: Any, state: Any) -> None:
+    count = _current.get()
+    # A reset after the transaction was already rolled back, or one that may not do I/O, sends nothing.
+    if count is not None and state.asyncio_safe and not state.transaction_was_reset:
+        count.resets += 1
+
+
 @contextmanager
 def counting() -> Iterator[QueryCount]:
     """Count what the ORM sends inside the block (in this task and the greenlets it starts).
@@ -99,6 +128,8 @@ def counting() -> Iterator[QueryCount]:
         if outer is not None:
             outer.statements += count.statements
             outer.transactions += count.transactions
+            outer.begins += count.begins
+            outer.resets += count.resets
 
 
 class OrmContext:
@@ -119,6 +150,13 @@ class OrmContext:
 
     def __init__(self, engine: AsyncEngine | Engine):
         self.engine = engine
+        dialect = engine.dialect
+        # What a request sends to a server: asyncpg sends BEGIN as a message of its own before a
+        # transaction's first statement and nothing for a rollback outside one; asyncmy leaves
+        # BEGIN implicit and sends every rollback; pysqlite sends nothing anywhere.
+        self._in_process = dialect.name == "sqlite"
+        self._begin_is_round_trip = dialect.driver == "asyncpg"
+        self._reset_is_round_trip = dialect.driver != "asyncpg"
         sync_engine = engine.sync_engine if isinstance(engine, AsyncEngine) else engine
         # expire_on_commit=False: a new finding's id can be read after its commit without a SELECT.
         self._async_sessions = (
@@ -131,6 +169,8 @@ class OrmContext:
         event.listen(sync_engine, "before_cursor_execute", _on_statement)
         event.listen(sync_engine, "commit", _on_transaction_end)
         event.listen(sync_engine, "rollback", _on_transaction_end)
+        event.listen(sync_engine, "begin", _on_begin)
+        event.listen(sync_engine.pool, "reset", _on_reset)
 
     async def run(self, operation: str, fn: Callable[..., T], *args: Any) -> T:
         """Run `fn(session, *args)` in a new session, counting its SQL under `operation`."""
@@ -150,6 +190,13 @@ class OrmContext:
             with counting() as count:
                 yield count
         finally:
+            if not self._in_process:
+                count.round_trips = (
+                    count.statements
+                    + count.transactions
+                    + (count.begins if self._begin_is_round_trip else 0)
+                    + (count.resets if self._reset_is_round_trip else 0)
+                )
             self._totals.setdefault(operation, QueryCount()).add(count)
 
     def totals(self) -> dict[str, QueryCount]:
@@ -160,6 +207,21 @@ class OrmContext:
             copy.add(total)
             copies[name] = copy
         return copies
+
+    def query_counts(self) -> dict[str, dict[str, int]]:
+        """The totals as plain numbers per operation: requests, statements, round trips (and the
+        transactions and begins they include), for `Workload.query_counts`."""
+        return {
+            name: {
+                "requests": total.requests,
+                "statements": total.statements,
+                "round_trips": total.round_trips,
+                "transactions": total.transactions,
+                "begins": total.begins,
+                "resets": total.resets,
+            }
+            for name, total in self._totals.items()
+        }
 
     async def close(self) -> None:
         if isinstance(self.engine, AsyncEngine):
@@ -221,7 +283,7 @@ def create_orm_engine(
         "pool_timeout": options.pool_timeout,
     }
     if url.engine == "sqlite":
-        settings = sqlite_engine.parse_settings(url)
+        settings = sqlite_settings(url)
         # pysqlite's own busy timeout: it waits on SQLite's lock as busy_timeout does.
         connect_args = {"timeout": int(settings["busy_timeout"]) / 1000}
         target = sqlalchemy_url(url, sqlite_driver)

@@ -23,19 +23,17 @@ from __future__ import annotations
 import time
 from typing import Any, TypeVar
 
-import numpy as np
 from sqlalchemy import Select, func, select
 from sqlalchemy.orm import Session, joinedload
 
-from .answer import Answer, Draw
+from ..base import Answer, Args
 from .context import OrmContext
-from .data import ADMIN_USER_ID, ASSET_KINDS, EDIT, SEVERITIES, VIEW, Sizes, permission_level
+from .data import EDIT, VIEW
 from .models import Assessment, Asset, AssetPermission, Control, Finding, User
 
 PAGE_SIZE = 20
 DASHBOARD_TOP = 5
 
-Args = tuple[Any, ...]
 SelectT = TypeVar("SelectT", bound=Select[*tuple[Any, ...]])
 
 
@@ -242,53 +240,3 @@ async def create_finding(ctx: OrmContext, args: Args) -> Answer:
 
 async def create_asset(ctx: OrmContext, args: Args) -> Answer:
     return await ctx.run("create_asset", _create_asset, *args)
-
-
-# ---------------------------------------------------------------------------------------------
-# Generated requests: deterministic from the Draw, answered 200/201 on the populated data set.
-# The grants do not depend on the seed (data.permission_level), so a draw can pick a user who
-# holds one without reading the database.
-
-
-def _holders(asset_id: int, sizes: Sizes, level: int) -> list[int]:
-    """The users who hold at least `level` on the asset, the administrator first."""
-    users = np.arange(ADMIN_USER_ID + 1, sizes["users"] + 1, dtype=np.int64)
-    levels = np.array([permission_level(int(u), np.array([asset_id]))[0] for u in users], dtype=np.int64)
-    return [ADMIN_USER_ID, *users[levels >= level].tolist()]
-
-
-def draw_list_assets(draw: Draw, sizes: Sizes) -> Args:
-    pages = max(1, -(-sizes["assets"] // PAGE_SIZE))
-    return (draw.id(sizes["users"]), PAGE_SIZE * draw.below(pages))
-
-
-def draw_asset_detail(draw: Draw, sizes: Sizes) -> Args:
-    asset_id = draw.id(max(1, sizes["assets"]))
-    viewers = _holders(asset_id, sizes, VIEW)
-    return (viewers[draw.below(len(viewers))], asset_id)
-
-
-def draw_dashboard(draw: Draw, sizes: Sizes) -> Args:
-    return (draw.id(sizes["users"]),)
-
-
-def draw_create_finding(draw: Draw, sizes: Sizes) -> Args:
-    asset_id = draw.id(max(1, sizes["assets"]))
-    editors = _holders(asset_id, sizes, EDIT)
-    return (
-        editors[draw.below(len(editors))],
-        asset_id,
-        draw.id(max(1, sizes["assessments"])),
-        draw.id(max(1, sizes["controls"])),
-        draw.below(SEVERITIES),
-        f"reported finding {draw.below(1_000_000)}",
-    )
-
-
-def draw_create_asset(draw: Draw, sizes: Sizes) -> Args:
-    return (
-        draw.id(sizes["users"]),
-        f"new asset {draw.below(1_000_000)}",
-        ASSET_KINDS[draw.below(len(ASSET_KINDS))],
-        1 + draw.below(4),
-    )

@@ -89,9 +89,7 @@ async def measure(name: str, url: str, args: argparse.Namespace) -> None:
             counted = (ctx.query_counts()[operation]["round_trips"] - counted) / len(requests)
             await ctx.close()
         if abs(counted - round_trips) > 1e-9:
-            print(
-                f"  {operation}: counted {counted:.2f} round trips per request, the relay saw {round_trips:.2f}"
-            )
+            print(f"  {operation}: counted {counted:.2f} round trips a request, relay saw {round_trips:.2f}")
         times = {}
         for delay in (0.0, args.delay_ms):
             async with opened(url) as engine:

@@ -18,6 +18,7 @@ from ..plans import Phase, UserPlan
 from ..report import terminal
 from ..result.passmark import PassMark
 from ..run.round import TARGETS, RunConfig, default_out_dir, run_ladder
+from ..transport import TRANSPORTS
 from ..workloads.registry import load_workload
 from .common import DATA_OPTIONS, db_option, parse_sizes, workload_option
 
@@ -177,6 +178,16 @@ ROUND_OPTIONS = [
 """Every option of a round but --db: `run` and `compare` share them."""
 
 
+TRANSPORT_HELP = (
+    "How the service reaches the database: inproc (SQLite), unix or tcp (PostgreSQL, MariaDB; "
+    "the server is asked where it listens). Default: as the URL says."
+)
+LATENCY_HELP = (
+    "Milliseconds added to every chunk each way between the service and the database server, by a "
+    "relay dbladder runs (0: the relay adding nothing, to compare against)."
+)
+
+
 def round_options(command: Any) -> Any:
     """Apply ROUND_OPTIONS to a click command, in the order they are listed."""
     for option in reversed(ROUND_OPTIONS):
@@ -186,6 +197,8 @@ def round_options(command: Any) -> Any:
 
 @click.command()
 @db_option
+@click.option("--transport", type=click.Choice(TRANSPORTS), help=TRANSPORT_HELP)
+@click.option("--added-latency", "added_latency", type=float, metavar="MS", help=LATENCY_HELP)
 @round_options
 def run(**options: Any) -> None:
     """Climb a load ladder against one database and report where it stops."""
@@ -257,7 +270,7 @@ def build_config(options: dict[str, Any]) -> RunConfig:
         pass_mark=PassMark(options["p95_ms"], options["max_fail_pct"]),
         seed=None if options["no_seed"] else options["seed_number"],
         scale=options["scale"],
-        sizes=parse_sizes(options["size_settings"]),
+        sizes={**dict(preset.sizes), **parse_sizes(options["size_settings"])},
         target=options["target"],
         workers=options["workers"],
         pool_size=options["pool_size"],
@@ -271,4 +284,6 @@ def build_config(options: dict[str, Any]) -> RunConfig:
         out_dir=options["out_dir"] or default_out_dir(),
         service_url=options["service_url"],
         allow_remote_target=options["allow_remote_target"],
+        transport=options.get("transport"),
+        added_latency_ms=options.get("added_latency"),
     ).checked()

@@ -38,6 +38,7 @@ from .executors import Executor
 from .executors.closed import UsersGenerator
 from .executors.open import Generator
 from .mix import requests
+from .queries import QueryWindows
 from .recorder import LiveView, Recorder, merge_levels, merge_snapshots, merge_users_snapshots
 from .targets import Target
 from .targets.direct import DirectTarget
@@ -105,17 +106,17 @@ class LevelDone:
 
 
 @contextlib.asynccontextmanager
-async def _opened_target(spec: ProcessSpec, workload: Workload) -> AsyncIterator[Target]:
-    """The target for the block; in direct mode with an engine and the workload's context, closed after."""
+async def _opened_target(spec: ProcessSpec, workload: Workload) -> AsyncIterator[tuple[Target, Any]]:
+    """The target for the block, and in direct mode the workload's context (on an engine), closed after."""
     if spec.target != "direct":
-        yield HttpTarget(spec.host, spec.port, spec.in_flight, spec.timeout, workload)
+        yield HttpTarget(spec.host, spec.port, spec.in_flight, spec.timeout, workload), None
         return
     engine = create_engine(spec.db_url, EngineOptions(pool_size=spec.pool_size, pool_timeout=spec.timeout))
     await engine.open()
     try:
         context = await workload.open(engine)
         try:
-            yield DirectTarget(workload, context, spec.in_flight, spec.timeout)
+            yield DirectTarget(workload, context, spec.in_flight, spec.timeout), context
         finally:
             await workload.close(context)
     finally:
@@ -126,8 +127,8 @@ async def _drive(
     spec: ProcessSpec, part: int, parts: int, origin: float | None, events: Any, stop: Any
 ) -> Recorder:
     workload = load_workload(spec.workload)
-    async with _opened_target(spec, workload) as target:
-        return await _run_executor(spec, workload, target, part, parts, origin, events, stop)
+    async with _opened_target(spec, workload) as (target, context):
+        return await _run_executor(spec, workload, target, part, parts, origin, events, stop, context)
 
 
 async def _run_executor(
@@ -139,10 +140,15 @@ async def _run_executor(
     origin: float | None,
     events: Any,
     stop: Any,
+    context: Any = None,
 ) -> Recorder:
     clock = MonotonicClock(spin=0.002 if spec.precise_clock else 0.0)
     if origin is not None:
         clock.origin = origin
+    # Direct mode: this process runs the operations, so it counts their queries itself.
+    windows = QueryWindows(workload, context, spec.levels(), clock.origin) if context is not None else None
+    if windows is not None:
+        windows.start()
     mix = spec.mix if spec.mix.weights else workload.mix()
     stream = requests(workload, mix, spec.sizes or workload.sizes, seed=spec.mix_seed, stream=part)
     names = tuple(operation.name for operation in workload.operations)
@@ -158,7 +164,7 @@ async def _run_executor(
     while True:
         done, _ = await asyncio.wait({task}, timeout=REPORT_INTERVAL)
         if events is not None:
-            reported = _report_levels(generator.recorder, reported, part, events)
+            reported = _report_levels(generator.recorder, reported, part, events, windows)
             live = generator.progress()
             if live is not None and not done:
                 events.put(("live", part, asdict(live)))
@@ -170,15 +176,21 @@ async def _run_executor(
             with contextlib.suppress(asyncio.CancelledError):
                 await task
             break
+    if windows is not None:
+        windows.stop()
     return generator.recorder
 
 
-def _report_levels(recorder: Recorder, reported: int, part: int, events: Any) -> int:
+def _report_levels(
+    recorder: Recorder, reported: int, part: int, events: Any, windows: QueryWindows | None = None
+) -> int:
     """Send every level finished since the last report, in order; the new count reported."""
     while reported < len(recorder.levels):
         snapshot = recorder.level_snapshot(reported)
         if snapshot["state"] != "finished":
             break
+        if windows is not None and (counted := windows.level(reported)) is not None:
+            snapshot["queries"] = counted
         events.put(("level", part, reported, snapshot))
         reported += 1
     return reported

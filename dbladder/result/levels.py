@@ -17,6 +17,7 @@ from typing import Any
 from ..histogram import Histogram
 from ..load.recorder import DROPPED, FAILURES, OUTCOMES
 from .passmark import PassMark, ceiling
+from .queries import query_rows
 
 
 def _ms(microseconds: float) -> float:
@@ -83,6 +84,8 @@ def level_row(snapshot: dict[str, Any], pass_mark: PassMark) -> dict[str, Any]:
     }
     if "operations" in snapshot:
         row["operations"] = operation_rows(snapshot["operations"])
+    if snapshot.get("queries") is not None:  # direct mode, a workload that counts its queries
+        row["queries"] = query_rows(snapshot["queries"])
     if "users" in snapshot:  # closed model: the phase's users and their arrival ramp
         row["users"] = snapshot["users"]
         row["ramp_s"] = snapshot["ramp"]

@@ -48,7 +48,9 @@ def transport_of(url: DatabaseURL) -> str:
 def _server_url(url: DatabaseURL, host: str, port: int | None, params: dict[str, str]) -> DatabaseURL:
     """`url` with another host part and query string; user, password and database kept."""
     user = quote(url.user or "", safe="")
-    if url.password:
+    # Only a password written in the URL goes into the new one: one from the environment or a
+    # file is found there again by every process that opens the URL (dbladder.urls).
+    if url.password and url.password_source == "the URL":
         user += ":" + quote(url.password, safe="")
     at = user + "@" if user else ""
     where = host + (f":{port}" if port else "")

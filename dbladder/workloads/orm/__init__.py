@@ -19,19 +19,18 @@ import sqlite3
 from collections.abc import Iterator, Mapping
 from importlib.metadata import PackageNotFoundError, version
 from types import MappingProxyType
-from typing import Any
-
-from sqlalchemy import select
+from typing import TYPE_CHECKING, Any
 
 from ...engines.base import Engine, Row, Table
 from ..base import DataSpec, Sizes, Workload, WorkloadError
 from . import data, verify
-from .context import OrmContext, open_context
-from .models import Base
 from .operations import OPERATIONS
 from .presets import PRESETS
 
-__all__ = ["Orm", "OrmContext", "workload"]
+if TYPE_CHECKING:
+    from .context import OrmContext
+
+__all__ = ["Orm", "workload"]
 
 
 class Orm(Workload):
@@ -72,7 +71,12 @@ class Orm(Workload):
         return await verify.sizes_in(engine)
 
     async def open(self, engine: Engine) -> OrmContext:
-        """The ORM's own engine for the same database, with the same pool size and timeouts."""
+        """The ORM's own engine for the same database, with the same pool size and timeouts.
+
+        SQLAlchemy is imported here, not with the workload: the load generator never needs it.
+        """
+        from .context import open_context
+
         return await open_context(engine.url, engine.options)
 
     async def close(self, context: Any) -> None:
@@ -88,7 +92,11 @@ class Orm(Workload):
         """Every mapped class read through the ORM (LIMIT 0) on this engine: the tables the models
         name exist with the columns they name. The ORM writes its own SQL, so there is no list of
         statements to prepare beforehand."""
-        context = await open_context(engine.url, engine.options)
+        from sqlalchemy import select
+
+        from .models import Base
+
+        context = await self.open(engine)
         try:
             for mapper in Base.registry.mappers:
                 model = mapper.class_

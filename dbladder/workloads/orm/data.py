@@ -40,6 +40,7 @@ FINDING_STATUSES = ("open", "in_progress", "mitigated", "accepted")
 ASSET_KINDS = ("primary", "supporting")
 ASSESSMENT_STATUSES = ("planned", "in_progress", "in_review", "done")
 CONTROL_CATEGORIES = tuple(f"A.{n}" for n in range(5, 19))  # ISO 27001:2013 Annex A's chapters
+PAGE_SIZE = 20  # assets on a page of the list endpoint
 CREATED_FROM = 1_700_000_000  # unix seconds of the first row; row n is n minutes later
 
 POPULATED: dict[str, int] = {

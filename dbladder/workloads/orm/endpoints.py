@@ -28,10 +28,9 @@ from sqlalchemy.orm import Session, joinedload
 
 from ..base import Answer, Args
 from .context import OrmContext
-from .data import EDIT, VIEW
+from .data import EDIT, PAGE_SIZE, VIEW
 from .models import Assessment, Asset, AssetPermission, Control, Finding, User
 
-PAGE_SIZE = 20
 DASHBOARD_TOP = 5
 
 SelectT = TypeVar("SelectT", bound=Select[*tuple[Any, ...]])

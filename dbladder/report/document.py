@@ -16,6 +16,7 @@ from . import figures as fig
 from .blocks import Block, Bullets, Column, Heading, Paragraph, Plots, Report, Table
 from .caveats import caveats
 from .closed import recovery_words, spike_levels, think_words
+from .roundtrips import queries_section, round_trip_section
 from .runs import Round, engine_labels, round_rows, rounds_of
 from .setup import pass_mark_words, setup_section
 from .verdicts import round_verdict, title_words
@@ -37,6 +38,8 @@ def build(results: Sequence[dict[str, Any]], samples: int | None = None) -> Repo
         *_result_section(rounds),
         *setup_section(rounds),
         *_levels_section(rounds, len(results)),
+        *queries_section(rounds),
+        *round_trip_section(rounds),
         Heading(2, "What this does not show"),
         Bullets([f"**{caveat.lead}** {caveat.text}" for caveat in caveats(rounds)]),
         Paragraph(_files_note(results, samples)),

@@ -49,7 +49,7 @@ from ..urls import parse_url
 from ..workloads.base import DataSpec, Mix, Workload
 from ..workloads.registry import DEFAULT_WORKLOAD, load_workload
 from .observer import RunObserver, check_idle
-from .transport import database_route, route_problems
+from .transport import database_route, load_transport, route_problems, route_words
 
 TARGETS = ("http", "direct")
 
@@ -286,8 +286,8 @@ def _target(config: RunConfig, progress: Progress) -> Iterator[Target]:
     """The target of the load, reaching the database by the route `--transport` and
     `--added-latency` choose (the relay, if any, outlives the service)."""
     with database_route(config.db_url, config.transport, config.added_latency_ms) as route:
-        if route.description is not None:
-            progress.message(f"the load reaches the database over {route.description['url']}")
+        if config.transport is not None or config.added_latency_ms is not None:
+            progress.message(f"the load reaches the database over {route_words(route.description)}")
         with _load_target(replace(config, db_url=route.url), progress) as target:
             target.db_url, target.transport = route.url, route.description
             yield target
@@ -483,6 +483,9 @@ def run_ladder(config: RunConfig, progress: Progress | None = None) -> dict[str,
         run.result["service"] = target.description
         if target.transport is not None:
             run.result["transport"] = target.transport  # the relay's figures are added as it stops
+            if config.transport is not None or config.added_latency_ms is not None:
+                # The engine described itself over the URL as given; the load went by this route.
+                run.result["engine"]["transport"] = load_transport(target.transport)
         in_flight = config.in_flight
         if config.users is not None:
             # A user whose request finds no free connection is dropped: leave room for every user.

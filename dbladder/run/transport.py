@@ -13,8 +13,9 @@ should be compared against (docs/orm.md measured it at tens to hundreds of micro
 trip on a busy machine).
 
 Before the load, the route measures what one round trip costs over it (`SELECT 1` on one
-connection, `transport.probe`): over the transport alone and, with a relay, through the relay,
-so the report can say what a round trip costs and what the relay itself adds. After the load it
+connection, `transport.probe`, a few tens of milliseconds): over the transport alone and, with a
+relay, through the relay, so the report can say what a round trip costs and what the relay itself
+adds; a run without either flag measures its URL's own transport the same way. After the load it
 records what the relay forwarded and how late its held chunks left.
 """
 
@@ -96,14 +97,12 @@ def route_problems(
 
 @contextlib.contextmanager
 def database_route(db_url: str, transport: str | None, added_latency_ms: float | None) -> Iterator[Route]:
-    """The route for the block: the URL as given, another transport of it, or a relay in front of it.
+    """The route for the block: the URL as given, another transport of it, or a relay in front of it,
+    described (a run records the description as `transport`).
 
     Raises TransportUnavailable or TransportFailed (from `transport_url`), RelayFailed when the
     relay cannot start.
     """
-    if transport is None and added_latency_ms is None:
-        yield Route(db_url)
-        return
     given = parse_url(db_url)
     url = asyncio.run(transport_url(given, transport)) if transport is not None else given
     description: dict[str, Any] = {
@@ -138,4 +137,14 @@ def route_words(description: dict[str, Any] | None) -> str:
     latency = description.get("added_latency_ms")
     if latency is not None:
         words += f" + {latency:g} ms each way (relay)"
+    return words
+
+
+def load_transport(description: dict[str, Any]) -> str:
+    """The engine's transport as the load used it, for the result's `engine.transport`: "tcp
+    postgresql://127.0.0.1:5432/shop, through the latency relay adding 2 ms each way"."""
+    words = f"{description['transport']} {description['url']}"
+    latency = description.get("added_latency_ms")
+    if latency is not None:
+        words += f", through the latency relay adding {latency:g} ms each way"
     return words

@@ -81,10 +81,9 @@ ROUND_OPTIONS = [
     workload_option,
     click.option(
         "--preset",
-        default=DEFAULT_PRESET,
-        show_default=True,
         help="A named round of the workload; `dbladder workloads` lists each workload's presets "
-        "(the shop's are the posts' rounds: read, shop20, shop20-1w, write, users-read, users-write, spike).",
+        "(the shop's are the posts' rounds: read, shop20, shop20-1w, write, users-read, users-write, spike). "
+        f"[default: the workload's own default, else {DEFAULT_PRESET}]",
     ),
     click.option("--writes", type=float, help="Share of requests that are writes (0 to 1). [preset]"),
     click.option("--start", type=float, help="Offered rate of the first level, req/s. [preset]"),
@@ -247,7 +246,7 @@ def _users_plan(plan: UserPlan, options: dict[str, Any]) -> UserPlan:
 def build_config(options: dict[str, Any]) -> RunConfig:
     """A RunConfig from the command's options: the preset, with explicit options over it."""
     workload = load_workload(options["workload"])
-    preset = get_preset(workload, options["preset"])
+    preset = get_preset(workload, options["preset"] or workload.default_preset or DEFAULT_PRESET)
     ladder, users = preset.ladder, preset.users
     if users is not None:
         users = _users_plan(users, options)

@@ -16,7 +16,7 @@ from . import figures as fig
 from .blocks import Block, Bullets, Column, Heading, Paragraph, Plots, Report, Table
 from .caveats import caveats
 from .closed import recovery_words, spike_levels, think_words
-from .roundtrips import queries_section, round_trip_section
+from .roundtrips import QUERY_COLUMNS, queries_section, query_cells, round_trip_section
 from .runs import Round, engine_labels, round_rows, rounds_of
 from .setup import pass_mark_words, setup_section
 from .verdicts import round_verdict, title_words
@@ -276,6 +276,7 @@ def operations_table(levels: Sequence[dict[str, Any]]) -> Table | None:
     operation failed the level. None when the levels carry no per-operation figures."""
     if not any(row.get("operations") for row in levels):
         return None
+    counted = any(row.get("queries") for row in levels)  # a workload that counts its queries
     rows, failed = [], []
     for row in levels:
         for name, figures in (row.get("operations") or {}).items():
@@ -293,6 +294,7 @@ def operations_table(levels: Sequence[dict[str, Any]]) -> Table | None:
                     ", ".join(
                         f"{cause} {count:,}" for cause, count in (figures.get("failures") or {}).items()
                     ),
+                    *(query_cells(row, name) if counted else ()),
                 ]
             )
             failed.append(not row["passed"])
@@ -305,6 +307,7 @@ def operations_table(levels: Sequence[dict[str, Any]]) -> Table | None:
         Column("p99"),
         Column("fail %"),
         Column("failures", numeric=False),
+        *(QUERY_COLUMNS if counted else ()),
     ]
     return Table(columns, rows, failed=failed, kind="operations")
 

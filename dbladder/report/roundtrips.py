@@ -4,8 +4,8 @@
 request and guessed why: "Each of those sub-queries pays the TCP round-trip cost on PostgreSQL"
 ("We did not isolate this"). These sections answer from what the runs recorded:
 
-* Queries per request: for a workload that counts what it sends (`levels[].queries`), each
-  level's operations with their latency, statements and round trips per request.
+* Queries per request: for a workload that counts what it sends (`levels[].queries`), two
+  columns of each level's per-operation table (`query_cells`), and how each engine was reached.
 * Round trips (a comparison whose entries differ in transport or added latency, or in engine):
   - the routes: each entry's transport, added latency, and what one round trip (`SELECT 1`)
     took over it just before the load (`transport.round_trip_us`);
@@ -124,54 +124,33 @@ def entry_of(group: Group) -> Entry:
 # Queries per request, per run and level
 
 
+QUERY_COLUMNS = (Column("statements / request"), Column("round trips / request"))
+"""The per-operation table's columns for a workload that counts its queries (`query_cells`)."""
+
+
+def query_cells(level: dict[str, Any], operation: str) -> tuple[str, str]:
+    """An operation's statements and round trips per request in a level, or "-" where not counted."""
+    counted = (level.get("queries") or {}).get(operation) or {}
+    return _ratio(counted.get("statements_per_request")), _ratio(counted.get("round_trips_per_request"))
+
+
 def queries_section(rounds: Sequence[Round]) -> list[Block]:
-    """Each run's operations per level: requests, p50, statements and round trips per request."""
+    """What the per-operation tables' query columns mean, and how each engine was reached."""
     runs = [run for round_ in rounds for run in round_.runs if any("queries" in lv for lv in run.levels)]
     if not runs:
         return []
     blocks: list[Block] = [
         Heading(2, "Queries per request"),
         Paragraph(
-            "What each operation sent to the database, counted as it sent it (not estimated): SQL "
-            "statements per request, and round trips per request (the statements, and BEGIN, COMMIT "
-            "and ROLLBACK where the driver sends them as messages of their own; none in-process). "
-            "Counted over each level's measured window; p50 is the operation's latency from the "
-            "due time, in ms."
+            "The per-operation tables above show what each operation sent to the database, counted "
+            "as it sent it (not estimated): SQL statements per request, and round trips per request "
+            "(the statements, and BEGIN, COMMIT and ROLLBACK where the driver sends them as messages "
+            "of their own; none in-process), counted over each level's measured window."
         ),
     ]
     layers = _data_layers(runs)
     if layers:
-        blocks.append(Bullets(layers))
-    for run in runs:
-        blocks.append(Heading(3, run.name))
-        order = list((run.result.get("workload") or {}).get("operations") or [])
-        columns = [
-            Column("level"),
-            Column("operation", numeric=False),
-            Column("requests"),
-            Column("p50 ms"),
-            Column("statements / request"),
-            Column("round trips / request"),
-        ]
-        rows = []
-        for level in run.levels:
-            counted = level.get("queries") or {}
-            operations = level.get("operations") or {}
-            names = [name for name in order if name in counted] + sorted(set(counted) - set(order))
-            for name in names:
-                figures = counted[name]
-                latency = operations.get(name) or {}
-                rows.append(
-                    [
-                        str(level["index"] + 1),
-                        name,
-                        f"{figures.get('requests', 0):,}",
-                        _ms(latency.get("p50_ms")) if latency.get("requests") else "-",
-                        _ratio(figures.get("statements_per_request")),
-                        _ratio(figures.get("round_trips_per_request")),
-                    ]
-                )
-        blocks.append(Table(columns, rows, kind="queries"))
+        blocks += [Paragraph("The operations reached each engine through:"), Bullets(layers)]
     return blocks
 
 

@@ -137,7 +137,12 @@ def test_the_engine_gap_is_said_to_be_round_trips_or_not():
 def test_the_report_shows_queries_beside_latency_and_the_round_trip_section():
     text = markdown.render(document.build(RESULTS))
     assert "## Queries per request" in text
-    assert "| 1 | list_assets | 10 | 40.0 | 86.0 | 88.0 |" in text
+    # The per-operation table of each level carries the counts beside the latency.
+    assert "| 1 | list_assets | 10 | 40.0 | 40.0 | 40.0 | 0.00 |  | 86.0 | 88.0 |" in text
+    assert (
+        "| level | operation | requests | p50 | p95 | p99 | fail % | failures | statements / request |"
+        in text
+    )
     assert "## Round trips" in text
     assert "pg-tcp+2 against pg-tcp+0 (2 ms added each way): 4,300 us per round trip" in text
     assert "100% of the 4,300 us expected" in text

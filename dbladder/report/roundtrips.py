@@ -178,7 +178,8 @@ def _ratio(value: Any) -> str:
     return "-" if number is None else f"{number:.1f}"
 
 
-def _us(value: float | None) -> str:
+def microseconds(value: float | None) -> str:
+    """Microseconds as the report writes them: whole numbers from 100 up, one decimal below."""
     if value is None:
         return "-"
     return f"{value:,.0f}" if abs(value) >= 100 else f"{value:.1f}"
@@ -307,7 +308,7 @@ def gap_sentence(found: Sequence[Gap]) -> str | None:
     chatty, other = key.chatty, key.other
     trips = chatty.trips[key.operation]
     cost = (
-        f"{trips:.0f} round trips a request at the {_us(chatty.round_trip_us)} us one took over "
+        f"{trips:.0f} round trips a request at the {microseconds(chatty.round_trip_us)} us one took over "
         f"{chatty.route} before the load: {key.round_trip_ms:.1f} ms"
     )
     if other.trips[key.operation]:
@@ -401,9 +402,9 @@ def _routes_table(entries: Sequence[Entry]) -> Table:
             entry.label,
             entry.transport or "-",
             "-" if entry.latency is None else f"{entry.latency:g}",
-            _us(entry.round_trip_us),
-            _us(entry.relay_round_trip_us),
-            _us(entry.late_us),
+            microseconds(entry.round_trip_us),
+            microseconds(entry.relay_round_trip_us),
+            microseconds(entry.late_us),
         ]
         for entry in entries
     ]
@@ -426,10 +427,10 @@ def _derived_table(derived: Sequence[Derived]) -> Table:
             found.entry.label,
             found.against.label,
             found.what,
-            *(_us(found.by_operation.get(name)) for name in operations),
-            _us(found.fit_us),
-            _us(found.probe_us),
-            _us(found.expected_us),
+            *(microseconds(found.by_operation.get(name)) for name in operations),
+            microseconds(found.fit_us),
+            microseconds(found.probe_us),
+            microseconds(found.expected_us),
         ]
         for found in derived
     ]
@@ -439,14 +440,15 @@ def _derived_table(derived: Sequence[Derived]) -> Table:
 def _derived_sentence(found: Derived) -> str:
     text = (
         f"{found.entry.label} against {found.against.label} ({found.what}): "
-        f"{_us(found.fit_us)} us per round trip"
+        f"{microseconds(found.fit_us)} us per round trip"
     )
     if found.probe_us is not None:
-        text += f" (`SELECT 1` before the load: {_us(found.probe_us)} us)"
+        text += f" (`SELECT 1` before the load: {microseconds(found.probe_us)} us)"
     if found.expected_us is not None and found.fit_us is not None and found.expected_us > 0:
+        share = found.fit_us / found.expected_us
         text += (
-            f", {found.fit_us / found.expected_us:.0%} of the {_us(found.expected_us)} us expected from "
-            "the added latency and the relay's lateness"
+            f", {share:.0%} of the {microseconds(found.expected_us)} us expected from the added latency "
+            "and the relay's lateness"
         )
     return text + "."
 

@@ -16,6 +16,8 @@ from typing import Any
 import pytest
 
 from dbladder.plans import Phase, UserPlan
+from dbladder.report.roundtrips import derive, entry_of, microseconds
+from dbladder.report.runs import rounds_of
 from dbladder.result.passmark import PassMark
 from dbladder.run.compare import CompareConfig, run_compare
 from dbladder.run.round import RunConfig, run_ladder
@@ -26,19 +28,19 @@ USERS = UserPlan((Phase(3, 0.5, 4.0),), 0.02, 0.06)
 
 
 def orm_config(url: str, out: Path, **changes: Any) -> RunConfig:
-    return RunConfig(
-        db_url=url,
-        workload="orm",
-        preset="ciso",
-        ladder=None,
-        users=USERS,
-        sizes=SIZES,
-        workers=1,
-        pool_size=4,
-        pass_mark=PassMark(10_000, 100),
-        out_dir=out,
-        **changes,
-    )
+    settings: dict[str, Any] = {
+        "db_url": url,
+        "workload": "orm",
+        "preset": "ciso",
+        "ladder": None,
+        "users": USERS,
+        "sizes": SIZES,
+        "workers": 1,
+        "pool_size": 4,
+        "pass_mark": PassMark(10_000, 100),
+        "out_dir": out,
+    }
+    return RunConfig(**(settings | changes))
 
 
 def check_queries(level: dict[str, Any], in_process: bool) -> None:
@@ -141,9 +143,12 @@ def test_postgres_over_its_socket_tcp_and_added_latency_gives_the_cost_of_a_roun
     postgres_url, tmp_path
 ):
     # The issue's question on one PostgreSQL: its Unix socket, TCP, and TCP through the relay
-    # adding 0 and 2 ms each way; only the bounded lookups and the dashboard, so the round is short.
-    weights = {"asset_detail": 1.0, "dashboard": 1.0, "list_assets": 0.3}
-    base = orm_config(postgres_url, tmp_path, weights=weights)
+    # adding 0 and 2 ms each way; no writes, so the round is short.
+    # One user: no request waits for another, so a p50 difference is the route's alone (with
+    # several users the faster routes also make more load, and queueing hides part of the gap).
+    weights = {"asset_detail": 1.0, "dashboard": 1.0, "list_assets": 1.0}
+    one_user = UserPlan((Phase(1, 0.2, 6.0),), 0.02, 0.06)
+    base = orm_config(postgres_url, tmp_path, weights=weights, users=one_user)
     routes = (("unix", None), ("tcp", None), ("tcp", 0.0), ("tcp", 2.0))
     document = run_compare(
         CompareConfig(
@@ -161,22 +166,27 @@ def test_postgres_over_its_socket_tcp_and_added_latency_gives_the_cost_of_a_roun
     # The four entries shared one database, seeded once.
     assert len({json.dumps(p, sort_keys=True) for p in document["preparation"].values()}) == 1
     by_label = {run["label"]: run for run in document["runs"]}
-    relayed = by_label["postgresql-tcp+2ms"]["transport"]
-    late_us = relayed["relay"]["stats"]["mean_late_us"]
+    assert (
+        by_label["postgresql-tcp+2ms"]["levels"][0]["queries"]["dashboard"]["round_trips_per_request"] == 6.0
+    )
     # Known answer: 2 ms each way adds 4 ms a round trip, plus the relay's own lateness on each
-    # chunk. The derived figure (p50 differences over round trips, against the relay at 0 ms) may
-    # come out above that: the service and the server also wake up late after every wait, which
-    # the relay cannot see; on this shared 2-core machine that added up to about 20 %.
-    zero, two = by_label["postgresql-tcp+0ms"]["levels"][0], by_label["postgresql-tcp+2ms"]["levels"][0]
-    name = "dashboard"
-    trips = two["queries"][name]["round_trips_per_request"]
-    assert trips == 6.0  # user, three aggregates, BEGIN, ROLLBACK
-    per_trip_us = (two["operations"][name]["p50_ms"] - zero["operations"][name]["p50_ms"]) * 1000 / trips
-    expected = 4000 + 2 * late_us
-    assert 0.85 * expected <= per_trip_us <= 1.5 * expected, (per_trip_us, expected)
+    # chunk. The report derives it from the runs: the slope of the operations' p50 differences
+    # (against the relay at 0 ms) over their round trips per request, which list_assets' 80-odd
+    # dominates. Tolerance: 20 % under (p50s of a few dozen requests each on a busy machine) to
+    # 50 % over (the service and the server also wake up late after every wait, which the relay
+    # cannot see: about 10-20 % in the runs of docs/orm.md).
+    (round_,) = rounds_of(document["runs"])
+    entries = {group.label: entry_of(group) for group in round_.groups}
+    added = derive(entries["postgresql-tcp+2ms"], entries["postgresql-tcp+0ms"], "2 ms added each way")
+    assert added is not None and added.fit_us is not None and added.expected_us is not None
+    assert added.expected_us >= 4000
+    assert 0.8 * added.expected_us <= added.fit_us <= 1.5 * added.expected_us, (
+        added.fit_us,
+        added.expected_us,
+    )
     report = (tmp_path / "cmp" / "report.md").read_text()
     assert "## Round trips" in report
-    assert "postgresql-tcp+2ms against postgresql-tcp+0ms (2 ms added each way):" in report
-    assert "us per round trip" in report
+    derived = microseconds(added.fit_us)
+    assert f"postgresql-tcp+2ms against postgresql-tcp+0ms (2 ms added each way): {derived} us" in report
     assert "postgresql-tcp against postgresql-unix (tcp instead of the Unix socket):" in report
     assert "postgresql-tcp+0ms against postgresql-tcp (the relay's own cost):" in report

@@ -15,12 +15,14 @@ from typing import Any
 
 import pytest
 
+from dbladder.load.presets import get_preset
 from dbladder.plans import Phase, UserPlan
 from dbladder.report.roundtrips import derive, entry_of, microseconds
 from dbladder.report.runs import rounds_of
 from dbladder.result.passmark import PassMark
 from dbladder.run.compare import CompareConfig, run_compare
 from dbladder.run.round import RunConfig, run_ladder
+from dbladder.workloads.orm import data, workload
 
 SIZES = {"users": 12, "controls": 30, "assets": 60, "assessments": 8, "findings": 400}
 # Three users, each thinking 20-60 ms: a few dozen requests of each operation in a 4 s hold.
@@ -88,6 +90,26 @@ def test_a_round_on_every_engine_reports_queries_per_request(any_url, tmp_path):
     assert line.endswith(
         f"| {counted['statements_per_request']:.1f} | {counted['round_trips_per_request']:.1f} |"
     )
+
+
+@pytest.mark.slow
+def test_the_empty_database_round_answers_every_request(sqlite_url, tmp_path):
+    # The post's other data set: one user and nothing else, with the endpoints that answer on it.
+    preset = get_preset(workload, "ciso-empty")
+    assert preset.weights is not None
+    result = run_ladder(
+        orm_config(sqlite_url, tmp_path, sizes=dict(preset.sizes), weights=dict(preset.weights))
+    )
+    (level,) = result["levels"]
+    assert level["fail_pct"] == 0.0 and level["requests"] > 20
+    assert result["workload"]["data"]["sizes"] == data.EMPTY
+    # Known answers: the only user is the administrator, whose new asset is the user and one
+    # INSERT (no grant needed); the dashboard is four statements on any data.
+    counted = level["queries"]
+    assert counted["create_asset"]["statements_per_request"] == 2.0
+    assert counted["dashboard"]["statements_per_request"] == 4.0
+    # The list starts as the user and an empty page, and grows by the assets the run creates.
+    assert counted["list_assets"]["statements_per_request"] >= 2.0
 
 
 @pytest.mark.slow

@@ -8,7 +8,8 @@ an object it has not seen in this request; a one-to-many (`Asset.findings`) alwa
 
 `AsyncAttrs` gives every object `awaitable_attrs`, SQLAlchemy's documented way to touch a lazy
 attribute under asyncio (`await asset.awaitable_attrs.findings`): the same SELECT as the sync
-`asset.findings`. docs/orm.md says why the endpoints use it.
+`asset.findings`. The endpoints do not use it (they run as plain synchronous code inside
+`run_sync`, docs/orm.md says why); `benchmarks/orm_choice.py` measures it against that.
 
 The ForeignKey declarations tell the ORM how the tables join; dbladder's engines create the
 tables (from `data.SCHEMA`) without foreign-key constraints, as the shop's tables are created.

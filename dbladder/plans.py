@@ -366,3 +366,4 @@ class Preset:
     sqlite_writers: int | None = None  # None: the service's default (the pool)
     weights: tuple[tuple[str, float], ...] | None = None
     reference: str = ""
+    sizes: tuple[tuple[str, int], ...] = ()

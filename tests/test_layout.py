@@ -36,10 +36,34 @@ ALLOWED: dict[str, set[str]] = {
     "result": LEAVES,
     "report": LEAVES | {"result"},
     "servers": LEAVES,
+    "transport": LEAVES | {"engines"},
     "run": LEAVES
-    | {"engines", "workloads", "data", "service", "observe", "load", "result", "report", "servers"},
+    | {
+        "engines",
+        "workloads",
+        "data",
+        "service",
+        "observe",
+        "load",
+        "result",
+        "report",
+        "servers",
+        "transport",
+    },
     "cli": LEAVES
-    | {"engines", "workloads", "data", "service", "observe", "load", "result", "report", "run", "servers"},
+    | {
+        "engines",
+        "workloads",
+        "data",
+        "service",
+        "observe",
+        "load",
+        "result",
+        "report",
+        "run",
+        "servers",
+        "transport",
+    },
 }
 """Package -> the packages it may import besides itself (a module directly in dbladder/ is a package)."""
 

@@ -26,6 +26,7 @@ from ..result.passmark import PassMark
 from ..run.faults import KINDS
 from ..run.integrity import raise_if_lost
 from ..run.round import SEARCH_PLAN, TARGETS, RunConfig, default_out_dir, run_ladder
+from ..transport import TRANSPORTS
 from ..workloads.registry import load_workload
 from .common import DATA_OPTIONS, db_option, parse_sizes, sigterm_as_interrupt, workload_option
 
@@ -91,8 +92,9 @@ ROUND_OPTIONS = [
         help="A named round of the workload instead of the ceiling search; `dbladder workloads` lists "
         "each workload's presets (the shop's are the published rounds of \"Postgres vs SQLite under "
         'load" and "Postgres vs MariaDB on two dedicated CPUs": read, shop20, shop20-1w, write, '
-        "users-read, users-write, spike; quick is a short ladder). Default: the ceiling search, or "
-        "the quick ladder when --step or --steps is given.",
+        "users-read, users-write, spike; quick is a short ladder). Default: the workload's own default "
+        "round if it has one (orm: ciso), else the ceiling search, or the quick ladder when --step or "
+        "--steps is given.",
     ),
     click.option(
         "--budget",
@@ -230,6 +232,16 @@ json_option = click.option(
 )
 
 
+TRANSPORT_HELP = (
+    "How the service reaches the database: inproc (SQLite), unix or tcp (PostgreSQL, MariaDB; "
+    "the server is asked where it listens). Default: as the URL says."
+)
+LATENCY_HELP = (
+    "Milliseconds added to every chunk each way between the service and the database server, by a "
+    "relay dbladder runs (0: the relay adding nothing, to compare against)."
+)
+
+
 def round_options(command: Any) -> Any:
     """Apply ROUND_OPTIONS to a click command, in the order they are listed."""
     for option in reversed(ROUND_OPTIONS):
@@ -239,6 +251,8 @@ def round_options(command: Any) -> Any:
 
 @click.command(epilog="Exit codes: 0 success, 1 runtime error, 2 usage error, 3 an --expect-* not met.")
 @db_option
+@click.option("--transport", type=click.Choice(TRANSPORTS), help=TRANSPORT_HELP)
+@click.option("--added-latency", "added_latency", type=float, metavar="MS", help=LATENCY_HELP)
 @round_options
 @click.option(
     "--expect-ceiling",
@@ -372,7 +386,9 @@ def build_config(options: dict[str, Any]) -> RunConfig:
     if preset_name is None and (options["step"] is not None or options["steps"] is not None):
         # --step or --steps ask for a ladder: the generic short one, with them over it.
         preset_name = DEFAULT_PRESET
-    if preset_name in (None, SEARCH_PLAN):
+    if preset_name is None:
+        preset_name = workload.default_preset or SEARCH_PLAN
+    if preset_name == SEARCH_PLAN:
         return _config(options, SEARCH_PLAN, search=_search(options))
     search_only = [f"--{name}" for name in ("budget", "resolution") if options[name] is not None]
     if search_only:
@@ -395,11 +411,16 @@ def build_config(options: dict[str, Any]) -> RunConfig:
         write_share=preset.write_share if options["writes"] is None else options["writes"],
         weights=dict(preset.weights) if preset.weights is not None and options["writes"] is None else None,
         sqlite_writers=preset.sqlite_writers,
+        preset_sizes=preset.sizes,
     )
 
 
 def _config(
-    options: dict[str, Any], preset: str, sqlite_writers: int | None = None, **plan: Any
+    options: dict[str, Any],
+    preset: str,
+    sqlite_writers: int | None = None,
+    preset_sizes: tuple[tuple[str, int], ...] = (),
+    **plan: Any,
 ) -> RunConfig:
     """The RunConfig of a plan (search, ladder or users, with the preset's mix) and the other options."""
     if options["sqlite_writers"] is not None:
@@ -413,7 +434,7 @@ def _config(
         pass_mark=PassMark(options["p95_ms"], options["max_fail_pct"]),
         seed=None if options["no_seed"] else options["seed_number"],
         scale=options["scale"],
-        sizes=parse_sizes(options["size_settings"]),
+        sizes={**dict(preset_sizes), **parse_sizes(options["size_settings"])},
         target=options["target"],
         workers=options["workers"],
         pool_size=options["pool_size"],
@@ -429,4 +450,6 @@ def _config(
         allow_remote_target=options["allow_remote_target"],
         faults=tuple(options["faults"]),
         integrity=not options["no_integrity"],
+        transport=options.get("transport"),
+        added_latency_ms=options.get("added_latency"),
     ).checked()

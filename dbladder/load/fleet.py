@@ -48,6 +48,7 @@ from .executors import Executor
 from .executors.closed import UsersGenerator
 from .executors.open import Generator
 from .mix import requests
+from .queries import QueryWindows
 from .recorder import LiveView, Recorder, merge_levels, merge_snapshots, merge_users_snapshots
 from .search import Search
 from .targets import Target
@@ -123,18 +124,19 @@ class LevelDone:
 
 
 @contextlib.asynccontextmanager
-async def _targets(spec: ProcessSpec, workload: Workload) -> AsyncIterator[Callable[[], Target]]:
+async def _targets(spec: ProcessSpec, workload: Workload) -> AsyncIterator[tuple[Callable[[], Target], Any]]:
     """A maker of targets for the block (an executor closes its target when it ends, so each probe
-    of a search gets a new one); in direct mode over one engine and workload context, closed after."""
+    of a search gets a new one), and in direct mode the workload's context: over one engine,
+    closed after. Over HTTP the context is None: the service holds it."""
     if spec.target != "direct":
-        yield lambda: HttpTarget(spec.host, spec.port, spec.in_flight, spec.timeout, workload)
+        yield (lambda: HttpTarget(spec.host, spec.port, spec.in_flight, spec.timeout, workload)), None
         return
     engine = create_engine(spec.db_url, EngineOptions(pool_size=spec.pool_size, pool_timeout=spec.timeout))
     await engine.open()
     try:
         context = await workload.open(engine)
         try:
-            yield lambda: DirectTarget(workload, context, spec.in_flight, spec.timeout)
+            yield (lambda: DirectTarget(workload, context, spec.in_flight, spec.timeout)), context
         finally:
             await workload.close(context)
     finally:
@@ -153,7 +155,7 @@ async def _drive(
 ) -> Recorder | dict[str, Any]:
     workload = load_workload(spec.workload)
     acknowledges = any(operation.write and operation.acknowledge for operation in workload.operations)
-    async with _targets(spec, workload) as make_target:
+    async with _targets(spec, workload) as (make_target, context):
 
         def target() -> Target:
             # Only a workload whose writes leave a record pays for keeping the bodies of their answers.
@@ -162,11 +164,10 @@ async def _drive(
                 return made
             return AcknowledgingTarget(made, workload, acknowledged)
 
+        watch = _Watch(part, events, stop, acknowledged, workload, context)
         if spec.search is not None:
-            return await _run_probes(
-                spec, workload, target, part, parts, origin, events, stop, commands, acknowledged
-            )
-        return await _run_executor(spec, workload, target(), part, parts, origin, events, stop, acknowledged)
+            return await _run_probes(spec, workload, target, part, parts, origin, commands, watch)
+        return await _run_executor(spec, workload, target(), part, parts, origin, watch)
 
 
 async def _run_probes(
@@ -176,10 +177,8 @@ async def _run_probes(
     part: int,
     parts: int,
     origin: float | None,
-    events: Any,
-    stop: Any,
     commands: Any,
-    acknowledged: AcknowledgedWrites | None = None,
+    watch: _Watch,
 ) -> dict[str, Any]:
     """Run one probe per command from `commands` ((index, rate, start) tuples; None ends), each one
     level on this process's part; the snapshot of every probe, as one run's."""
@@ -195,14 +194,14 @@ async def _run_probes(
     late_start, interrupted = 0.0, False
     while True:
         command = await loop.run_in_executor(None, commands.get)
-        if command is None or (stop is not None and stop.is_set()):
+        if command is None or (watch.stop is not None and watch.stop.is_set()):
             break
         index, rate, start = command
         level = Level(index=index, rate=rate, start=start, hold=search.hold, warmup=search.warmup)
         clock = MonotonicClock(spin=0.002 if spec.precise_clock else 0.0)
         clock.origin = clock_origin
         generator = Generator([level], clock, stream, make_target(), part, parts, operation_names=names)
-        recorder = await _watch(generator, part, events, stop, acknowledged)
+        recorder = await watch.run(generator, [level], clock_origin)
         levels.append(recorder.level_snapshot(0))
         late_start = max(late_start, recorder.late_start - start)
         if recorder.interrupted:
@@ -224,9 +223,7 @@ async def _run_executor(
     part: int,
     parts: int,
     origin: float | None,
-    events: Any,
-    stop: Any,
-    acknowledged: AcknowledgedWrites | None = None,
+    watch: _Watch,
 ) -> Recorder:
     clock = MonotonicClock(spin=0.002 if spec.precise_clock else 0.0)
     if origin is not None:
@@ -241,42 +238,74 @@ async def _run_executor(
         generator = Generator(spec.ladder, clock, stream, target, part, parts, operation_names=names)
     else:
         raise ValueError("the ProcessSpec has neither a ladder nor users")
-    return await _watch(generator, part, events, stop, acknowledged)
+    return await watch.run(generator, spec.levels(), clock.origin)
 
 
-async def _watch(
-    generator: Executor, part: int, events: Any, stop: Any, acknowledged: AcknowledgedWrites | None = None
-) -> Recorder:
-    """Run the executor, reporting its finished levels and live view, until it ends or `stop` is set."""
-    task = asyncio.get_running_loop().create_task(generator.run())
-    reported = 0
-    while True:
-        done, _ = await asyncio.wait({task}, timeout=REPORT_INTERVAL)
-        if events is not None:
-            reported = _report_levels(generator.recorder, reported, part, events)
-            chunk = acknowledged.take() if acknowledged is not None else None
-            if chunk is not None:
-                events.put(("acknowledged", part, chunk))
-            live = generator.progress()
-            if live is not None and not done:
-                events.put(("live", part, asdict(live)))
-        if done:
-            task.result()
-            break
-        if stop is not None and stop.is_set():
-            task.cancel()
-            with contextlib.suppress(asyncio.CancelledError):
-                await task
-            break
-    return generator.recorder
+class _Watch:
+    """Runs an executor and reports, every REPORT_INTERVAL, its finished levels (with their query
+    counts in direct mode), its live view and the acknowledged writes, until it ends or `stop` is set."""
+
+    def __init__(
+        self,
+        part: int,
+        events: Any,
+        stop: Any,
+        acknowledged: AcknowledgedWrites | None,
+        workload: Workload,
+        context: Any,
+    ):
+        self.part = part
+        self.events = events
+        self.stop = stop
+        self.acknowledged = acknowledged
+        self.workload = workload
+        self.context = context
+
+    async def run(self, generator: Executor, levels: list[Level], origin: float) -> Recorder:
+        # Direct mode: this process runs the operations, so it counts their queries itself.
+        windows = (
+            QueryWindows(self.workload, self.context, levels, origin) if self.context is not None else None
+        )
+        if windows is not None:
+            windows.start()
+        task = asyncio.get_running_loop().create_task(generator.run())
+        reported = 0
+        events, stop = self.events, self.stop
+        try:
+            while True:
+                done, _ = await asyncio.wait({task}, timeout=REPORT_INTERVAL)
+                if events is not None:
+                    reported = _report_levels(generator.recorder, reported, self.part, events, windows)
+                    chunk = self.acknowledged.take() if self.acknowledged is not None else None
+                    if chunk is not None:
+                        events.put(("acknowledged", self.part, chunk))
+                    live = generator.progress()
+                    if live is not None and not done:
+                        events.put(("live", self.part, asdict(live)))
+                if done:
+                    task.result()
+                    break
+                if stop is not None and stop.is_set():
+                    task.cancel()
+                    with contextlib.suppress(asyncio.CancelledError):
+                        await task
+                    break
+        finally:
+            if windows is not None:
+                windows.stop()
+        return generator.recorder
 
 
-def _report_levels(recorder: Recorder, reported: int, part: int, events: Any) -> int:
+def _report_levels(
+    recorder: Recorder, reported: int, part: int, events: Any, windows: QueryWindows | None = None
+) -> int:
     """Send every level finished since the last report, in order; the new count reported."""
     while reported < len(recorder.levels):
         snapshot = recorder.level_snapshot(reported)
         if snapshot["state"] != "finished":
             break
+        if windows is not None and (counted := windows.level(snapshot["index"])) is not None:
+            snapshot["queries"] = counted
         events.put(("level", part, snapshot["index"], snapshot))
         reported += 1
     return reported

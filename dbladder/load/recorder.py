@@ -31,6 +31,7 @@ from typing import Any
 
 from ..histogram import Histogram
 from ..plans import Level, UserPlan
+from . import queries
 from .targets import CONNECT, PROTOCOL, TIMEOUT
 
 DROPPED = "dropped"
@@ -311,6 +312,8 @@ def merge_levels(parts: Sequence[dict[str, Any]]) -> dict[str, Any]:
     }
     level["wall_seconds"] = max(part["wall_seconds"] for part in parts)
     level["cpu_share"] = max(part["cpu_share"] for part in parts)
+    if any("queries" in part for part in parts):  # direct mode, a workload that counts its queries
+        level["queries"] = queries.merge(part.get("queries") for part in parts)
     return level
 
 

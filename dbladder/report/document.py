@@ -18,6 +18,7 @@ from .blocks import Block, Bullets, Column, Heading, Paragraph, Plots, Report, T
 from .caveats import caveats
 from .closed import recovery_words, spike_levels, think_words
 from .integrity import integrity_section
+from .roundtrips import QUERY_COLUMNS, queries_section, query_cells, round_trip_section
 from .runs import Round, engine_labels, round_rows, rounds_of
 from .setup import pass_mark_words, setup_section
 from .verdicts import round_verdict, title_words
@@ -40,6 +41,8 @@ def build(results: Sequence[dict[str, Any]], samples: int | None = None) -> Repo
         *integrity_section(results),
         *setup_section(rounds),
         *_levels_section(rounds, len(results)),
+        *queries_section(rounds),
+        *round_trip_section(rounds),
         Heading(2, "What this does not show"),
         Bullets([f"**{caveat.lead}** {caveat.text}" for caveat in caveats(rounds)]),
         Paragraph(_files_note(results, samples)),
@@ -295,6 +298,7 @@ def operations_table(levels: Sequence[dict[str, Any]]) -> Table | None:
     operation failed the level. None when the levels carry no per-operation figures."""
     if not any(row.get("operations") for row in levels):
         return None
+    counted = any(row.get("queries") for row in levels)  # a workload that counts its queries
     rows, failed = [], []
     for row in levels:
         for name, figures in (row.get("operations") or {}).items():
@@ -312,6 +316,7 @@ def operations_table(levels: Sequence[dict[str, Any]]) -> Table | None:
                     ", ".join(
                         f"{cause} {count:,}" for cause, count in (figures.get("failures") or {}).items()
                     ),
+                    *(query_cells(row, name) if counted else ()),
                 ]
             )
             failed.append(not row["passed"])
@@ -324,6 +329,7 @@ def operations_table(levels: Sequence[dict[str, Any]]) -> Table | None:
         Column("p99"),
         Column("fail %"),
         Column("failures", numeric=False),
+        *(QUERY_COLUMNS if counted else ()),
     ]
     return Table(columns, rows, failed=failed, kind="operations")
 

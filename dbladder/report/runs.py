@@ -43,6 +43,11 @@ def engine_label(result: dict[str, Any]) -> str:
         label += ", one writer"
     if config.get("target") == "direct":
         label += ", direct"
+    transport = result.get("transport") or {}
+    if transport.get("chosen") or transport.get("added_latency_ms") is not None:
+        label += f", {transport.get('transport')}"
+        if transport.get("added_latency_ms") is not None:
+            label += f" + {transport['added_latency_ms']:g} ms"
     return label
 
 

@@ -17,6 +17,7 @@ from typing import Any
 from ..histogram import SUB_BUCKET_BITS, Histogram, bucket_index
 from ..load.recorder import DROPPED, FAILURES, HISTOGRAMS, OUTCOMES
 from .passmark import PassMark, ceiling
+from .queries import query_rows
 
 
 def _ms(microseconds: float) -> float:
@@ -144,6 +145,8 @@ def level_row(snapshot: dict[str, Any], pass_mark: PassMark) -> dict[str, Any]:
         row["operations"] = operation_rows(
             snapshot["operations"], _timeout_us(snapshot, answered, failed_after)
         )
+    if snapshot.get("queries") is not None:  # direct mode, a workload that counts its queries
+        row["queries"] = query_rows(snapshot["queries"])
     if "users" in snapshot:  # closed model: the phase's users and their arrival ramp
         row["users"] = snapshot["users"]
         row["ramp_s"] = snapshot["ramp"]

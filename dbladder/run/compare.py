@@ -11,6 +11,12 @@ verdict respects noise: the figures of one engine's runs give its spread, and a 
 it is "about the same" (`dbladder.report.runs`). compare.json is rewritten after every run, so an
 interrupted comparison keeps the runs it finished. A `managed:ENGINE` database is a throwaway
 server started for the whole comparison and removed after it.
+interrupted comparison keeps the runs it finished.
+
+An entry is a database and how the load reaches it (`--transport`, `--added-latency`): the same
+database may be an entry more than once with different routes ("PostgreSQL over its socket, over
+TCP, over TCP + 2 ms"). Entries of one database share its data: it is seeded once, and every run
+of every entry starts from it as seeded.
 """
 
 from __future__ import annotations
@@ -49,23 +55,47 @@ class CompareConfig:
     runs: int = 3
     out_dir: Path = Path("results")
     verify: bool = False  # checksum the data before every run (reads every row)
+    # Per entry, in db_urls' order: its transport and its added latency (None: as the URL says,
+    # no relay). Empty: none for any entry.
+    transports: tuple[str | None, ...] = ()
+    added_latencies: tuple[float | None, ...] = ()
+
+    @property
+    def entries(self) -> list[Entry]:
+        """Each database with the route its load takes."""
+        count = len(self.db_urls)
+        transports = self.transports or (None,) * count
+        latencies = self.added_latencies or (None,) * count
+        return [Entry(*entry) for entry in zip(self.db_urls, transports, latencies, strict=False)]
 
     def validate(self) -> list[str]:
         problems = []
         if not self.db_urls:
             problems.append("give at least one database (--db URL)")
+        for name, values in (("transports", self.transports), ("added_latencies", self.added_latencies)):
+            if values and len(values) != len(self.db_urls):
+                problems.append(f"{name} must name one per database ({len(self.db_urls)}), not {len(values)}")
         if not 1 <= self.runs <= MAX_RUNS:
             problems.append(f"runs must be from 1 to {MAX_RUNS}, not {self.runs}")
         if self.base.seed is None:
             problems.append("a comparison starts every run from fresh data: it needs a seed")
-        duplicates = [url for url, count in Counter(self.db_urls).items() if count > 1]
-        if duplicates:
-            problems.append(f"the same database twice would share its data: {', '.join(duplicates)}")
-        for url in self.db_urls or (self.base.db_url,):
-            for problem in dataclasses.replace(self.base, db_url=url).validate():
+        duplicates = [entry for entry, count in Counter(self.entries).items() if count > 1]
+        for entry in duplicates:
+            problems.append(
+                f"the same database twice by the same route would be one entry twice: {entry.words}; "
+                "give each --db of one database its own --transport or --added-latency"
+            )
+        for entry in self.entries or [Entry(self.base.db_url)]:
+            for problem in self.run_config(entry).validate():
                 if problem not in problems:
                     problems.append(problem)
         return problems
+
+    def run_config(self, entry: Entry) -> RunConfig:
+        """The round for one entry: its database and its route."""
+        return dataclasses.replace(
+            self.base, db_url=entry.db_url, transport=entry.transport, added_latency_ms=entry.added_latency_ms
+        )
 
     def checked(self) -> CompareConfig:
         problems = self.validate()
@@ -74,16 +104,45 @@ class CompareConfig:
         return self
 
 
-def labels_for(urls: tuple[str, ...]) -> list[str]:
-    """A short, unique, folder-safe label per database: the engine, numbered when it repeats."""
-    engines = [parse_managed_spec(url)[0] if is_managed_spec(url) else parse_url(url).engine for url in urls]
-    counts = Counter(engines)
+@dataclass(frozen=True)
+class Entry:
+    """One entry of a comparison: a database and how the load reaches it."""
+
+    db_url: str
+    transport: str | None = None
+    added_latency_ms: float | None = None
+
+    @property
+    def route(self) -> str:
+        """The route in a label: "", "tcp", "tcp+2ms", "+0.5ms" (a latency over the URL's own transport)."""
+        words = self.transport or ""
+        if self.added_latency_ms is not None:
+            words += f"+{self.added_latency_ms:g}ms"
+        return words
+
+    @property
+    def words(self) -> str:
+        url = self.db_url if is_managed_spec(self.db_url) else parse_url(self.db_url).redacted
+        return url + (f" ({self.route})" if self.route else "")
+
+
+def labels_for(urls: tuple[str, ...] | list[Entry]) -> list[str]:
+    """A short, unique, folder-safe label per entry: the engine and the route it was given
+    ("postgresql-tcp+2ms"), numbered when the same label repeats."""
+    entries = [entry if isinstance(entry, Entry) else Entry(entry) for entry in urls]
+    names = [_engine(entry.db_url) + (f"-{entry.route}" if entry.route else "") for entry in entries]
+    counts = Counter(names)
     seen: Counter[str] = Counter()
     labels = []
-    for engine in engines:
-        seen[engine] += 1
-        labels.append(engine if counts[engine] == 1 else f"{engine}-{seen[engine]}")
+    for name in names:
+        seen[name] += 1
+        labels.append(name if counts[name] == 1 else f"{name}-{seen[name]}")
     return labels
+
+
+def _engine(text: str) -> str:
+    """The engine a database URL or a managed:ENGINE text names."""
+    return parse_managed_spec(text)[0] if is_managed_spec(text) else parse_url(text).engine
 
 
 def run_compare(config: CompareConfig, progress: Progress | None = None) -> dict[str, Any]:
@@ -91,21 +150,26 @@ def run_compare(config: CompareConfig, progress: Progress | None = None) -> dict
     config = config.checked()
     progress = progress or QuietProgress()
     make_out_dir(config.out_dir)
-    with contextlib.ExitStack() as servers:
-        started: list[ManagedServer | None] = []
-        for text in config.db_urls:
+    with contextlib.ExitStack() as stack:
+        # One throwaway server per managed:ENGINE text, shared by the entries that name it.
+        servers: dict[str, ManagedServer | None] = {}
+        for text in dict.fromkeys(entry.db_url for entry in config.entries):
             if is_managed_spec(text):
                 progress.message(f"starting a throwaway server for the comparison: {text}")
-            started.append(servers.enter_context(managed_server_for(text)))
-        return _run_compare(config, progress, started)
+            servers[text] = stack.enter_context(managed_server_for(text))
+        return _run_compare(config, progress, servers)
 
 
 def _run_compare(
-    config: CompareConfig, progress: Progress, servers: list[ManagedServer | None]
+    config: CompareConfig, progress: Progress, servers: dict[str, ManagedServer | None]
 ) -> dict[str, Any]:
-    labels = labels_for(config.db_urls)
-    urls = tuple(server.url if server else url for server, url in zip(servers, config.db_urls, strict=True))
-    by_url = {server.url: server for server in servers if server is not None}
+    entries = config.entries
+    labels = labels_for(entries)
+
+    def url_of(entry: Entry) -> str:
+        server = servers[entry.db_url]
+        return server.url if server is not None else entry.db_url
+
     workload = load_workload(config.base.workload)
     base = config.base
     # checked() refuses a comparison without a seed: every run starts from the data as seeded.
@@ -119,8 +183,13 @@ def _run_compare(
         "created_at": _now(),
         "status": "running",
         "databases": [
-            {"label": label, "db_url": url if is_managed_spec(url) else parse_url(url).redacted}
-            for label, url in zip(labels, config.db_urls, strict=True)
+            {
+                "label": label,
+                "db_url": entry.db_url if is_managed_spec(entry.db_url) else parse_url(entry.db_url).redacted,
+                "transport": entry.transport,
+                "added_latency_ms": entry.added_latency_ms,
+            }
+            for label, entry in zip(labels, entries, strict=True)
         ],
         "runs_per_database": config.runs,
         "preparation": {},
@@ -128,31 +197,37 @@ def _run_compare(
     }
     path = config.out_dir / "compare.json"
     write_json(path, document)
-    fresh: dict[str, FreshData] = {}
+    fresh: dict[str, FreshData] = {}  # by database: its entries share its data
+    prepared: dict[str, dict[str, Any]] = {}
     try:
-        for label, url in zip(labels, urls, strict=True):
-            progress.message(f"{label}: seeding the {workload.name} workload once: {sizes}")
-            copies = FreshData(
-                url,
-                workload,
-                data,
-                verify=config.verify,
-                progress=lambda table, rows: progress.seeding(table, rows, planned),
-            )
-            fresh[label] = copies
-            preparation = asyncio.run(copies.prepare())
-            document["preparation"][label] = preparation.to_dict()
-            progress.message(f"{label}: every run gets its data by {preparation.method}")
+        for label, entry in zip(labels, entries, strict=True):
+            if entry.db_url not in fresh:
+                progress.message(f"{label}: seeding the {workload.name} workload once: {sizes}")
+                copies = FreshData(
+                    url_of(entry),
+                    workload,
+                    data,
+                    verify=config.verify,
+                    progress=lambda table, rows: progress.seeding(table, rows, planned),
+                )
+                fresh[entry.db_url] = copies
+                preparation = asyncio.run(copies.prepare())
+                prepared[entry.db_url] = preparation.to_dict()
+                progress.message(f"{label}: every run gets its data by {preparation.method}")
+            document["preparation"][label] = prepared[entry.db_url]
             write_json(path, document)
         interrupted = False
         for number in range(1, config.runs + 1):
-            for label, url in zip(labels, urls, strict=True):
+            for label, entry in zip(labels, entries, strict=True):
                 progress.message(f"run {number} of {config.runs}: {label}")
-                start = asyncio.run(fresh[label].before_run())
+                start = asyncio.run(fresh[entry.db_url].before_run())
                 run_config = dataclasses.replace(
-                    config.base, db_url=url, seed=None, out_dir=config.out_dir / f"{label}-run{number}"
+                    config.run_config(entry),
+                    db_url=url_of(entry),
+                    seed=None,
+                    out_dir=config.out_dir / f"{label}-run{number}",
                 )
-                result = run_ladder(run_config, progress, by_url.get(url))
+                result = run_ladder(run_config, progress, servers[entry.db_url])
                 result.update(label=label, run=number, fresh=start.to_dict())
                 # The run used the seeded data as restored, not data it seeded itself: say which.
                 result["config"]["seed"] = data.seed

@@ -46,6 +46,7 @@ from ..observe import (
     syscall_tool,
 )
 from ..plans import Level
+from ..result.queries import difference, query_rows
 
 SAMPLE_INTERVAL = 1.0
 SYSCALL_SECONDS = 3.0
@@ -237,6 +238,10 @@ class RunObserver:
                 # A worker restarted between the two: the level simply has no breakdown.
                 with contextlib.suppress(NoTiming):
                     row["service_breakdown"] = service_breakdown(before, after)
+                # A workload that counts its own queries (an ORM): the level's per operation.
+                counted = query_rows(difference(before.get("queries"), after.get("queries")))
+                if counted is not None:
+                    row["queries"] = counted
         counted = self._counter.counts.get(snapshot["index"]) if self._counter else None
         if counted is not None:
             # Requests answered while the tracer counted: the answers per second of the window

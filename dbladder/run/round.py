@@ -68,6 +68,7 @@ from .faults import (
 from .integrity import integrity_section, take_baseline
 from .integrity import summary as integrity_summary
 from .observer import RunObserver, check_idle
+from .transport import database_route, load_transport, route_problems, route_words
 
 TARGETS = ("http", "direct")
 
@@ -124,6 +125,10 @@ class RunConfig:
     faults: tuple[str, ...] = ()
     # After a run with writes: every acknowledged write looked up, the invariants checked.
     integrity: bool = True
+    # How the load reaches the database (run/transport.py): None keeps the URL's own way; with
+    # added_latency_ms the load goes through the latency relay (0: the relay adding nothing).
+    transport: str | None = None
+    added_latency_ms: float | None = None
 
     def validate(self) -> list[str]:
         problems: list[str] = []
@@ -164,6 +169,7 @@ class RunConfig:
                 problems += exc.problems
         if self.target not in TARGETS:
             problems.append(f"target must be one of {', '.join(TARGETS)}, not {self.target!r}")
+        problems += route_problems(self.db_url, self.transport, self.added_latency_ms, self.service_url)
         for name, low, high in (
             ("workers", 1, 64),
             ("generator_processes", 1, 64),
@@ -349,10 +355,24 @@ class Target:
     port: int = 0
     description: dict[str, Any] | None = None
     service: RunningService | None = None
+    db_url: str = ""  # the URL the load uses (another transport, or the latency relay)
+    transport: dict[str, Any] | None = None  # how it gets there, for the result (None: as given)
 
 
 @contextlib.contextmanager
 def _target(config: RunConfig, progress: Progress) -> Iterator[Target]:
+    """The target of the load, reaching the database by the route `--transport` and
+    `--added-latency` choose (the relay, if any, outlives the service)."""
+    with database_route(config.db_url, config.transport, config.added_latency_ms) as route:
+        if config.transport is not None or config.added_latency_ms is not None:
+            progress.message(f"the load reaches the database over {route_words(route.description)}")
+        with _load_target(replace(config, db_url=route.url), progress) as target:
+            target.db_url, target.transport = route.url, route.description
+            yield target
+
+
+@contextlib.contextmanager
+def _load_target(config: RunConfig, progress: Progress) -> Iterator[Target]:
     """The target of the load: a service started for the round, one already running, or none (direct)."""
     if config.target == "direct":
         yield Target()
@@ -594,6 +614,8 @@ def _run_ladder(config: RunConfig, progress: Progress, server: ManagedServer | N
     }
     check = config.integrity and workload.write_share(mix) > 0
     baseline = take_baseline(config.db_url, workload) if check else None
+    if (data_layer := workload.data_layer(engine_info.engine)) is not None:
+        run.result["workload"]["data_layer"] = data_layer
     sqlite_path = parse_url(config.db_url).path  # None for a server: its files are not ours to measure
     data_path = os.path.abspath(sqlite_path) if sqlite_path else None
     observer = RunObserver(engine_info, data_path, config.precise_clock, config.syscalls)
@@ -617,6 +639,11 @@ def _run_ladder(config: RunConfig, progress: Progress, server: ManagedServer | N
     fault_levels = {fault.level - 1 for fault in faults}
     with _target(config, progress) as target:
         run.result["service"] = target.description
+        if target.transport is not None:
+            run.result["transport"] = target.transport  # the relay's figures are added as it stops
+            if config.transport is not None or config.added_latency_ms is not None:
+                # The engine described itself over the URL as given; the load went by this route.
+                run.result["engine"]["transport"] = load_transport(target.transport)
         in_flight = config.in_flight
         if config.users is not None:
             # A user whose request finds no free connection is dropped: leave room for every user.
@@ -635,7 +662,7 @@ def _run_ladder(config: RunConfig, progress: Progress, server: ManagedServer | N
             in_flight=in_flight,
             timeout=config.timeout,
             target=config.target,
-            db_url=config.db_url,
+            db_url=target.db_url,
             pool_size=max(1, config.pool_size // config.generator_processes),
             precise_clock=config.precise_clock,
         )

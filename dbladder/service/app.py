@@ -17,6 +17,9 @@ database calls), and the rest, from the moment the worker starts the request unt
 answer to granian. The pool fills in the first two through `request_timing` (engines/pool.py);
 a write forwarded to the single SQLite writer counts as database time, its queue included.
 `/stats` serves the histograms merged over the workers, cumulative since the service started.
+
+A workload that counts its own queries (an ORM: `Workload.query_counts`) has them published per
+process on the same beat (`queries.py`), and `/stats` serves them summed per operation.
 """
 
 from __future__ import annotations
@@ -43,7 +46,7 @@ from ..errors import (
 from ..workloads.base import Answer, HttpRequest, Operation, Workload
 from ..workloads.parsing import MAX_BODY_BYTES
 from ..workloads.registry import load_workload
-from . import stats
+from . import queries, stats
 from .config import RuntimePaths, ServiceConfig
 from .responses import JSON_HEADERS, Handler, Headers, HTTPError, Router, encode, error_body, read_body
 from .writer import WriterClient
@@ -80,6 +83,7 @@ class ServiceApp:
         self._timing = stats.Timing()
         self._flush_timer: asyncio.TimerHandle | None = None
         self._loop: asyncio.AbstractEventLoop | None = None
+        self._queries: queries.Publisher | None = None
 
     # -- lifecycle, called by granian in the worker process ---------------------------------
 
@@ -93,6 +97,7 @@ class ServiceApp:
         self._slot = stats.Slot(self.paths.stats, "worker")
         self._counters = self._slot.values
         self._timing = self._slot.timing
+        self._queries = queries.Publisher(self.paths.stats)
         self._flush_timer = loop.call_later(FLUSH_INTERVAL_SECONDS, self._flush_periodically)
 
     def __rsgi_del__(self, loop: asyncio.AbstractEventLoop) -> None:
@@ -106,6 +111,7 @@ class ServiceApp:
             loop.run_until_complete(self._engine.close())
         if self._slot is not None:
             self._flush()
+            self._publish_queries()
             self._slot.close()
 
     def _flush(self) -> None:
@@ -114,8 +120,13 @@ class ServiceApp:
             slot.values["busy_waits"] = self._engine.counters().get("busy_waits", 0)
             slot.flush()
 
+    def _publish_queries(self) -> None:
+        if self._queries is not None and self._context is not None:
+            self._queries.publish(self.workload.query_counts(self._context))
+
     def _flush_periodically(self) -> None:
         self._flush()
+        self._publish_queries()
         if self._slot is not None:
             self._slot.flush_timing()
         if self._loop is not None:
@@ -221,6 +232,7 @@ class ServiceApp:
         every process, cumulative: a level's figures are the difference of two snapshots.
         """
         self._flush()
+        self._publish_queries()
         processes = self._slot.snapshot() if self._slot is not None else []
         timing = self._slot.timing_snapshot() if self._slot is not None else self._timing.histograms()
         alive = {p.pid: stats.alive(p.pid) for p in processes}
@@ -236,6 +248,8 @@ class ServiceApp:
                 "totals": stats.totals(processes),
                 "timing_unit": "microseconds",
                 "timing": {name: histogram.to_dict() for name, histogram in timing.items()},
+                # Per operation, for a workload that counts its queries; None for one that does not.
+                "queries": queries.read(self.paths.stats) if self._queries is not None else None,
                 "processes": [
                     {"pid": p.pid, "role": p.role, "alive": alive[p.pid], "counters": p.counters}
                     for p in processes

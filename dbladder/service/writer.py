@@ -35,7 +35,7 @@ from ..engines.base import Engine
 from ..errors import Conflict, DatabaseTimeout, DbladderError, PoolTimeout, WriterUnavailable
 from ..workloads.base import Answer, Workload
 from ..workloads.registry import load_workload
-from . import stats
+from . import queries, stats
 from .config import ServiceConfig
 
 log = logging.getLogger(__name__)
@@ -47,6 +47,7 @@ MAX_FRAME_BYTES = 64 * 1024  # a write's arguments are a few hundred bytes: far 
 REPLY_GRACE_SECONDS = 10.0
 
 OK, CONFLICT, TIMED_OUT, FAILED = range(4)
+QUERIES_INTERVAL_SECONDS = 0.2  # as the workers publish theirs (app.FLUSH_INTERVAL_SECONDS)
 
 
 class WriteRequest(msgspec.Struct, array_like=True, frozen=True):
@@ -163,15 +164,28 @@ async def _serve(
     loop = asyncio.get_running_loop()
     loop.add_signal_handler(signal.SIGTERM, stop.set)
     server = await asyncio.start_unix_server(writer.serve_connection, path=str(socket_path))
+    publisher = queries.Publisher(stats_path)
+    publishing = asyncio.create_task(_publish_queries(publisher, workload, context))
     ready.send("")
     try:
         await stop.wait()
     finally:
         server.close()
         await writer.drain(config.shutdown_timeout)
+        publishing.cancel()
+        publisher.publish(workload.query_counts(context))
         await workload.close(context)
         await engine.close()
         slot.close()
+
+
+async def _publish_queries(publisher: queries.Publisher, workload: Workload, context: Any) -> None:
+    """The writes' query counts, for a workload that counts them, on the workers' beat (`queries.py`)."""
+    if workload.query_counts(context) is None:
+        return
+    while True:
+        await asyncio.sleep(QUERIES_INTERVAL_SECONDS)
+        publisher.publish(workload.query_counts(context))
 
 
 def run_writer_process(

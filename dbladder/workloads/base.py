@@ -275,6 +275,19 @@ class Workload:
     async def close(self, context: Any) -> None:
         """Release what `open` made (the engine itself is closed by its owner)."""
 
+    def query_counts(self, context: Any) -> dict[str, dict[str, int]] | None:
+        """What the operations sent to the database so far through this context, if the workload
+        counts it (an ORM does): {operation: {"requests": n, "statements": n, "round_trips": n,
+        ...}}, cumulative, so a level's figures are the difference of two snapshots. None (the
+        default): not counted; the built-in SQL workloads send exactly their `statements`.
+        """
+        return None
+
+    def data_layer(self, engine: str) -> dict[str, str] | None:
+        """How the operations reach an engine when it is not through dbladder's own engine (an ORM
+        and its driver), for the result's record; None: through dbladder's engine."""
+        return None
+
     def operation(self, name: str) -> Operation:
         """The operation called `name`; UsageError naming the known ones otherwise."""
         for operation in self.operations:

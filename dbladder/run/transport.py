@@ -1,0 +1,150 @@
+"""How a round's load reaches the database: `--transport inproc|unix|tcp` and `--added-latency MS`.
+
+    route = database_route(db_url, transport, added_latency_ms)   # before the service starts
+    with route as found: ... found.url ...                         # the URL the load uses
+    result["transport"] = found.description                        # relay figures added at exit
+
+The data is seeded and checked over the URL as given; only the load (the service, or direct mode)
+goes by the route. `--transport` asks the server where it listens and uses that form of the same
+database (`dbladder.transport.transport_url`); `--added-latency MS` starts the latency relay in a
+process of its own and sends the load through it, MS added to every chunk each way, so a round
+trip gains 2 x MS. With 0 the relay adds nothing but its own cost, which is what a run with MS
+should be compared against (docs/orm.md measured it at tens to hundreds of microseconds per round
+trip on a busy machine).
+
+Before the load, the route measures what one round trip costs over it (`SELECT 1` on one
+connection, `transport.probe`, a few tens of milliseconds): over the transport alone and, with a
+relay, through the relay, so the report can say what a round trip costs and what the relay itself
+adds; a run without either flag measures its URL's own transport the same way. After the load it
+records what the relay forwarded and how late its held chunks left.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import math
+from collections.abc import Iterator
+from dataclasses import dataclass
+from typing import Any
+
+from ..errors import DbladderError
+from ..transport import (
+    TRANSPORTS,
+    relay_process,
+    relay_target,
+    through_relay,
+    transport_of,
+    transport_url,
+)
+from ..transport.probe import round_trip_us
+from ..urls import parse_url
+
+MAX_ADDED_LATENCY_MS = 1000.0
+RELAY_PROBE_ROUND_TRIPS = 100  # through a relay adding MS each way: 100 x 2 MS at most
+
+
+@dataclass
+class Route:
+    """The URL the load uses, and what the result records about how it gets there (None: as given)."""
+
+    url: str
+    description: dict[str, Any] | None = None
+
+
+def route_problems(
+    db_url: str, transport: str | None, added_latency_ms: float | None, service_url: str | None = None
+) -> list[str]:
+    """Every problem with a transport and an added latency for this database, each saying what to use."""
+    problems: list[str] = []
+    if transport is None and added_latency_ms is None:
+        return problems
+    try:
+        engine = parse_url(db_url).engine
+    except DbladderError:
+        return problems  # the URL's own problem is reported where the URL is checked
+    if transport is not None:
+        if transport not in TRANSPORTS:
+            problems.append(f"transport must be one of {', '.join(TRANSPORTS)}, not {transport!r}")
+        elif engine == "sqlite" and transport != "inproc":
+            problems.append(
+                f"SQLite runs inside the service's process: transport {transport} needs PostgreSQL or "
+                "MariaDB (SQLite's only transport is inproc)"
+            )
+        elif engine != "sqlite" and transport == "inproc":
+            problems.append(f"{engine} is a server the service connects to: choose transport unix or tcp")
+    if added_latency_ms is not None:
+        if not (
+            isinstance(added_latency_ms, int | float)
+            and math.isfinite(added_latency_ms)
+            and 0 <= added_latency_ms <= MAX_ADDED_LATENCY_MS
+        ):
+            problems.append(
+                f"added latency must be from 0 to {MAX_ADDED_LATENCY_MS:g} ms, not {added_latency_ms!r}"
+            )
+        elif engine == "sqlite":
+            problems.append(
+                "added latency goes between the service and a database server: SQLite has no connection "
+                "to add it to"
+            )
+    if service_url is not None:
+        problems.append(
+            "transport and added latency are chosen by the service dbladder starts, not by one already "
+            "running (--service)"
+        )
+    return problems
+
+
+@contextlib.contextmanager
+def database_route(db_url: str, transport: str | None, added_latency_ms: float | None) -> Iterator[Route]:
+    """The route for the block: the URL as given, another transport of it, or a relay in front of it,
+    described (a run records the description as `transport`).
+
+    Raises TransportUnavailable or TransportFailed (from `transport_url`), RelayFailed when the
+    relay cannot start.
+    """
+    given = parse_url(db_url)
+    url = asyncio.run(transport_url(given, transport)) if transport is not None else given
+    description: dict[str, Any] = {
+        "transport": transport_of(url),
+        "chosen": transport is not None,
+        "url": url.redacted,
+        "added_latency_ms": added_latency_ms,
+        "round_trip_us": {"direct": asyncio.run(round_trip_us(url))},
+    }
+    if added_latency_ms is None:
+        yield Route(url.raw, description)
+        return
+    target = relay_target(url)
+    with relay_process(target, added_latency_ms) as relay:
+        relayed = through_relay(url, relay.address)
+        description["relay"] = {"target": str(target), "listen": f"{relay.address[0]}:{relay.address[1]}"}
+        description["round_trip_us"]["through_relay"] = asyncio.run(
+            round_trip_us(relayed, RELAY_PROBE_ROUND_TRIPS)
+        )
+        yield Route(relayed.raw, description)
+    stats = relay.stats
+    description["relay"]["stats"] = stats.to_dict() | {
+        "mean_late_us": round(stats.mean_late_seconds * 1e6, 1),
+    }
+
+
+def route_words(description: dict[str, Any] | None) -> str:
+    """A route in a few words: "tcp", "unix", "tcp + 2 ms each way (relay)"."""
+    if not description:
+        return ""
+    words = str(description.get("transport", "?"))
+    latency = description.get("added_latency_ms")
+    if latency is not None:
+        words += f" + {latency:g} ms each way (relay)"
+    return words
+
+
+def load_transport(description: dict[str, Any]) -> str:
+    """The engine's transport as the load used it, for the result's `engine.transport`: "tcp
+    postgresql://127.0.0.1:5432/shop, through the latency relay adding 2 ms each way"."""
+    words = f"{description['transport']} {description['url']}"
+    latency = description.get("added_latency_ms")
+    if latency is not None:
+        words += f", through the latency relay adding {latency:g} ms each way"
+    return words

@@ -1,0 +1,34 @@
+"""How the service reaches the database: in-process, Unix socket or TCP, and added latency.
+
+`addresses.transport_url` gives the same database over another transport; `relay.Relay` is a
+TCP relay that delays every chunk each way (`--added-latency`), and `addresses.through_relay`
+the URL that goes through it.
+"""
+
+from .addresses import (
+    TRANSPORTS,
+    TransportFailed,
+    TransportUnavailable,
+    relay_target,
+    through_relay,
+    transport_of,
+    transport_url,
+)
+from .background import background_relay, relay_process
+from .relay import Relay, RelayFailed, RelayStats, Target
+
+__all__ = [
+    "TRANSPORTS",
+    "Relay",
+    "RelayFailed",
+    "RelayStats",
+    "Target",
+    "TransportFailed",
+    "TransportUnavailable",
+    "background_relay",
+    "relay_process",
+    "relay_target",
+    "through_relay",
+    "transport_of",
+    "transport_url",
+]

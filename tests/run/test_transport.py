@@ -1,0 +1,76 @@
+"""A round's route to the database: which transports each engine allows, and the route as recorded."""
+
+from __future__ import annotations
+
+import pytest
+
+from dbladder.errors import InvalidConfig
+from dbladder.run.round import RunConfig
+from dbladder.run.transport import database_route, load_transport, route_problems, route_words
+from dbladder.urls import parse_url
+
+
+def test_each_engine_is_offered_only_its_own_transports():
+    sqlite, postgres = "sqlite:///a.db", "postgresql://postgres@127.0.0.1/x"
+    assert route_problems(sqlite, "inproc", None) == []
+    assert route_problems(postgres, "unix", 2.0) == []
+    assert route_problems(sqlite, None, None) == []
+    assert route_problems(sqlite, "tcp", None) == [
+        "SQLite runs inside the service's process: transport tcp needs PostgreSQL or MariaDB "
+        "(SQLite's only transport is inproc)"
+    ]
+    assert route_problems(postgres, "inproc", None) == [
+        "postgresql is a server the service connects to: choose transport unix or tcp"
+    ]
+    assert route_problems(sqlite, None, 0.5) == [
+        "added latency goes between the service and a database server: SQLite has no connection to add it to"
+    ]
+    assert route_problems(postgres, "udp", -1) == [
+        "transport must be one of inproc, unix, tcp, not 'udp'",
+        "added latency must be from 0 to 1000 ms, not -1",
+    ]
+    assert "not by one already running" in route_problems(postgres, "tcp", None, "http://127.0.0.1:8000")[0]
+
+
+def test_a_run_config_reports_them_with_its_other_problems():
+    with pytest.raises(InvalidConfig) as caught:
+        RunConfig(db_url="sqlite:///a.db", transport="unix", added_latency_ms=1, workers=0).checked()
+    text = str(caught.value)
+    assert "transport unix needs PostgreSQL" in text
+    assert "SQLite has no connection" in text
+    assert "workers must be from 1" in text
+
+
+def test_sqlite_is_reached_in_process_and_its_round_trip_is_a_call(sqlite_url):
+    with database_route(sqlite_url, "inproc", None) as route:
+        assert route.url == sqlite_url
+    described = route.description
+    assert described is not None
+    assert (described["transport"], described["chosen"], described["added_latency_ms"]) == (
+        "inproc",
+        True,
+        None,
+    )
+    # A function call in this process: far below any socket's round trip.
+    assert 0 < described["round_trip_us"]["direct"]["median"] < 1000
+    assert "relay" not in described
+
+
+def test_postgres_over_its_socket_through_the_relay_is_recorded_with_the_relay_figures(postgres_url):
+    database = parse_url(postgres_url).database
+    with database_route(postgres_url, "unix", 1.0) as route:
+        relayed = parse_url(route.url)
+        assert relayed.host == "127.0.0.1" and relayed.port != 5432  # the relay's port
+    described = route.description
+    assert described is not None
+    assert (described["transport"], described["chosen"]) == ("unix", True)
+    assert described["url"] == f"postgresql://postgres@/{database}?host=/var/run/postgresql"
+    assert described["relay"]["target"].endswith(".s.PGSQL.5432")
+    through = described["round_trip_us"]["through_relay"]["median"]
+    direct = described["round_trip_us"]["direct"]["median"]
+    # Known answer: 1 ms each way adds at least 2 ms to a round trip.
+    assert through - direct >= 2000
+    stats = described["relay"]["stats"]
+    assert stats["connections"] >= 1 and stats["held_chunks"] > 0 and stats["mean_late_us"] >= 0
+    assert route_words(described) == "unix + 1 ms each way (relay)"
+    assert load_transport(described).endswith("through the latency relay adding 1 ms each way")

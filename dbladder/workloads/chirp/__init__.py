@@ -1,0 +1,42 @@
+"""Chirp: the social app of "SQLite handled 315 million daily requests on a laptop".
+
+Users, posts, follows and likes at the post's cardinalities (50,000 users, 1,000,000 posts,
+2,498,799 follows, 4,999,764 likes at scale 1), its pages (a post, a profile, the timeline) and
+writes (a post, a like, a follow). The modules:
+
+    schema      the tables and the indexes each query needs
+    data        the deterministic generator (`ChirpConfig`, `generate`)
+    operations  the SQL and one async function per operation
+    endpoints   parse / draw / render / run per operation, in the workload interface's shape
+    checks      row counts, checksum, invariants
+    seeding     `seed_chirp`: load the data set through the engine's bulk path
+"""
+
+from __future__ import annotations
+
+from .checks import checksum, row_counts, sizes_in, verify
+from .data import POST_SIZES, ChirpConfig, generate, handle_of
+from .endpoints import DEFAULT_MIX, MIXES, SPECS
+from .schema import SCHEMA
+from .seeding import seed_chirp
+
+NAME = "chirp"
+DESCRIPTION = 'The social app of "SQLite handled 315 million daily requests on a laptop"'
+
+__all__ = [
+    "DEFAULT_MIX",
+    "DESCRIPTION",
+    "MIXES",
+    "NAME",
+    "POST_SIZES",
+    "SCHEMA",
+    "SPECS",
+    "ChirpConfig",
+    "checksum",
+    "generate",
+    "handle_of",
+    "row_counts",
+    "seed_chirp",
+    "sizes_in",
+    "verify",
+]

@@ -115,9 +115,8 @@ def main() -> int:
             f"(indexes and statistics {report.finish_seconds:.2f} s){verdict}"
         )
         for t in report.tables:
-            print(
-                f"{'':<11} {t.table:<8} {t.rows:>10,} rows {t.seconds:7.2f} s {t.rows_per_second:>10,.0f} rows/s"
-            )
+            rate = f"{t.rows_per_second:>10,.0f} rows/s"
+            print(f"{'':<11} {t.table:<8} {t.rows:>10,} rows {t.seconds:7.2f} s {rate}")
     likes = {engine: next(t for t in r.tables if t.table == "likes") for engine, r in figures.items()}
     if "sqlite" in figures or "mariadb" in figures:
         rows = [row for chunk in like_rows(config) for row in chunk]

@@ -114,8 +114,8 @@ def render_journal(result: dict[str, Any]) -> str:
                 f"{row['read_p99_ms']:.2f} ms",
                 f"{row['read_max_ms']:.0f} ms",
                 f"{row['writes_per_s']:,.0f}" if row["phase"] != "readers only" else "-",
-                str(row["busy_errors"]),
-                f"{retries['readers']}/{retries['writer']}",
+                str(row["busy_errors"]) if row["engine"] == "sqlite" else "-",
+                f"{retries['readers']}/{retries['writer']}" if row["engine"] == "sqlite" else "-",
                 f"{post['reads_per_s']:,}" if "reads_per_s" in post else "",
                 f"{post['read_p99_ms']:.2f} ms" if "read_p99_ms" in post else "",
             ]
@@ -125,7 +125,7 @@ def render_journal(result: dict[str, Any]) -> str:
     if other:
         lines.append("errors: " + ", ".join(f"{name} {count}" for name, count in sorted(other.items())))
     lines.append(
-        "busy errors: SQLITE_BUSY / SQLITE_LOCKED that outlived busy_timeout; busy retries: sleeps of the "
-        "busy handler (readers/writer)"
+        "busy errors (SQLite): SQLITE_BUSY / SQLITE_LOCKED that outlived busy_timeout; busy retries: sleeps "
+        "of the busy handler (readers/writer). Servers wait on row locks instead; failures show as errors."
     )
     return "\n".join(lines)

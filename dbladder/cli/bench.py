@@ -44,6 +44,9 @@ async def _load(url: str, scale: float) -> None:
     "--seconds", type=float, default=None, help="Per round (default 5) or journal phase (default 10)."
 )
 @click.option(
+    "--warmup", type=float, default=1.0, show_default=True, help="Seconds of untimed work before each round."
+)
+@click.option(
     "--connections", type=int, default=1, show_default=True, help="Raw rounds: connections at once."
 )
 @click.option("--batch-rows", type=int, default=100, show_default=True, help="Rows per batched transaction.")
@@ -69,6 +72,7 @@ def bench(
     workload: str,
     scale: float | None,
     seconds: float | None,
+    warmup: float,
     connections: int,
     batch_rows: int,
     no_reference: bool,
@@ -92,6 +96,7 @@ def bench(
         config = BenchConfig(
             db_url=db_url,
             seconds=seconds if seconds is not None else BenchConfig.seconds,
+            warmup_seconds=warmup,
             connections=connections,
             batch_rows=batch_rows,
             references=not no_reference,

@@ -14,6 +14,9 @@ writes (a post, a like, a follow). The modules:
 
 from __future__ import annotations
 
+from collections.abc import Iterator, Mapping
+
+from ...engines.base import Row, Table
 from .checks import checksum, row_counts, sizes_in, verify
 from .data import POST_SIZES, ChirpConfig, generate, handle_of
 from .endpoints import DEFAULT_MIX, MIXES, SPECS
@@ -22,6 +25,17 @@ from .seeding import seed_chirp
 
 NAME = "chirp"
 DESCRIPTION = 'The social app of "SQLite handled 315 million daily requests on a laptop"'
+SIZES = POST_SIZES  # the defaults at scale 1
+
+
+def generate_rows(seed: int, sizes: Mapping[str, int]) -> Iterator[tuple[Table, Iterator[list[Row]]]]:
+    """The interface's `Workload.generate(seed, sizes)`: (table, chunks of rows) in load order."""
+    return generate(ChirpConfig(seed=seed, **sizes))
+
+
+def planned_rows(sizes: Mapping[str, int]) -> dict[str, int]:
+    """The interface's `Workload.planned_rows(sizes)`: the exact row count of every table."""
+    return ChirpConfig(**sizes).planned_rows()
 
 __all__ = [
     "DEFAULT_MIX",
@@ -30,11 +44,14 @@ __all__ = [
     "NAME",
     "POST_SIZES",
     "SCHEMA",
+    "SIZES",
     "SPECS",
     "ChirpConfig",
     "checksum",
     "generate",
+    "generate_rows",
     "handle_of",
+    "planned_rows",
     "row_counts",
     "seed_chirp",
     "sizes_in",

@@ -37,6 +37,7 @@ def planned_rows(sizes: Mapping[str, int]) -> dict[str, int]:
     """The interface's `Workload.planned_rows(sizes)`: the exact row count of every table."""
     return ChirpConfig(**sizes).planned_rows()
 
+
 __all__ = [
     "DEFAULT_MIX",
     "DESCRIPTION",

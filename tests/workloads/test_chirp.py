@@ -221,3 +221,21 @@ def test_sqlite_plans_search_indexes_and_scan_no_table(sqlite_url: str) -> None:
     assert any("posts_user_created" in s for s in plans["timeline"])
     assert any("likes_post" in s for s in plans["timeline"])
     assert not any("TEMP B-TREE" in s for s in plans["user_posts"])
+
+
+def test_a_duplicate_pair_is_recognised_on_every_driver(any_url: str) -> None:
+    """The error a like that lost a race gets: each driver's own unique-key violation."""
+
+    async def main() -> BaseException:
+        async with opened(any_url) as engine:
+            await hand_built(engine)
+            try:
+                async with engine.transaction() as session:
+                    await session.execute(operations.INSERT_LIKE, (1, 4, 9))
+            except Exception as exc:
+                return exc
+        raise AssertionError("a duplicate like was inserted")
+
+    exc = asyncio.run(main())
+    assert operations._duplicate_key(exc)
+    assert not operations._duplicate_key(ValueError("1062"))

@@ -49,9 +49,9 @@ TIMELINE = (
 )
 USER_EXISTS = "SELECT 1 FROM users WHERE id = ?"
 INSERT_POST = "INSERT INTO posts (user_id, body, created_at) VALUES (?, ?, ?) RETURNING id"
-# One round trip for the three checks of a like: the user, the post, the like itself.
+# One round trip for the checks of a like: the user and the post (2 when both exist), the like itself.
 LIKE_CHECK = (
-    "SELECT (SELECT count(*) FROM users WHERE id = ?), (SELECT count(*) FROM posts WHERE id = ?), "
+    "SELECT (SELECT count(*) FROM users WHERE id = ?) + (SELECT count(*) FROM posts WHERE id = ?), "
     "(SELECT count(*) FROM likes WHERE user_id = ? AND post_id = ?)"
 )
 INSERT_LIKE = "INSERT INTO likes (user_id, post_id, created_at) VALUES (?, ?, ?)"
@@ -126,21 +126,9 @@ async def like(engine: Engine, user_id: int, post_id: int, now: int | None = Non
     """Like a post: True if the like is new, False if it was there already, None if the user or the
     post does not exist."""
     created_at = int(time.time()) if now is None else now
-    try:
-        async with engine.transaction() as session:
-            users, posts, likes = await session.fetch_one(  # type: ignore[misc]
-                LIKE_CHECK, (user_id, post_id, user_id, post_id)
-            )
-            if not (users and posts):
-                return None
-            if likes:
-                return False
-            await session.execute(INSERT_LIKE, (user_id, post_id, created_at))
-    except Exception as exc:
-        if _duplicate_key(exc):
-            return False
-        raise
-    return True
+    return await _insert_pair(
+        engine, LIKE_CHECK, (user_id, post_id, user_id, post_id), INSERT_LIKE, (user_id, post_id, created_at)
+    )
 
 
 async def follow(engine: Engine, follower_id: int, followee_id: int, now: int | None = None) -> bool | None:
@@ -149,16 +137,22 @@ async def follow(engine: Engine, follower_id: int, followee_id: int, now: int | 
     Callers reject following oneself (the HTTP parser answers 400).
     """
     created_at = int(time.time()) if now is None else now
+    pair = (follower_id, followee_id)
+    return await _insert_pair(engine, FOLLOW_CHECK, pair + pair, INSERT_FOLLOW, (*pair, created_at))
+
+
+async def _insert_pair(
+    engine: Engine, check: str, check_args: tuple[int, ...], insert: str, insert_args: tuple[int, ...]
+) -> bool | None:
+    """Insert a (user, thing) pair once: `check` answers (both ends found: 2, the pair already there)."""
     try:
         async with engine.transaction() as session:
-            users, follows = await session.fetch_one(  # type: ignore[misc]
-                FOLLOW_CHECK, (follower_id, followee_id, follower_id, followee_id)
-            )
-            if users != 2:
+            found, already = await session.fetch_one(check, check_args)  # type: ignore[misc]
+            if found != 2:
                 return None
-            if follows:
+            if already:
                 return False
-            await session.execute(INSERT_FOLLOW, (follower_id, followee_id, created_at))
+            await session.execute(insert, insert_args)
     except Exception as exc:
         if _duplicate_key(exc):
             return False

@@ -24,8 +24,8 @@ import apsw
 import asyncmy
 import asyncpg
 
+from dbladder.data.seeding import seed_shop
 from dbladder.engines import EngineOptions, opened
-from dbladder.seeding import seed_shop
 from dbladder.workloads import shop
 
 PRODUCTS = 10_000

@@ -23,8 +23,8 @@ from typing import Any
 
 from service import Target, wait_for_port, wrk
 
+from dbladder.data.seeding import seed_shop
 from dbladder.engines import opened
-from dbladder.seeding import seed_shop
 from dbladder.service import ServiceConfig, running_service
 from dbladder.service.server import granian_server, with_free_port
 from dbladder.workloads import shop

@@ -34,9 +34,9 @@ import asyncmy
 import asyncpg
 from seed import scratch_database
 
+from dbladder.data.seeding import seed_shop
 from dbladder.engines import opened
 from dbladder.engines.base import Engine
-from dbladder.seeding import seed_shop
 from dbladder.urls import parse_url
 from dbladder.workloads import shop
 

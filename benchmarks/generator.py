@@ -30,10 +30,10 @@ from typing import Any
 
 from hello_server import HOST, free_port, start_server, stop_server
 
-from dbladder.load.histogram import Histogram
+from dbladder.histogram import Histogram
+from dbladder.load.fleet import ProcessSpec, run_process
 from dbladder.load.mix import Mix
-from dbladder.load.processes import ProcessSpec, run_process
-from dbladder.load.schedule import Ladder
+from dbladder.load.plans import Ladder
 
 LAG_BOUND_US = 2000
 GOAL_RATIO = 0.4

@@ -15,7 +15,7 @@ import random
 import time
 from collections.abc import Callable
 
-from dbladder.load.histogram import Histogram
+from dbladder.histogram import Histogram
 
 
 def latencies(n: int, seed: int = 1) -> list[int]:

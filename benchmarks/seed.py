@@ -20,8 +20,8 @@ import tempfile
 import time
 import uuid
 
+from dbladder.data.seeding import seed_shop
 from dbladder.engines import opened
-from dbladder.seeding import seed_shop
 from dbladder.workloads import shop
 
 GOALS_S = {"sqlite": 20, "postgresql": 20, "mariadb": 60}  # for 100k products + 1M orders + 2M items

@@ -26,9 +26,10 @@ import uuid
 
 from seed import pgbench_rows_per_second, print_reference, scratch_database
 
+from dbladder.data.chirp_seeding import seed_chirp
+from dbladder.data.seeding import SeedReport
 from dbladder.engines import opened
-from dbladder.seeding import SeedReport
-from dbladder.workloads.chirp import ChirpConfig, seed_chirp
+from dbladder.workloads.chirp import ChirpConfig
 from dbladder.workloads.chirp.data import like_rows
 
 GOALS_S = {"sqlite": 60, "postgresql": 60, "mariadb": 120}  # at scale 1

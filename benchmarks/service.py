@@ -32,8 +32,8 @@ from pathlib import Path
 import apsw
 import uvloop
 
+from dbladder.data.seeding import seed_shop
 from dbladder.engines import opened
-from dbladder.seeding import seed_shop
 from dbladder.service import ServiceConfig, running_service, stats
 from dbladder.service.app import ShopApp
 from dbladder.service.config import RuntimePaths

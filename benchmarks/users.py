@@ -44,12 +44,14 @@ from typing import Any
 import uvloop
 from hello_server import HOST, free_port, start_server, stop_server
 
-from dbladder.load.histogram import Histogram
-from dbladder.load.http import RequestRenderer, ResultCallback
+from dbladder.histogram import Histogram
+from dbladder.load.clock import MonotonicClock
+from dbladder.load.executors.closed import UsersGenerator
+from dbladder.load.fleet import ProcessSpec, run_process
 from dbladder.load.mix import Mix, operations
-from dbladder.load.processes import ProcessSpec, run_process
-from dbladder.load.schedule import MonotonicClock
-from dbladder.load.users import UserPlan, UsersGenerator
+from dbladder.load.plans import UserPlan
+from dbladder.load.targets import ResultCallback
+from dbladder.load.targets.http import RequestRenderer
 
 LAG_BOUND_US = 2000
 RATE_SHARE = 0.95

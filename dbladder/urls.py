@@ -10,11 +10,33 @@
 
 Query parameters that the engine does not use for connecting are its settings (for SQLite,
 `?journal_mode=DELETE&synchronous=NORMAL`); each engine validates its own.
+
+A password never has to be written on a command line (where `ps` and the shell's history show
+it). `resolve_url` finds the URL and its password the way the command line does:
+
+* the URL: `--db URL`; else the environment variable DBLADDER_DB_URL; else the default. Either
+  may be `@path`: the URL is then read from that file (its first line that is not blank or a
+  `#` comment; `~` is expanded), which can be kept readable only by its owner.
+* the password, when the URL has none: what the engine's own command-line client would use.
+  PostgreSQL (as psql): PGPASSWORD, else ~/.pgpass (or PGPASSFILE), which asyncpg reads itself
+  at connect time. MariaDB (as the mariadb client; tested, the option file comes first): the
+  last `password` in the client groups of ~/.my.cnf, else MYSQL_PWD; a `user` there is taken
+  when the URL names none.
+
+`create_engine` does the same for a URL given as text, so every process of a run finds the
+password in its own environment and no configuration has to carry it. A password, however it
+came, never shows in `DatabaseURL.redacted`, in repr(), or in an error message.
 """
 
 from __future__ import annotations
 
+import dataclasses
+import os
+import re
+import stat
+from collections.abc import Mapping
 from dataclasses import dataclass, field
+from pathlib import Path
 from urllib.parse import parse_qsl, unquote, urlsplit
 
 from .errors import BadURL, UnknownEngine
@@ -29,26 +51,41 @@ SCHEMES = {
 }
 
 
+# Where a password can come from when the URL has none (see the module's notes).
+DB_URL_ENV = "DBLADDER_DB_URL"
+PASSWORD_ENV = {"postgresql": "PGPASSWORD", "mariadb": "MYSQL_PWD"}
+MARIADB_OPTION_FILE = ".my.cnf"
+# The groups the mariadb command-line client reads (`mariadb --help`); [mariadb] is the server's.
+MARIADB_CLIENT_GROUPS = ("client", "client-server", "client-mariadb", "mysql", "mariadb-client")
+# A password in a query string: refused by parse_url, and hidden by redact() meanwhile.
+QUERY_PASSWORD = re.compile(r"([?&]password=)[^&#]*", re.IGNORECASE)
+# Escapes in an option file's values (MariaDB's "Configuring MariaDB with Option Files").
+OPTION_ESCAPES = {"b": "\b", "t": "\t", "n": "\n", "r": "\r", "s": " ", "\\": "\\", "'": "'", '"': '"'}
+
+
 @dataclass(frozen=True)
 class DatabaseURL:
-    """A parsed database URL. `params` holds the query string, in order, as text."""
+    """A parsed database URL. `params` holds the query string, in order, as text.
 
-    raw: str
+    `raw` (which can hold the password) and `password` are left out of repr(); print `redacted`.
+    """
+
+    raw: str = field(repr=False)
     engine: str
     user: str | None = None
-    password: str | None = None
+    password: str | None = field(default=None, repr=False)
     host: str | None = None
     port: int | None = None
     database: str | None = None
     path: str | None = None  # SQLite only: the file path as written
     params: dict[str, str] = field(default_factory=dict)
+    # Where the password came from, for messages: "the URL", "PGPASSWORD", "~/.my.cnf" ...
+    password_source: str | None = None
 
     @property
     def redacted(self) -> str:
         """The URL as given, with any password replaced, safe to print and save."""
-        if not self.password:
-            return self.raw
-        return self.raw.replace(":" + self.password + "@", ":***@", 1)
+        return redact(self.raw)
 
     def with_database(self, name: str) -> DatabaseURL:
         """The same server with another database name (for servers; tests use it)."""
@@ -62,50 +99,198 @@ class DatabaseURL:
         else:
             head, sep, tail = raw.partition("?")
             raw = head.rstrip("/") + "/" + name + (sep + tail if sep else "")
-        return parse_url(raw)
+        other = parse_url(raw)
+        if other.password is None and self.password is not None:  # from the environment or a file
+            other = dataclasses.replace(other, password=self.password, password_source=self.password_source)
+        return other
+
+
+def redact(raw: str) -> str:
+    """`raw` with the password of its `user:password@` part replaced by ***; works on text that
+    does not parse, so error messages can quote what was given."""
+    scheme, sep, rest = raw.partition("://")
+    if not sep:
+        return raw
+    end = min((i for i in (rest.find(c) for c in "/?#") if i != -1), default=len(rest))
+    userinfo, at, hostport = rest[:end].rpartition("@")
+    if at and ":" in userinfo:
+        rest = f"{userinfo.split(':', 1)[0]}:***@{hostport}{rest[end:]}"
+    # parse_url refuses a password in the query string, and its message must not show it either.
+    return scheme + "://" + QUERY_PASSWORD.sub(r"\1***", rest)
 
 
 def parse_url(raw: str) -> DatabaseURL:
-    """Parse a database URL, or raise `BadURL` / `UnknownEngine` with a message that says why."""
+    """Parse a database URL, or raise `BadURL` / `UnknownEngine` with a message that says why.
+
+    Nothing but the text is read: `resolve_url` adds a password from the environment or a file.
+    """
+    shown = redact(raw)  # error messages quote the URL without its password
     if not raw or "://" not in raw:
         raise BadURL(
-            f"not a database URL: {raw!r}; expected e.g. sqlite:///shop.db, "
+            f"not a database URL: {shown!r}; expected e.g. sqlite:///shop.db, "
             "postgresql://user@127.0.0.1:5432/db or mariadb://root@127.0.0.1:3306/test"
         )
     scheme = raw.split("://", 1)[0].lower()
     engine = SCHEMES.get(scheme)
     if engine is None:
         known = ", ".join(sorted(SCHEMES))
-        raise UnknownEngine(f"unknown database engine {scheme!r} in {raw!r}; known schemes: {known}")
+        raise UnknownEngine(f"unknown database engine {scheme!r} in {shown!r}; known schemes: {known}")
     parts = urlsplit(raw)
     try:
         params = dict(parse_qsl(parts.query, keep_blank_values=True, strict_parsing=bool(parts.query)))
-    except ValueError as exc:
-        raise BadURL(f"cannot read the query string of {raw!r}: {exc}") from None
+    except ValueError:
+        raise BadURL(f"cannot read the query string of {shown!r}") from None
+    if any(key.lower() == "password" for key in params):
+        variable = PASSWORD_ENV.get(engine, "the URL's user:password@ part")
+        raise BadURL(
+            f"a password in the query string is not read ({shown!r}); give it in {variable}, "
+            "not on the command line"
+        )
     if engine == "sqlite":
         # sqlite:///x.db -> netloc "" and path "/x.db" (relative); sqlite:////x.db -> "//x.db" (absolute)
         if parts.netloc:
             raise BadURL(
-                f"a SQLite URL has no host: {raw!r}; write sqlite:///relative.db or sqlite:////abs/path.db"
+                f"a SQLite URL has no host: {shown!r}; write sqlite:///relative.db or sqlite:////abs/path.db"
             )
         path = unquote(parts.path)[1:] if parts.path.startswith("/") else unquote(parts.path)
         if not path or path.endswith("/"):
-            raise BadURL(f"a SQLite URL must name a file: {raw!r}, e.g. sqlite:///shop.db")
+            raise BadURL(f"a SQLite URL must name a file: {shown!r}, e.g. sqlite:///shop.db")
         return DatabaseURL(raw=raw, engine=engine, path=path, params=params)
     try:
         port = parts.port
     except ValueError:
-        raise BadURL(f"the port in {raw!r} is not a number from 1 to 65535") from None
+        raise BadURL(f"the port in {shown!r} is not a number from 1 to 65535") from None
     database = unquote(parts.path.lstrip("/")) or None
     if database and "/" in database:
-        raise BadURL(f"a database name cannot contain '/': {raw!r}")
+        raise BadURL(f"a database name cannot contain '/': {shown!r}")
+    password = unquote(parts.password) if parts.password else None
     return DatabaseURL(
         raw=raw,
         engine=engine,
         user=unquote(parts.username) if parts.username else None,
-        password=unquote(parts.password) if parts.password else None,
+        password=password,
         host=parts.hostname,
         port=port,
         database=database,
         params=params,
+        password_source="the URL" if password is not None else None,
     )
+
+
+def resolve_url(
+    given: str | None, environ: Mapping[str, str] | None = None, *, default: str | None = None
+) -> DatabaseURL:
+    """The database a command means, with its password: `url_text` picks the URL, `with_password`
+    adds the password when the URL has none. `environ` defaults to the process's environment."""
+    environ = os.environ if environ is None else environ
+    return with_password(parse_url(url_text(given, environ, default=default)), environ)
+
+
+def url_text(given: str | None, environ: Mapping[str, str], *, default: str | None = None) -> str:
+    """The URL as text: `given` (the --db option), else DBLADDER_DB_URL, else `default`.
+
+    `@path` stands for the URL written in that file, so a URL with a password needs neither the
+    command line nor the environment. BadURL when there is none, or the file cannot be read.
+    """
+    text = given or environ.get(DB_URL_ENV) or default
+    if not text:
+        raise BadURL(f"no database given: pass --db URL or set {DB_URL_ENV}")
+    text = text.strip()
+    if text.startswith("@"):
+        return read_url_file(Path(text[1:]).expanduser())
+    return text
+
+
+def read_url_file(path: Path) -> str:
+    """The URL in a file: its first line that is not blank or a `#` comment, stripped.
+
+    Messages name the file, never its content (which may hold a password).
+    """
+    try:
+        lines = path.read_text(encoding="utf-8").splitlines()
+    except FileNotFoundError:
+        raise BadURL(f"no file {path} to read the database URL from (--db @{path})") from None
+    except (OSError, UnicodeDecodeError) as exc:
+        reason = exc.strerror if isinstance(exc, OSError) and exc.strerror else "not UTF-8 text"
+        raise BadURL(f"cannot read the database URL from {path}: {reason}") from None
+    for line in lines:
+        line = line.strip()
+        if line and not line.startswith("#"):
+            return line
+    raise BadURL(f"{path} holds no database URL (only blank lines and # comments)")
+
+
+def with_password(url: DatabaseURL, environ: Mapping[str, str]) -> DatabaseURL:
+    """`url` with the password its engine's own client would use when the URL gives none.
+
+    PostgreSQL: PGPASSWORD (~/.pgpass is left to asyncpg, which reads it when no password is
+    given). MariaDB: the client groups of ~/.my.cnf, then MYSQL_PWD, as the mariadb client
+    reads them; the option file's `user` applies when the URL names none. SQLite has no password.
+    """
+    if url.engine not in PASSWORD_ENV or url.password is not None:
+        return url
+    if url.engine == "mariadb":
+        home = environ.get("HOME") or str(Path.home())
+        options = read_mariadb_option_file(Path(home) / MARIADB_OPTION_FILE)
+        user = url.user or options.get("user")
+        if "password" in options:
+            return dataclasses.replace(
+                url, user=user, password=options["password"], password_source=f"~/{MARIADB_OPTION_FILE}"
+            )
+        url = dataclasses.replace(url, user=user)
+    variable = PASSWORD_ENV[url.engine]
+    if variable in environ:
+        return dataclasses.replace(url, password=environ[variable], password_source=variable)
+    return url
+
+
+def read_mariadb_option_file(path: Path) -> dict[str, str]:
+    """`user` and `password` from the client groups of a MariaDB option file, the last one in the
+    file winning, as the mariadb client reads them; {} when the file is missing or unreadable,
+    and when anyone may write it (MariaDB ignores such a file too).
+
+    Read line by line rather than with configparser (or asyncmy's reader, which is configparser):
+    configparser takes an indented line for the continuation of the value above and merges a
+    group that appears twice, so it would not find the value the client takes.
+    """
+    try:
+        if path.stat().st_mode & stat.S_IWOTH:
+            return {}
+        text = path.read_text(encoding="utf-8")
+    except (OSError, UnicodeDecodeError):
+        return {}
+    found: dict[str, str] = {}
+    group = None
+    for number, line in enumerate(text.splitlines(), 1):
+        line = line.strip()
+        if not line or line[0] in "#;!":  # a comment, or !include / !includedir
+            continue
+        if line.startswith("["):
+            if not line.endswith("]"):  # the mariadb client stops here too
+                raise BadURL(f"cannot read the MariaDB option file {path}: line {number} is not a [group]")
+            group = line[1:-1].strip().lower()
+            continue
+        key, equals, value = line.partition("=")
+        # `password` alone, without a value, makes the client ask for one: nothing to take.
+        if group in MARIADB_CLIENT_GROUPS and equals and key.strip() in ("user", "password"):
+            found[key.strip()] = _option_value(value)
+    return found
+
+
+def _option_value(raw: str) -> str:
+    """An option file's value as the mariadb client reads it (tested): a quoted value is what is
+    inside the quotes; else a `#` anywhere starts a comment. Escapes are read in both."""
+    raw = raw.strip()
+    if raw[:1] in ("'", '"') and raw.find(raw[0], 1) != -1:
+        raw = raw[1 : raw.find(raw[0], 1)]
+    else:
+        raw = raw.partition("#")[0].rstrip()
+    out = []
+    chars = iter(raw)
+    for char in chars:
+        if char == "\\":
+            following = next(chars, "")
+            out.append(OPTION_ESCAPES.get(following, "\\" + following))
+        else:
+            out.append(char)
+    return "".join(out)

@@ -8,8 +8,8 @@ import json
 from pathlib import Path
 from typing import Any
 
+from dbladder.data.seeding import seed_shop
 from dbladder.engines import EngineOptions, opened
-from dbladder.seeding import seed_shop
 from dbladder.workloads import shop
 
 PRODUCTS = 3000  # about 30 per category: more than one page

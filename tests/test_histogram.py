@@ -8,7 +8,7 @@ import random
 
 import pytest
 
-from dbladder.load.histogram import (
+from dbladder.histogram import (
     BUCKET_COUNT,
     HIGHEST_TRACKABLE,
     Histogram,

@@ -5,7 +5,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
-from ..load.histogram import Histogram
+from ..histogram import Histogram
 
 PERCENTILES = (50.0, 99.0)
 

@@ -12,7 +12,7 @@ import sys
 import click
 
 from ..errors import DbladderError
-from . import bench, check_instances, compare, engines, report, run, seed, serve
+from . import bench, check_instances, compare, db, engines, report, run, seed, serve
 
 
 @click.group(context_settings={"help_option_names": ["-h", "--help"], "max_content_width": 100})
@@ -28,6 +28,7 @@ cli.add_command(compare.compare)
 cli.add_command(serve.serve)
 cli.add_command(check_instances.check_instances)
 cli.add_command(report.report)
+cli.add_command(db.db)
 cli.add_command(bench.bench)
 
 

@@ -11,9 +11,10 @@ import click
 
 from ..bench import BenchConfig, JournalConfig, render_journal, render_rounds, run_journal_test, run_rounds
 from ..bench.config import WORKER_KINDS
+from ..data.chirp_seeding import seed_chirp
 from ..engines import opened
 from ..engines.base import EngineInfo
-from ..workloads.chirp import ChirpConfig, seed_chirp
+from ..workloads.chirp import ChirpConfig
 from .common import warn_if_not_durable
 
 DEFAULT_DB = "sqlite:///chirp.db"

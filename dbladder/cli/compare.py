@@ -7,9 +7,9 @@ from typing import Any
 import click
 from rich.console import Console
 
-from ..compare import MAX_RUNS, CompareConfig, run_compare
 from ..errors import UsageError
 from ..report.runs import comparison_table
+from ..run.compare import MAX_RUNS, CompareConfig, run_compare
 from .run import TerminalProgress, build_config, round_options
 
 

@@ -12,12 +12,12 @@ from rich.status import Status
 
 from ..engines.base import DEFAULT_POOL_SIZE
 from ..errors import UsageError
-from ..load.generator import LiveView
-from ..load.passmark import PassMark
+from ..load.plans import Phase, UserPlan
 from ..load.presets import DEFAULT_PRESET, PRESETS, get_preset
-from ..load.users import Phase, UserPlan
+from ..load.recorder import LiveView
 from ..report import terminal
-from ..runner import TARGETS, RunConfig, default_out_dir, run_ladder
+from ..result.passmark import PassMark
+from ..run.round import TARGETS, RunConfig, default_out_dir, run_ladder
 from ..workloads import shop
 from .common import db_option
 

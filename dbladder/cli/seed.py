@@ -8,8 +8,8 @@ import click
 from rich.console import Console
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 
+from ..data.seeding import SeedReport, seed_shop
 from ..engines import opened
-from ..seeding import SeedReport, seed_shop
 from ..workloads import shop
 from .common import db_option, engine_options, warn_if_not_durable
 

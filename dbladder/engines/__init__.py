@@ -1,16 +1,20 @@
-"""Engines: one module per database, all behind the interface in `base`.
+"""Engines: one package per database, all behind the interface in `base`.
 
-`create_engine(url)` picks the module from the URL scheme; the modules are imported lazily so
-that a missing optional driver only matters to the engine that needs it.
+`create_engine(url)` picks the package from the URL scheme; the packages are imported lazily so
+that a missing optional driver only matters to the engine that needs it. Each engine is a package
+(`sqlite/`, `postgres/`, `mariadb/`) of three modules: `connection` (settings, connections,
+sessions, open/close/read/transaction/describe, check_statements), `loading` (DDL, bulk loading)
+and `snapshot` (fresh data before each run); its engine class is the three put together.
 """
 
 from __future__ import annotations
 
 import importlib
+import os
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
 
-from ..urls import DatabaseURL, parse_url
+from ..urls import DatabaseURL, parse_url, with_password
 from .base import Engine, EngineInfo, EngineOptions, Session
 
 __all__ = ["ENGINES", "Engine", "EngineInfo", "EngineOptions", "Session", "create_engine", "opened"]
@@ -24,8 +28,13 @@ ENGINES = {
 
 
 def create_engine(url: str | DatabaseURL, options: EngineOptions | None = None) -> Engine:
-    """An unopened engine for a database URL (see `dbladder.urls` for the forms accepted)."""
-    parsed = parse_url(url) if isinstance(url, str) else url
+    """An unopened engine for a database URL (see `dbladder.urls` for the forms accepted).
+
+    A URL without a password gets the one its engine's own client would use, from this process's
+    environment and the user's files (`dbladder.urls.with_password`): every process of a run
+    finds it there, so no configuration or command line has to carry it.
+    """
+    parsed = with_password(parse_url(url) if isinstance(url, str) else url, os.environ)
     module_name, class_name = ENGINES[parsed.engine].split(":")
     engine_class = getattr(importlib.import_module(module_name), class_name)
     engine: Engine = engine_class(parsed, (options or EngineOptions()).checked())

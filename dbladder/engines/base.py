@@ -7,7 +7,8 @@ An engine owns a pool of connections to one database and offers three things:
   placeholders; the engine rewrites it for its driver and prepares each statement once per
   connection (seed 001: "Prepare once, on both drivers").
 * data definition: `recreate_schema()`, `bulk_load()` and `finish_load()` turn a dialect-neutral
-  `Schema` into tables and load rows by the engine's fastest path.
+  `Schema` into tables and load rows by the engine's fastest path; `check_statements()` asks the
+  engine whether it can prepare a workload's SQL, before anything is loaded.
 * `describe()`: the versions and settings that decide the outcome (`dbladder engines`).
 
 Everything that differs between SQLite, PostgreSQL and MariaDB lives in that engine's module;
@@ -16,6 +17,8 @@ nothing elsewhere asks which engine it is talking to.
 
 from __future__ import annotations
 
+import re
+import sys
 from collections.abc import Iterable, Sequence
 from contextlib import AbstractAsyncContextManager
 from dataclasses import asdict, dataclass, field
@@ -63,10 +66,40 @@ class EngineOptions:
 # A dialect-neutral schema: workloads describe tables with these, engines render the DDL.
 
 
+# The column types a schema may use (see `Column`).
+COLUMN_TYPES = ("int", "bigint", "double", "bool", "text")
+INT_RANGE = (-(2**31), 2**31 - 1)  # "int": a 32-bit integer, PostgreSQL's INTEGER and MariaDB's INT
+DOUBLE_MAX = sys.float_info.max  # "double": finite, so from -DOUBLE_MAX to DOUBLE_MAX
+# Names are written into SQL as they are, unquoted, so they are plain identifiers.
+PLAIN_IDENTIFIER = re.compile(r"[A-Za-z_][A-Za-z0-9_]*\Z")
+
+
 @dataclass(frozen=True)
 class Column:
+    """One column, in a type that every engine stores, checks and returns alike.
+
+    `type` is one of COLUMN_TYPES:
+
+    * "int": a whole number from -2,147,483,648 to 2,147,483,647 (INTEGER, INT; SQLite, whose
+      INTEGER is 64-bit, checks the range). Give Python ints: SQLite refuses 1.5, the servers
+      round it, each its own way.
+    * "bigint": a 64-bit whole number (BIGINT; SQLite's INTEGER).
+    * "double": a finite 64-bit floating-point number (DOUBLE PRECISION, DOUBLE, SQLite's REAL);
+      every engine refuses NaN and the infinities (MariaDB cannot store them; SQLite and
+      PostgreSQL check the range).
+    * "bool": 0 or 1, stored and read back as an int (SMALLINT, TINYINT, INTEGER, each checked to
+      be 0 or 1). PostgreSQL's BOOLEAN would read back as True/False and compare only with
+      booleans, so SQL written once (`WHERE done = 1`) would not run on every engine.
+    * "text": a string; with `max_length`, of at most that many characters (VARCHAR(n); SQLite
+      checks length()). Text that an engine indexes needs the bound (MariaDB); without one,
+      MariaDB's TEXT holds at most 65,535 bytes.
+
+    Every column is NOT NULL. Each engine checks every value it stores (SQLite tables are
+    STRICT), so a row of the wrong type is refused on all three, not only on the servers.
+    """
+
     name: str
-    type: str  # "int", "bigint" or "text"
+    type: str
     max_length: int = 0  # for "text": engines that index text need a bound (MariaDB VARCHAR)
     generated_id: bool = False  # the table's primary key, assigned by the database on insert
 
@@ -84,6 +117,51 @@ class Table:
     @property
     def generated_id(self) -> Column | None:
         return next((c for c in self.columns if c.generated_id), None)
+
+    def validate(self) -> list[str]:
+        """Every problem with this table, each naming the table and, where it is one, the column."""
+        where = f"table {self.name!r}"
+        problems = []
+        if not PLAIN_IDENTIFIER.match(self.name):
+            problems.append(f"{where}: the name must be letters, digits and _ (not starting with a digit)")
+        if not self.columns:
+            problems.append(f"{where}: has no columns")
+        names = [c.name for c in self.columns]
+        for name in sorted({n for n in names if names.count(n) > 1}):
+            problems.append(f"{where}: column {name!r} appears more than once")
+        for column in self.columns:
+            problems.extend(
+                f"{where}, column {column.name!r}: {problem}" for problem in _column_problems(column)
+            )
+        if not self.primary_key:
+            problems.append(f"{where}: the primary key names no column")
+        for name in self.primary_key:
+            if name not in names:
+                problems.append(f"{where}: the primary key names {name!r}, which is not a column")
+        generated = [c.name for c in self.columns if c.generated_id]
+        if len(generated) > 1:
+            problems.append(f"{where}: only one column can be a generated id, not {', '.join(generated)}")
+        elif generated and self.primary_key != (generated[0],):
+            problems.append(
+                f"{where}: the generated id {generated[0]!r} must be the whole primary key, "
+                f"not {', '.join(self.primary_key) or 'none'}"
+            )
+        return problems
+
+
+def _column_problems(column: Column) -> list[str]:
+    problems = []
+    if not PLAIN_IDENTIFIER.match(column.name):
+        problems.append("the name must be letters, digits and _ (not starting with a digit)")
+    if column.type not in COLUMN_TYPES:
+        problems.append(f"unknown type {column.type!r}; the types are {', '.join(COLUMN_TYPES)}")
+    if column.max_length and column.type != "text":
+        problems.append(f"max_length applies to text only, not to {column.type!r}")
+    if column.max_length < 0:
+        problems.append(f"max_length must be 0 (no bound) or more, not {column.max_length}")
+    if column.generated_id and column.type not in ("int", "bigint"):
+        problems.append(f"a generated id is a whole number (int or bigint), not {column.type!r}")
+    return problems
 
 
 @dataclass(frozen=True)
@@ -103,6 +181,57 @@ class Schema:
             if table.name == name:
                 return table
         raise KeyError(name)
+
+    def validate(self) -> list[str]:
+        """Every problem with the schema (unknown column types, names that are not columns, ...),
+        each naming the table and column or index it is about."""
+        problems = []
+        names = [t.name for t in self.tables]
+        for name in sorted({n for n in names if names.count(n) > 1}):
+            problems.append(f"table {name!r} appears more than once")
+        for table in self.tables:
+            problems.extend(table.validate())
+        for index in self.indexes:
+            where = f"index {index.name!r}"
+            if not PLAIN_IDENTIFIER.match(index.name):
+                problems.append(
+                    f"{where}: the name must be letters, digits and _ (not starting with a digit)"
+                )
+            if index.table not in names:
+                problems.append(f"{where}: no table {index.table!r} in the schema")
+                continue
+            columns = self.table(index.table).column_names
+            if not index.columns:
+                problems.append(f"{where}: names no column")
+            for column in index.columns:
+                if column not in columns:
+                    problems.append(f"{where}: table {index.table!r} has no column {column!r}")
+        return problems
+
+    def checked(self) -> Schema:
+        """This schema, or InvalidConfig listing every problem."""
+        problems = self.validate()
+        if problems:
+            raise InvalidConfig(problems)
+        return self
+
+
+@dataclass(frozen=True)
+class StatementProblem:
+    """A SQL text that an engine refused to prepare (`Engine.check_statements`)."""
+
+    statement: str
+    message: str  # the engine's own error, its first line
+
+    @classmethod
+    def refused(cls, statement: str, message: str) -> StatementProblem:
+        """The problem with the first line of the engine's message (PostgreSQL adds hints below)."""
+        lines = message.strip().splitlines()
+        return cls(statement, lines[0] if lines else "refused without a message")
+
+
+NO_STATEMENT = "no SQL statement in the text"
+MORE_THAN_ONE_STATEMENT = "more than one SQL statement in the text"
 
 
 # ---------------------------------------------------------------------------------------------
@@ -184,7 +313,9 @@ class Engine(Protocol):
         ...
 
     async def recreate_schema(self, schema: Schema) -> None:
-        """Drop the schema's tables if they exist and create them empty, without secondary indexes."""
+        """Drop the schema's tables if they exist and create them empty, without secondary indexes.
+
+        Raises InvalidConfig, listing every problem, for a schema that does not validate."""
         ...
 
     async def bulk_load(self, table: Table, rows: Iterable[Row]) -> None:
@@ -197,6 +328,12 @@ class Engine(Protocol):
 
     async def table_exists(self, name: str) -> bool:
         """Whether a table of that name exists."""
+        ...
+
+    async def check_statements(self, statements: Sequence[str]) -> list[StatementProblem]:
+        """Prepare each SQL text (written with `?` placeholders) without running it, on one pooled
+        connection; one StatementProblem, in order, for each text the engine refuses. A text must
+        hold exactly one statement."""
         ...
 
     def counters(self) -> dict[str, int]:

@@ -24,8 +24,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from ..errors import UsageError
-from .schedule import Ladder
-from .users import UserPlan
+from .plans import Ladder, UserPlan
 
 
 @dataclass(frozen=True)

@@ -29,7 +29,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from ..load.histogram import Histogram
+from ..histogram import Histogram
 
 PARTS = ("pool_wait", "database", "other")
 """The request-time histograms of /stats "timing", in microseconds."""

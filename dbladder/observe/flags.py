@@ -27,7 +27,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any
 
-from ..load.histogram import Histogram
+from ..histogram import Histogram
 
 MAX_STEAL_PCT = 5.0
 MAX_LAG_P99_MS = 2.0

@@ -24,9 +24,9 @@ from typing import Any
 
 from .. import __version__
 from ..errors import CorruptBundle, MissingBundle, UnknownBundleVersion, UsageError
+from ..result.schema import COMPARE_SCHEMA, RESULT_SCHEMA, problem
 from . import csvfiles, document, html, markdown
 from .runs import rounds_of
-from .schema import COMPARE_SCHEMA, RESULT_SCHEMA, problem
 
 RESULT = "result.json"
 COMPARE = "compare.json"
@@ -120,7 +120,7 @@ def _write_text(path: Path, text: str) -> None:
 
 
 def _write_json(path: Path, data: dict[str, Any]) -> None:
-    """JSON in result.json's layout (`dbladder.result.write_json`), readable by others like the reports."""
+    """JSON in result.json's layout (`result.files.write_json`), readable by others like the reports."""
     _write_text(path, json.dumps(data, indent=2) + "\n")
 
 

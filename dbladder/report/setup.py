@@ -168,7 +168,7 @@ def _service_facts(result: dict[str, Any]) -> dict[str, str]:
         )
     fresh = result.get("fresh")
     if not seed and isinstance(fresh, dict):
-        # A comparison seeds once and gives every run the data as seeded (dbladder.fresh).
+        # A comparison seeds once and gives every run the data as seeded (dbladder.data.fresh).
         took = fig.number(fresh.get("seconds"))
         facts["data"] = (
             f"the data as seeded, given back by {fig.plain(fresh.get('method'))} before the run"

@@ -7,7 +7,7 @@ worker is replaced. Reading sums every slot; a reader may see one slot a moment 
 values that matter (each counter is one aligned 8-byte word).
 
 Each slot also holds its process's request-time histograms (TIMINGS; buckets as in
-`dbladder.load.histogram`, microseconds). Filing a value into a histogram costs a request about
+`dbladder.histogram`, microseconds). Filing a value into a histogram costs a request about
 0.7 us in a micro-benchmark and 1.8 us inside the service (three histograms of 3,328 buckets are
 not in the CPU's cache between requests), so a request only appends its three times to a buffer
 (`Timing.record`) and `flush_timing()` files the buffer with numpy and copies the histograms into
@@ -29,7 +29,7 @@ from pathlib import Path
 
 import numpy as np
 
-from ..load.histogram import BUCKET_COUNT, HIGHEST_TRACKABLE, SUB_BUCKET_BITS, Histogram
+from ..histogram import BUCKET_COUNT, HIGHEST_TRACKABLE, SUB_BUCKET_BITS, Histogram
 
 COUNTERS = (
     "requests",  # every request except /healthz

@@ -12,6 +12,7 @@ import pytest
 from dbladder.bench import JournalConfig, render_journal, run_journal_test
 from dbladder.bench.journal import WorkerSpec, _work, phases, summarise
 from dbladder.bench.measure import Measurement
+from dbladder.data.chirp_seeding import seed_chirp
 from dbladder.engines import opened
 from dbladder.urls import parse_url
 from dbladder.workloads import chirp
@@ -23,7 +24,7 @@ HOLD_S = 0.3
 def seed(url: str) -> None:
     async def main() -> None:
         async with opened(url) as engine:
-            await chirp.seed_chirp(engine, TINY)
+            await seed_chirp(engine, TINY)
 
     asyncio.run(main())
 

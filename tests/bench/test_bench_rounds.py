@@ -11,6 +11,7 @@ from dbladder.bench import BenchConfig, render_rounds, run_rounds
 from dbladder.bench.measure import Measurement
 from dbladder.bench.references import parse_sysbench_output, pgbench_script, sysbench_script
 from dbladder.bench.rounds import ROUNDS, run_for
+from dbladder.data.chirp_seeding import seed_chirp
 from dbladder.engines import opened
 from dbladder.errors import InvalidConfig, NotSeeded
 from dbladder.urls import parse_url
@@ -109,7 +110,7 @@ def test_rounds_report_sane_shapes(any_url: str) -> None:
 
     async def main():
         async with opened(any_url) as engine:
-            await chirp.seed_chirp(engine, TINY)
+            await seed_chirp(engine, TINY)
         result = await run_rounds(
             BenchConfig(db_url=any_url, seconds=0.3, warmup_seconds=0.1, connections=2, batch_rows=10)
         )

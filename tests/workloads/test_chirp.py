@@ -7,6 +7,7 @@ import hashlib
 
 import pytest
 
+from dbladder.data.chirp_seeding import seed_chirp
 from dbladder.engines import opened
 from dbladder.errors import InvalidConfig
 from dbladder.workloads import chirp
@@ -96,7 +97,7 @@ def expected_checksum(config: chirp.ChirpConfig) -> dict[str, str]:
 def test_every_engine_holds_byte_identical_rows(any_url: str) -> None:
     async def main() -> tuple[dict[str, str], dict[str, int]]:
         async with opened(any_url) as engine:
-            await chirp.seed_chirp(engine, TINY)
+            await seed_chirp(engine, TINY)
             return await chirp.checksum(engine), await chirp.row_counts(engine)
 
     checksums, counts = asyncio.run(main())
@@ -199,7 +200,7 @@ def test_pages_and_writes_known_answers(any_url: str) -> None:
 def test_sqlite_plans_search_indexes_and_scan_no_table(sqlite_url: str) -> None:
     async def main():
         async with opened(sqlite_url) as engine:
-            await chirp.seed_chirp(engine, TINY)
+            await seed_chirp(engine, TINY)
             plans = {}
             async with engine.read() as session:
                 for name, sql, args in (

@@ -8,6 +8,7 @@ from dataclasses import dataclass, field
 
 import pytest
 
+from dbladder.data.chirp_seeding import seed_chirp
 from dbladder.engines import opened
 from dbladder.errors import InvalidRequest
 from dbladder.workloads import chirp
@@ -98,7 +99,7 @@ def test_run_answers_and_acknowledgements(sqlite_url: str) -> None:
 
     async def main():
         async with opened(sqlite_url) as engine:
-            await chirp.seed_chirp(engine, config)
+            await seed_chirp(engine, config)
             answers = {
                 "post": await by_name["post_by_id"].run(engine, (5,)),
                 "no post": await by_name["post_by_id"].run(engine, (10**9,)),

@@ -9,7 +9,8 @@ writes (a post, a like, a follow). The modules:
     operations  the SQL and one async function per operation
     endpoints   parse / draw / render / run per operation, in the workload interface's shape
     checks      row counts, checksum, invariants
-    seeding     `seed_chirp`: load the data set through the engine's bulk path
+
+`dbladder.data.chirp_seeding.seed_chirp` loads the data set through an engine's bulk path.
 """
 
 from __future__ import annotations
@@ -21,7 +22,6 @@ from .checks import checksum, row_counts, sizes_in, verify
 from .data import POST_SIZES, ChirpConfig, generate, handle_of
 from .endpoints import DEFAULT_MIX, MIXES, SPECS
 from .schema import SCHEMA
-from .seeding import seed_chirp
 
 NAME = "chirp"
 DESCRIPTION = 'The social app of "SQLite handled 315 million daily requests on a laptop"'
@@ -54,7 +54,6 @@ __all__ = [
     "handle_of",
     "planned_rows",
     "row_counts",
-    "seed_chirp",
     "sizes_in",
     "verify",
 ]

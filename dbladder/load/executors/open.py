@@ -1,0 +1,108 @@
+"""The open model: send each request when it is due, whatever the service does, and record it.
+
+One process runs one `Generator`: for every (level, due time) of its part of the ladder
+(`..plans`) it waits until the request is due and sends it without waiting for earlier ones. A
+request that finds every connection busy (the in-flight limit) is counted as "dropped", as k6
+counts dropped iterations; it is never queued, which would quietly turn the open model into a
+closed one. The recorder (`..recorder`) files each request under the level in which it was due.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import Iterator
+
+from ..clock import Clock
+from ..mix import Operation
+from ..plans import Ladder, ladder_due_times
+from ..recorder import DROPPED, STATUS_CLASS, LevelRecord, Recorder
+from ..targets import PROTOCOL, Target
+from . import Executor
+
+LATE_BURST = 32
+"""Requests sent back to back while behind schedule before the driver lets the event loop run."""
+
+
+class Generator(Executor):
+    """Drives one process's part of a ladder against one target; see the module docstring.
+
+    `operations` must not run out before the ladder does (`mix.operations` never does).
+    The target's in-flight limit caps the requests awaiting a response; its timeout bounds each
+    request. Use `run()` once; `recorder` holds the figures, also after a cancel.
+    """
+
+    def __init__(
+        self,
+        ladder: Ladder,
+        clock: Clock,
+        operations: Iterator[Operation],
+        target: Target,
+        part: int = 0,
+        parts: int = 1,
+    ):
+        super().__init__(clock, operations, target, Recorder(ladder.levels(), part, parts))
+        self._ladder = ladder
+        self._now = clock.now
+        self._part = part
+        self._parts = parts
+
+    async def _drive(self) -> None:
+        """Send every request of this part of the ladder on time."""
+        # Locals, not attributes, inside the loop: this runs once per request.
+        now = self._clock.now
+        sleep_until = self._clock.sleep_until
+        send = self._target.send
+        render = self._target.render
+        on_result = self._on_result
+        next_operation = self._operations.__next__
+        records, warmups = self.recorder.levels, self.recorder.warmups
+        measured = warmup = records[0]
+        measured_from = 0.0
+        index = -1
+        late = 0
+        for level, due in ladder_due_times(self._ladder, self._part, self._parts):
+            if level.index != index:
+                index = level.index
+                self._enter(index)
+                measured, warmup, measured_from = records[index], warmups[index], level.measured_from
+            t = now()
+            if due > t:
+                await sleep_until(due)
+                t = now()
+                late = 0
+            else:
+                late += 1
+                if late == LATE_BURST:
+                    # Behind schedule: let responses in now and then, or a generator that has
+                    # fallen behind would send a long burst without reading any answer.
+                    late = 0
+                    await asyncio.sleep(0)
+                    t = now()
+            record = measured if due >= measured_from else warmup
+            if send(render(next_operation()), on_result, (record, due, t)):
+                record.in_flight += 1
+                record.lag.record(int((t - due) * 1_000_000))
+            else:
+                record.outcomes[DROPPED] += 1
+        self._enter(len(records))
+
+    def _on_result(
+        self, token: tuple[LevelRecord, float, float], result: int | str, body: bytes | None
+    ) -> None:
+        record, due, sent = token
+        t = self._now()
+        record.in_flight -= 1
+        if result.__class__ is int:
+            record.from_due.record(int((t - due) * 1_000_000))
+            record.from_send.record(int((t - sent) * 1_000_000))
+            record.outcomes[STATUS_CLASS.get(result // 100, PROTOCOL)] += 1  # type: ignore[operator]
+        else:
+            record.outcomes[result] += 1  # type: ignore[index]
+
+    def _enter(self, index: int) -> None:
+        """Move the driver to level `index` (len(levels) at the end): close the earlier levels."""
+        records = self.recorder.levels
+        # Levels skipped over had no request due for this part: they are done as well.
+        for skipped in range(max(self._index, 0), min(index, len(records))):
+            records[skipped].started = records[skipped].scheduled = True
+        super()._enter(index)

@@ -1,0 +1,4 @@
+"""Running rounds: one round from fresh data to a saved result (`round.py`), several rounds compared
+(`compare.py`), and what the machine and the service did meanwhile (`observer.py`, over
+`dbladder.observe`).
+"""

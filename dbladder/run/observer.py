@@ -1,0 +1,232 @@
+"""What a run watches besides its own requests: the machine, and where the service's time went.
+
+The runner calls it in this order, and it never prints:
+
+    idle = check_idle()                        # before anything runs: was the machine quiet?
+    observer = RunObserver(engine_info, data_path, precise_clock)
+    observer.idle = idle
+    observer.start(levels, origin, generator, service, stats)   # with the load
+    observer.level(snapshot, row)              # as each level is judged: row["machine"], ...
+    flags, timeseries = observer.stop()        # at the end
+
+Level figures cover each level's measured window (after its warm-up or ramp) on the
+generator's clock (time.perf_counter), so the host and process figures line up with the
+latencies they explain. The service's request-time histograms are read from /stats at each
+window's edges by a small thread, and their difference is the level's breakdown.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import threading
+import time
+from collections.abc import Callable, Sequence
+from typing import Any
+
+import psutil
+
+from ..engines.base import EngineInfo
+from ..errors import DbladderError
+from ..load.plans import Level
+from ..observe import (
+    NoTiming,
+    Sampler,
+    count_syscalls,
+    data_size_bytes,
+    database_memory,
+    database_processes,
+    environment,
+    idle_check,
+    level_flags,
+    nothing,
+    per_request,
+    run_flags,
+    service_breakdown,
+    session,
+    summarise,
+    syscall_tool,
+)
+
+SAMPLE_INTERVAL = 1.0
+SYSCALL_SECONDS = 3.0
+IDLE_CHECK_SECONDS = 2.0
+
+
+class StatsPoller:
+    """Reads the service's /stats at given moments (perf_counter times), on a thread of its own."""
+
+    def __init__(self, stats: Callable[[], dict[str, Any]], moments: Sequence[float]):
+        self._stats = stats
+        self._moments = sorted(set(moments))
+        self._taken: dict[float, dict[str, Any]] = {}
+        self._stop = threading.Event()
+        self._thread = threading.Thread(target=self._run, name="dbladder-stats", daemon=True)
+
+    def start(self) -> None:
+        self._thread.start()
+
+    def stop(self) -> None:
+        self._stop.set()
+        self._thread.join(timeout=5)
+
+    def at(self, moment: float, wait: float = 2.0) -> dict[str, Any] | None:
+        """The snapshot taken at `moment`, waiting up to `wait` seconds for it; None if there is none."""
+        deadline = time.monotonic() + wait
+        while moment not in self._taken and time.monotonic() < deadline and self._thread.is_alive():
+            time.sleep(0.02)
+        return self._taken.get(moment)
+
+    def _run(self) -> None:
+        for moment in self._moments:
+            if self._stop.wait(max(0.0, moment - time.perf_counter())):
+                return
+            try:
+                self._taken[moment] = self._stats()
+            except (DbladderError, OSError):
+                continue  # a level without a breakdown; the figures say "not measured"
+
+
+def check_idle() -> dict[str, Any]:
+    """Watch the machine for a moment before the run; the result goes into the run's flags."""
+    return idle_check(IDLE_CHECK_SECONDS)
+
+
+class SyscallCounter:
+    """Counts each group's system calls for a few seconds inside every level's measured window
+    (seed 000's bpftrace measurement, made repeatable), on a thread of its own."""
+
+    def __init__(self, groups: dict[str, Callable[[], list[int]]], levels: Sequence[Level], origin: float):
+        self._groups = groups
+        self._windows = [(level.index, origin + level.measured_from, origin + level.end) for level in levels]
+        self.counts: dict[int, dict[str, Any]] = {}
+        self._stop = threading.Event()
+        self._thread = threading.Thread(target=self._run, name="dbladder-syscalls", daemon=True)
+
+    def start(self) -> None:
+        self._thread.start()
+
+    def stop(self) -> None:
+        self._stop.set()
+        self._thread.join(timeout=SYSCALL_SECONDS + 10)
+
+    def _run(self) -> None:
+        for index, start, end in self._windows:
+            # Start half a second into the window and leave a second at its end: the tracer takes
+            # a moment to attach and to let go.
+            seconds = min(SYSCALL_SECONDS, end - start - 1.5)
+            if seconds <= 0.5 or self._stop.wait(max(0.0, start + 0.5 - time.perf_counter())):
+                if self._stop.is_set():
+                    return
+                continue
+            result = count_syscalls(self._groups, seconds)
+            if result is not None:
+                self.counts[index] = result
+
+
+class RunObserver:
+    """The machine and the service during one run; see the module notes."""
+
+    def __init__(
+        self, engine_info: EngineInfo, data_path: str | None, precise_clock: bool, syscalls: bool = False
+    ):
+        self.engine_info = engine_info
+        self.data_path = data_path
+        self.precise_clock = precise_clock
+        self.idle: dict[str, Any] | None = None
+        self.database = database_processes(engine_info)
+        self._sampler: Sampler | None = None
+        self._poller: StatsPoller | None = None
+        self._origin = 0.0
+        self._level_flags: list[list[str]] = []
+        self._syscalls = syscalls
+        self._counter: SyscallCounter | None = None
+        self._started = 0.0
+
+    def environment(self) -> dict[str, Any]:
+        return environment(self.data_path, self.engine_info)
+
+    def start(
+        self,
+        levels: Sequence[Level],
+        origin: float,
+        generator: Callable[[], list[int]],
+        service_pid: int | None,
+        stats: Callable[[], dict[str, Any]] | None,
+    ) -> None:
+        """Sample the generator, the service (its whole session) and the database from now on."""
+        self._origin = origin
+        self._started = time.perf_counter()
+        groups: dict[str, Callable[[], list[int]]] = {
+            "generator": generator,
+            "service": session(service_pid) if service_pid is not None else nothing,
+            "database": self.database,
+        }
+        self._sampler = Sampler(groups, interval=SAMPLE_INTERVAL)
+        self._sampler.start()
+        if self._syscalls and syscall_tool() is not None:
+            self._counter = SyscallCounter(groups, levels, origin)
+            self._counter.start()
+        if stats is not None:
+            moments = [origin + edge for level in levels for edge in (level.measured_from, level.end)]
+            self._poller = StatsPoller(stats, moments)
+            self._poller.start()
+
+    def level(self, snapshot: dict[str, Any], row: dict[str, Any]) -> None:
+        """Add the level's machine figures, service breakdown and flags to its row."""
+        start = self._origin + snapshot["start"] + snapshot["warmup"]
+        end = self._origin + snapshot["start"] + snapshot["hold"]
+        sampler = self._sampler
+        if sampler is not None:
+            # The sample covering the window's end arrives up to one interval after it.
+            deadline = time.monotonic() + SAMPLE_INTERVAL + 0.5
+            while time.monotonic() < deadline and not any(s.t >= end for s in sampler.samples()):
+                time.sleep(0.05)
+            row["machine"] = summarise(sampler.samples(), start, end, row["requests"])
+        if self._poller is not None:
+            before, after = self._poller.at(start), self._poller.at(end)
+            if before is not None and after is not None:
+                # A worker restarted between the two: the level simply has no breakdown.
+                with contextlib.suppress(NoTiming):
+                    row["service_breakdown"] = service_breakdown(before, after)
+        counted = self._counter.counts.get(snapshot["index"]) if self._counter else None
+        if counted is not None:
+            # Requests answered while the tracer counted: the level's rate over the counted seconds.
+            served = round(row["achieved_rps"] * counted.get("seconds", SYSCALL_SECONDS))
+            row["syscalls"] = {
+                "tool": counted.get("tool"),
+                "seconds": counted.get("seconds"),
+                "per_request": per_request(counted, served),
+            }
+        flags = level_flags(
+            row.get("machine") or {},
+            snapshot,
+            syscalls=counted,
+            max_generator_cpu_share=None if self.precise_clock else 0.9,
+        )
+        row["flags"] += flags
+        self._level_flags.append(flags)
+
+    def stop(self) -> tuple[list[str], list[dict[str, Any]]]:
+        """Stop watching; the run's flags and its per-second samples (rows for timeseries.csv)."""
+        if self._poller is not None:
+            self._poller.stop()
+        if self._counter is not None:
+            self._counter.stop()
+        rows: list[dict[str, Any]] = []
+        run_summary = None
+        if self._sampler is not None:
+            samples = self._sampler.stop()
+            rows = self._sampler.to_rows(self._origin)
+            if samples and samples[-1].t > self._started:
+                run_summary = summarise(samples, self._started, samples[-1].t, 0)
+        memory, _ = database_memory(self.engine_info.to_dict(), psutil.virtual_memory().total)
+        dataset = data_size_bytes(self.data_path) if self.data_path else None
+        flags = run_flags(
+            self.idle,
+            run_summary=run_summary,
+            dataset_bytes=dataset,
+            database_memory_bytes=memory,
+            levels=self._level_flags,
+            database_warning=self.database.warning,
+        )
+        return flags, rows

@@ -1,0 +1,496 @@
+"""`run_ladder`: one whole round, from fresh data to a saved result.
+
+    config (RunConfig) -> seed the database (dbladder.data.seeding)
+           -> start the service (dbladder.service)
+           -> generator processes climb the ladder or run the users (dbladder.load.fleet)
+           -> each level, once every process has finished it, becomes a row judged against the
+              pass mark (dbladder.result.levels), with the machine's figures (observer.py)
+           -> the run stops after the first failed level -> result.json (dbladder.result.files)
+           -> the report bundle (dbladder.report.bundle)
+
+The result is written after every level, so an interrupted or killed run leaves every finished
+level on disk; Ctrl-C stops the load, keeps what was measured and stops the service. Progress
+goes out through a `Progress` object: the library prints nothing.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import ipaddress
+import os
+import platform
+from collections.abc import Iterator
+from dataclasses import asdict, dataclass, field, replace
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import Any, Protocol, cast
+from urllib.parse import urlsplit
+
+from .. import __version__
+from ..data.seeding import SeedReport, seed_shop
+from ..engines import opened
+from ..engines.base import DEFAULT_POOL_SIZE, EngineInfo, EngineOptions
+from ..errors import DbladderError, InvalidConfig, NotSeeded, UsageError
+from ..load.fleet import Fleet, LevelDone, ProcessSpec
+from ..load.mix import Mix
+from ..load.plans import Ladder, UserPlan
+from ..load.presets import DEFAULT_PRESET, get_preset
+from ..load.recorder import LiveView
+from ..observe import syscalls_unavailable
+from ..report.bundle import write_bundle
+from ..result.files import write_json
+from ..result.levels import SCHEMA, ceiling_of, level_row
+from ..result.passmark import PassMark
+from ..result.spike import spike_recovery
+from ..service import ServiceConfig, running_service
+from ..service.server import RunningService
+from ..urls import parse_url
+from ..workloads import shop
+from .observer import RunObserver, check_idle
+
+TARGETS = ("http", "direct")
+
+
+@dataclass(frozen=True)
+class RunConfig:
+    """Everything a round needs; `validate()` reports every problem at once."""
+
+    db_url: str = "sqlite:///shop.db"
+    preset: str | None = DEFAULT_PRESET
+    ladder: Ladder | None = field(default_factory=lambda: get_preset(DEFAULT_PRESET).ladder)
+    # The closed model (seed 001): users with think time instead of an arrival-rate ladder.
+    users: UserPlan | None = None
+    write_share: float = get_preset(DEFAULT_PRESET).write_share
+    pass_mark: PassMark = field(default_factory=PassMark)
+    # None: use the data already in the database (its size is read from it).
+    seed: shop.SeedConfig | None = field(default_factory=shop.SeedConfig)
+    target: str = "http"
+    workers: int = 2
+    pool_size: int = DEFAULT_POOL_SIZE
+    sqlite_writers: int = 0
+    generator_processes: int = 1
+    in_flight: int = 1000  # per generator process
+    timeout: float = 5.0  # per request, seconds
+    precise_clock: bool = False
+    syscalls: bool = False  # count system calls per process group for a few seconds per level
+    continue_after_fail: bool = False
+    out_dir: Path = Path("results")
+    service_host: str = "127.0.0.1"
+    # A service already running (http://host:port): the load goes there and nothing is started.
+    # The database URL is still needed, to seed it and to size the mix to its data.
+    service_url: str | None = None
+    allow_remote_target: bool = False
+    mix_seed: int = 1
+
+    def validate(self) -> list[str]:
+        problems: list[str] = []
+        try:
+            url = parse_url(self.db_url)
+        except DbladderError as exc:
+            problems.append(f"db: {exc}")
+            url = None
+        if (self.ladder is None) == (self.users is None):
+            problems.append("give either a ladder (open model) or users (closed model)")
+        elif self.users is not None:
+            problems += self.users.validate()
+        elif self.ladder is not None:
+            problems += self.ladder.validate()
+        problems += self.pass_mark.validate()
+        if self.seed is not None:
+            problems += self.seed.validate()
+        if not 0 <= self.write_share <= 1:
+            problems.append(f"write share must be from 0 to 1, not {self.write_share}")
+        if self.target not in TARGETS:
+            problems.append(f"target must be one of {', '.join(TARGETS)}, not {self.target!r}")
+        for name, low, high in (
+            ("workers", 1, 64),
+            ("generator_processes", 1, 64),
+            ("in_flight", 1, 100_000),
+            ("pool_size", 1, 10_000),
+        ):
+            value = getattr(self, name)
+            if not low <= value <= high:
+                problems.append(f"{name} must be from {low} to {high}, not {value}")
+        if self.sqlite_writers not in (0, 1):
+            problems.append(
+                f"sqlite_writers must be 0 (every connection writes) or 1, not {self.sqlite_writers}"
+            )
+        elif self.sqlite_writers and url is not None and url.engine != "sqlite":
+            problems.append(f"sqlite_writers=1 applies to SQLite only, not to {url.engine}")
+        if not self.timeout > 0:
+            problems.append(f"timeout must be above 0 seconds, not {self.timeout}")
+        service = None
+        if self.service_url is not None:
+            try:
+                service = parse_service_url(self.service_url)
+            except UsageError as exc:
+                problems.append(str(exc))
+            if self.target != "http":
+                problems.append("service_url goes with target http, not direct")
+        if not self.allow_remote_target:
+            if service is not None and not _is_loopback(service[0]):
+                problems.append(
+                    f"the service at {self.service_url} is not on a loopback address; "
+                    "load goes to loopback only unless --allow-remote-target is given"
+                )
+            if not _is_loopback(self.service_host):
+                problems.append(
+                    f"the service would listen on {self.service_host}, which is not a loopback address; "
+                    "load goes to loopback only unless --allow-remote-target is given"
+                )
+            if self.target == "direct" and url is not None and url.host and not _is_loopback(url.host):
+                problems.append(
+                    f"direct mode would send load to {url.host}, which is not a loopback address; "
+                    "give --allow-remote-target to allow it"
+                )
+        return problems
+
+    def checked(self) -> RunConfig:
+        problems = self.validate()
+        if problems:
+            raise InvalidConfig(problems)
+        return self
+
+    def to_dict(self) -> dict[str, Any]:
+        data = asdict(self)
+        data["db_url"] = parse_url(self.db_url).redacted
+        data["out_dir"] = str(self.out_dir)
+        return data
+
+
+def parse_service_url(url: str) -> tuple[str, int]:
+    """(host, port) of an http://host:port service URL, or UsageError saying what is wrong."""
+    parts = urlsplit(url)
+    try:
+        port = parts.port
+    except ValueError:
+        port = None
+    if parts.scheme != "http" or not parts.hostname or port is None or parts.path not in ("", "/"):
+        raise UsageError(f"service URL must look like http://127.0.0.1:8000, not {url!r}")
+    return parts.hostname, port
+
+
+def _is_loopback(host: str) -> bool:
+    if host == "localhost":
+        return True
+    try:
+        return ipaddress.ip_address(host.strip("[]")).is_loopback
+    except ValueError:
+        return False
+
+
+class Progress(Protocol):
+    """What a run tells its caller while it works (the CLI draws it; tests can record it)."""
+
+    def message(self, text: str) -> None: ...
+
+    def seeding(self, table: str, rows: int, planned: dict[str, int]) -> None: ...
+
+    def live(self, view: LiveView) -> None: ...
+
+    def level(self, row: dict[str, Any]) -> None: ...
+
+
+class QuietProgress:
+    """A Progress that ignores everything."""
+
+    def message(self, text: str) -> None:
+        pass
+
+    def seeding(self, table: str, rows: int, planned: dict[str, int]) -> None:
+        pass
+
+    def live(self, view: LiveView) -> None:
+        pass
+
+    def level(self, row: dict[str, Any]) -> None:
+        pass
+
+
+async def _prepare_database(
+    config: RunConfig, progress: Progress
+) -> tuple[EngineInfo, dict[str, Any] | None, Mix]:
+    """Seed (unless told not to), describe the engine, and size the mix to the data."""
+    options = EngineOptions(pool_size=config.pool_size)
+    async with opened(config.db_url, replace(options, pool_size=4)) as engine:
+        seeding: SeedReport | None = None
+        if config.seed is not None:
+            planned = config.seed.planned_rows()
+            progress.message(
+                f"seeding {config.seed.products:,} products and {config.seed.orders:,} orders "
+                f"(seed {config.seed.seed})"
+            )
+            seeding = await seed_shop(
+                engine, config.seed, lambda table, rows: progress.seeding(table, rows, planned)
+            )
+            products, orders = config.seed.products, config.seed.orders
+        else:
+            for table in shop.SCHEMA.tables:
+                if not await engine.table_exists(table.name):
+                    raise NotSeeded(f"{engine.url.redacted} has no {table.name} table; run without --no-seed")
+            counts = await shop.row_counts(engine)
+            products, orders = counts["products"], counts["orders"]
+            if products < 2 or orders < 1:
+                raise NotSeeded(
+                    f"{engine.url.redacted} holds {products} products and {orders} orders; seed it first"
+                )
+        info = await engine.describe()
+    info = replace(info, pool_size=config.pool_size)
+    mix = Mix(
+        write_share=config.write_share, products=products, orders=orders, seed=config.mix_seed
+    ).checked()
+    return info, (seeding.to_dict() if seeding else None), mix
+
+
+@dataclass
+class Target:
+    """Where the load goes: host and port (none in direct mode), and the service if dbladder runs it."""
+
+    host: str = ""
+    port: int = 0
+    description: dict[str, Any] | None = None
+    service: RunningService | None = None
+
+
+@contextlib.contextmanager
+def _target(config: RunConfig, progress: Progress) -> Iterator[Target]:
+    """The target of the load: a service started for the round, one already running, or none (direct)."""
+    if config.target == "direct":
+        yield Target()
+        return
+    if config.service_url is not None:
+        host, port = parse_service_url(config.service_url)
+        progress.message(f"load goes to the service already running at {config.service_url}")
+        yield Target(host, port, {"url": config.service_url, "started_by_dbladder": False})
+        return
+    service_config = ServiceConfig(
+        config.db_url,
+        host=config.service_host,
+        port=0,
+        workers=config.workers,
+        pool_size=config.pool_size,
+        pool_timeout=config.timeout,
+        sqlite_writers=config.sqlite_writers,
+    )
+    with running_service(service_config) as service:
+        progress.message(
+            f"service on {service.url}: {config.workers} worker(s), pool {config.pool_size}"
+            + (", one SQLite writer" if config.sqlite_writers else "")
+        )
+        description = {
+            "workers": config.workers,
+            "pool_size": config.pool_size,
+            "sqlite_writers": config.sqlite_writers,
+            "url": service.url,
+        }
+        yield Target(service.config.host, service.config.port, description, service)
+        with contextlib.suppress(DbladderError, OSError):
+            description["stats"] = service.stats()["totals"]
+
+
+class Run:
+    """One round in progress: its result document, saved after every level."""
+
+    def __init__(self, config: RunConfig, path: Path):
+        self.config = config
+        self.path = path
+        self.result: dict[str, Any] = {
+            "schema": SCHEMA,
+            "kind": "ladder",
+            "model": "open" if config.users is None else "closed",
+            "dbladder_version": __version__,
+            "status": "running",
+            "started_at": _now(),
+            "finished_at": None,
+            "config": config.to_dict(),
+            "pass_mark": asdict(config.pass_mark),
+            "engine": None,
+            "service": None,
+            "seeding": None,
+            "ceiling_rps": None,
+            "stopped_because": None,
+            "levels": [],
+            "flags": [],
+            "environment": {},
+        }
+
+    def save(self) -> None:
+        write_json(self.path, self.result)
+
+    def add_level(self, level: dict[str, Any], observer: RunObserver) -> dict[str, Any]:
+        row = level_row(level, self.config.pass_mark)
+        observer.level(level, row)  # the machine's figures, the service's time, and the flags
+        self.result["levels"].append(row)
+        self._figures()
+        self.save()
+        return row
+
+    def finish(self, status: str, stopped_because: str) -> dict[str, Any]:
+        self.result["status"] = status
+        self.result["stopped_because"] = stopped_because
+        self.result["finished_at"] = _now()
+        self._figures()
+        self.save()
+        return self.result
+
+    def _figures(self) -> None:
+        """The headline figures: the ceiling, and the most answers per second any level achieved.
+
+        Open model: the offered rate of the highest step held. Closed model (users): the users of the
+        highest level held (`ceiling_users`) and the rate they achieved, since what users offer is
+        not a rate the run chose but whatever the service lets them send.
+        """
+        levels = self.result["levels"]
+        self.result["peak_rps"] = max((level["achieved_rps"] for level in levels), default=None)
+        if self.config.users is None:
+            self.result["ceiling_rps"] = ceiling_of(levels)
+            return
+        held = None
+        for level in levels:
+            if not level["passed"]:
+                break
+            held = level
+        self.result["ceiling_users"] = held["users"] if held else None
+        self.result["ceiling_rps"] = held["achieved_rps"] if held else None
+
+
+def describe_load(config: RunConfig) -> str:
+    """One line saying what load a round sends."""
+    target = f"{config.write_share:.0%} writes, target {config.target}"
+    if config.users is not None:
+        users = ", ".join(f"{phase.users:,}" for phase in config.users.phases)
+        think = f"{config.users.think_min * 1000:g}-{config.users.think_max * 1000:g} ms"
+        return f"users {users} (think {think}), {target}"
+    ladder = cast(Ladder, config.ladder)  # validate() guarantees a ladder when there are no users
+    return (
+        f"climbing {ladder.steps} levels from {ladder.start:g} req/s "
+        f"(+{ladder.step:g} each, {ladder.hold:g} s holds), {target}"
+    )
+
+
+def _spike_figures(final: dict[str, Any]) -> dict[str, Any] | None:
+    """Seed 001's spike: the phases' figures and the seconds until p95 was back within 20 %."""
+    try:
+        recovery = spike_recovery(final)
+    except ValueError as exc:
+        return {"recovery_seconds": None, "note": str(exc)}
+    return {"recovery_seconds": recovery, "tolerance": 0.2}
+
+
+def _now() -> str:
+    return datetime.now(UTC).isoformat(timespec="seconds")
+
+
+def make_out_dir(path: Path) -> None:
+    """Create the output folder, or UsageError saying why it cannot be."""
+    try:
+        path.mkdir(parents=True, exist_ok=True)
+    except OSError as exc:
+        raise UsageError(f"cannot create the output folder {path}: {exc.strerror}") from None
+
+
+def default_out_dir(root: Path = Path("results")) -> Path:
+    """A new timestamped folder under `root`."""
+    return root / datetime.now().strftime("%Y%m%d-%H%M%S")
+
+
+def run_ladder(config: RunConfig, progress: Progress | None = None) -> dict[str, Any]:
+    """Run one round and return its result (also written to `config.out_dir / "result.json"`).
+
+    Raises DbladderError for what the user can fix; a KeyboardInterrupt during the load is
+    absorbed: the levels finished so far are kept, the result says "interrupted".
+    """
+    config = config.checked()
+    progress = progress or QuietProgress()
+    make_out_dir(config.out_dir)
+    run = Run(config, config.out_dir / "result.json")
+    run.save()
+    progress.message("checking that the machine is quiet before the run")
+    idle = check_idle()
+    engine_info, seeding, mix = asyncio.run(_prepare_database(config, progress))
+    sqlite_path = parse_url(config.db_url).path  # None for a server: its files are not ours to measure
+    data_path = os.path.abspath(sqlite_path) if sqlite_path else None
+    observer = RunObserver(engine_info, data_path, config.precise_clock, config.syscalls)
+    if config.syscalls and (unavailable := syscalls_unavailable()):
+        progress.message(unavailable)
+        run.result["flags"].append(unavailable)
+    observer.idle = idle
+    run.result["environment"] = {"platform": platform.platform(), **observer.environment()}
+    run.result["engine"] = engine_info.to_dict()
+    run.result["seeding"] = seeding
+    if engine_info.durability_warning:
+        run.result["flags"].append(engine_info.durability_warning)
+    run.save()
+
+    closed = config.users is not None
+    stopped_because = "every phase ran" if closed else "the ladder finished"
+    status = "complete"
+    with _target(config, progress) as target:
+        run.result["service"] = target.description
+        in_flight = config.in_flight
+        if config.users is not None:
+            # A user whose request finds no free connection is dropped: leave room for every user.
+            most_users = max(phase.users for phase in config.users.phases)
+            in_flight = max(in_flight, -(-most_users // config.generator_processes))
+        spec = ProcessSpec(
+            config.ladder if config.users is None else None,
+            mix,
+            users=config.users,
+            host=target.host,
+            port=target.port,
+            in_flight=in_flight,
+            timeout=config.timeout,
+            target=config.target,
+            db_url=config.db_url,
+            pool_size=max(1, config.pool_size // config.generator_processes),
+            precise_clock=config.precise_clock,
+        )
+        progress.message(describe_load(config))
+        with Fleet(spec, config.generator_processes) as fleet:
+            service = target.service
+            observer.start(
+                spec.levels(),
+                fleet.origin,
+                lambda: fleet.pids,
+                service.process.pid if service else None,
+                service.stats if service else None,
+            )
+            try:
+                for event in fleet.events():
+                    if not isinstance(event, LevelDone):
+                        progress.live(event)
+                        continue
+                    row = run.add_level(event.level, observer)
+                    progress.level(row)
+                    # Seed 001 runs every users level: a closed model slows itself down instead.
+                    if not row["passed"] and not config.continue_after_fail and not closed:
+                        stopped_because = (
+                            f"level {row['index'] + 1} ({row['offered_rps']:g} req/s) failed: "
+                            + "; ".join(row["reasons"])
+                        )
+                        fleet.stop()
+                        break
+            except KeyboardInterrupt:
+                status, stopped_because = "interrupted", "interrupted by the user (Ctrl-C)"
+                progress.message("interrupted: stopping the load and saving the finished levels")
+                fleet.stop()
+            try:
+                final = fleet.finish()
+            except KeyboardInterrupt:
+                status, stopped_because = "interrupted", "interrupted by the user (Ctrl-C)"
+                final = None
+            finally:
+                run_flags, timeseries = observer.stop()
+        run.result["flags"] += run_flags
+        if final is not None:
+            if final["errors"]:
+                run.result["flags"].append("generator errors: " + "; ".join(final["errors"]))
+            if final["late_start"] > 0.05:
+                run.result["flags"].append(f"the generator started {final['late_start']:.2f} s late")
+            if config.users is not None and config.users.is_spike and "per_second" in final:
+                run.result["spike"] = _spike_figures(final)
+    result = run.finish(status, stopped_because)
+    # The reports are built from the files just written, as `dbladder report` would rebuild them.
+    write_bundle(result, config.out_dir, timeseries)
+    return result

@@ -1,0 +1,58 @@
+"""Throwaway PostgreSQL and MariaDB servers that dbladder starts and owns.
+
+Fault injection (kill -9 of the database server, restarts) runs only on these, never on a
+machine's shared servers; and a user with the server programs installed but no server running
+gets every engine from one command (`--db managed:postgresql`). `docs/servers.md` explains the
+design and what a kill means for each engine.
+"""
+
+from __future__ import annotations
+
+from .create import managed_server, start_managed
+from .errors import (
+    BadServerSpec,
+    NotManaged,
+    ServerBinariesMissing,
+    ServerStartFailed,
+    ServerStopFailed,
+    ServerUserMissing,
+    UnknownServer,
+)
+from .managed import KINDS, ManagedServer, kind_for
+from .registry import registry_root
+from .resolve import (
+    fault_permission,
+    find_server,
+    is_managed_spec,
+    managed_server_for,
+    managed_url,
+    parse_managed_spec,
+    registered_servers,
+    remove_server,
+    server_for_url,
+)
+
+__all__ = [
+    "KINDS",
+    "BadServerSpec",
+    "ManagedServer",
+    "NotManaged",
+    "ServerBinariesMissing",
+    "ServerStartFailed",
+    "ServerStopFailed",
+    "ServerUserMissing",
+    "UnknownServer",
+    "fault_permission",
+    "find_server",
+    "is_managed_spec",
+    "kind_for",
+    "managed_server",
+    "managed_server_for",
+    "managed_url",
+    "parse_managed_spec",
+    "registered_servers",
+    "registry_root",
+    "remove_server",
+    "server_for_url",
+    "start_managed",
+]

@@ -1,0 +1,134 @@
+"""From what a user writes to a managed server: `managed:ENGINE` URLs, registry look-ups, and
+whether a fault (kill, restart) may be aimed at the server behind a URL.
+
+    with managed_url("managed:postgresql?synchronous_commit=off") as url:
+        run_ladder(config_for(url))           # any other URL passes through unchanged
+
+    reason = fault_permission(url)            # None: dbladder started it, and may kill it
+"""
+
+from __future__ import annotations
+
+import contextlib
+from collections.abc import Iterator
+from pathlib import Path
+from urllib.parse import parse_qsl
+
+from ..errors import DbladderError
+from ..urls import DatabaseURL, parse_url
+from . import registry
+from .create import managed_server
+from .errors import BadServerSpec, NotManaged
+from .managed import ManagedServer, kind_for
+
+PREFIX = "managed:"
+LOOPBACK = {"127.0.0.1", "localhost", "::1"}
+
+
+def is_managed_spec(text: str) -> bool:
+    """Whether `text` asks for a managed server (`managed:postgresql`, `managed:mariadb?...`)."""
+    return text.strip().lower().startswith(PREFIX)
+
+
+def parse_managed_spec(text: str) -> tuple[str, dict[str, str]]:
+    """`managed:ENGINE[?setting=value&...]` -> (engine, settings); BadServerSpec if malformed."""
+    if not is_managed_spec(text):
+        raise BadServerSpec(f"{text!r} is not a managed server; write managed:postgresql or managed:mariadb")
+    rest = text.strip()[len(PREFIX) :]
+    engine, _, query = rest.partition("?")
+    try:
+        settings = dict(parse_qsl(query, keep_blank_values=True, strict_parsing=True)) if query else {}
+    except ValueError:
+        raise BadServerSpec(
+            f"cannot read the settings in {text!r}; write managed:ENGINE?name=value&..."
+        ) from None
+    return kind_for(engine).engine, settings
+
+
+@contextlib.contextmanager
+def managed_server_for(text: str, base_dir: str | Path | None = None) -> Iterator[ManagedServer | None]:
+    """For a `managed:` text, a server started for the block and removed after it; for any other
+    URL, None (the URL is used as it is)."""
+    if not is_managed_spec(text):
+        yield None
+        return
+    engine, settings = parse_managed_spec(text)
+    with managed_server(engine, settings, base_dir) as server:
+        yield server
+
+
+@contextlib.contextmanager
+def managed_url(text: str, base_dir: str | Path | None = None) -> Iterator[str]:
+    """The URL to use for the block: a managed server's for `managed:ENGINE`, else `text` itself."""
+    with managed_server_for(text, base_dir) as server:
+        yield server.url if server is not None else text
+
+
+def registered_servers(root: Path | None = None) -> list[ManagedServer]:
+    """Every readable managed server in the registry, running or not."""
+    servers = []
+    for entry in registry.entries(root):
+        if entry.problem is None:
+            with contextlib.suppress(NotManaged):
+                servers.append(ManagedServer.load(entry.folder))
+    return servers
+
+
+def find_server(name: str, root: Path | None = None) -> ManagedServer:
+    """The registered server of that name; UnknownServer or NotManaged."""
+    entry = registry.entry(name, root)
+    if entry.problem is not None:
+        raise NotManaged(f"managed server {name} cannot be read: {entry.problem}")
+    return ManagedServer.load(entry.folder)
+
+
+def remove_server(name: str, root: Path | None = None) -> Path:
+    """Stop the registered server NAME and delete its folder; an entry whose folder is already gone
+    is only forgotten. The folder it was in."""
+    entry = registry.entry(name, root)
+    if entry.problem is not None and not entry.folder.exists():
+        registry.unregister(root or registry.registry_root(), name)
+        return entry.folder
+    server = find_server(name, root)
+    server.remove()
+    return Path(server.folder)
+
+
+def server_for_url(url: str | DatabaseURL, root: Path | None = None) -> ManagedServer | None:
+    """The registered server that a URL points at (by its socket, or by a loopback host and port)."""
+    parsed = parse_url(url) if isinstance(url, str) else url
+    for server in registered_servers(root):
+        if server.engine != parsed.engine:
+            continue
+        socket_folder = parsed.params.get("host")  # PostgreSQL names the socket's folder
+        socket_file = parsed.params.get("unix_socket")  # MariaDB names the file
+        if socket_file is not None:
+            if Path(socket_file) == server.socket_path:
+                return server
+        elif socket_folder is not None:
+            if Path(socket_folder) == server.socket_dir and parsed.port == server.port:
+                return server
+        elif parsed.host in LOOPBACK and parsed.port == server.port:
+            return server
+    return None
+
+
+def fault_permission(url: str | DatabaseURL, root: Path | None = None) -> str | None:
+    """Why dbladder may NOT kill or restart the server behind `url`, or None when it may: only a
+    running server that dbladder started itself (`db start`, `managed:`) is ever touched."""
+    try:
+        parsed = parse_url(url) if isinstance(url, str) else url
+    except DbladderError as exc:
+        return str(exc)
+    if parsed.engine == "sqlite":
+        return "SQLite runs inside the service: there is no database server to kill"
+    server = server_for_url(parsed, root)
+    if server is None:
+        return (
+            f"{parsed.redacted} is not a server dbladder started, and dbladder never kills or restarts "
+            f"a server it does not own; use --db managed:{parsed.engine} or a URL from "
+            f"`dbladder db start {parsed.engine}`"
+        )
+    if not server.running():
+        return f"managed server {server.name} is not running (dbladder db list)"
+    return None

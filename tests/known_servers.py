@@ -1,0 +1,185 @@
+"""Small HTTP servers whose right figures can be worked out on paper, to test dbladder's figures.
+
+Each runs in a process of its own (uvloop, one thread), answers every request with a tiny JSON
+body over HTTP/1.1 keep-alive, and behaves by a rule simple enough to give the answer in advance:
+
+  fifo     one request at a time, each taking exactly `service_ms`: a request that arrives at t
+           is answered at max(t, previous answer) + service. Its capacity is exactly 1000 /
+           service_ms requests/s; below it an evenly spaced load waits `service_ms`, above it
+           the queue grows by (rate - capacity) every second, so latency grows without bound.
+  stall    answers at once, except that every `period_s` it stops for `stall_s`: a request that
+           arrives in a stall is answered when the stall ends. With evenly spread arrivals a
+           share f = stall / period waits, uniformly from 0 to the stall, so the latency
+           quantile q (q > 1 - f) is stall * (1 - (1 - q) / f).
+  errors   answers at once, every `every`-th request (counted over the whole server) with 503:
+           exactly 1 / every of the requests fail.
+
+    with known_server("fifo", service_ms=2.0) as server:   # capacity 500 requests/s
+        ... server.url, server.port ...
+
+The rule runs on the event loop's clock (call_at), so the answers do not depend on how busy the
+machine is, only their lateness (about a millisecond, the loop's timer resolution) does.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import multiprocessing
+import signal
+import socket
+import time
+from collections.abc import Iterator
+from dataclasses import dataclass
+from typing import Any
+
+BODY = b'{"ok":true}'
+OK = b"HTTP/1.1 200 OK\r\ncontent-type: application/json\r\ncontent-length: %d\r\n\r\n%b" % (len(BODY), BODY)
+UNAVAILABLE = (
+    b"HTTP/1.1 503 Service Unavailable\r\ncontent-type: application/json\r\ncontent-length: 11\r\n\r\n" + BODY
+)
+
+
+@dataclass(frozen=True)
+class Rule:
+    kind: str  # "fifo", "stall" or "errors"
+    service_ms: float = 0.0
+    period_s: float = 1.0
+    stall_s: float = 0.0
+    every: int = 0
+
+
+class _State:
+    """What the rule needs to remember across connections."""
+
+    def __init__(self, rule: Rule, loop: asyncio.AbstractEventLoop):
+        self.rule = rule
+        self.loop = loop
+        self.busy_until = 0.0  # fifo: when the last request in the queue is answered
+        self.origin = loop.time()  # stall: stalls start at origin + k * period
+        self.count = 0  # errors: requests so far
+
+    def answer_at(self, now: float) -> tuple[float, bytes]:
+        rule = self.rule
+        if rule.kind == "fifo":
+            done = max(now, self.busy_until) + rule.service_ms / 1000
+            self.busy_until = done
+            return done, OK
+        if rule.kind == "stall":
+            into = (now - self.origin) % rule.period_s
+            if into < rule.stall_s:
+                return now + (rule.stall_s - into), OK
+            return now, OK
+        self.count += 1
+        return now, UNAVAILABLE if self.count % rule.every == 0 else OK
+
+
+class _Connection(asyncio.Protocol):
+    def __init__(self, state: _State):
+        self.state = state
+        self.buffer = b""
+        self.transport: asyncio.Transport | None = None
+
+    def connection_made(self, transport: asyncio.BaseTransport) -> None:
+        self.transport = transport  # type: ignore[assignment]
+        sock = transport.get_extra_info("socket")
+        if sock is not None:
+            sock.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
+
+    def connection_lost(self, exc: Exception | None) -> None:
+        self.transport = None
+
+    def data_received(self, data: bytes) -> None:
+        self.buffer += data
+        while True:
+            end = self.buffer.find(b"\r\n\r\n")
+            if end < 0:
+                return
+            head = self.buffer[:end].lower()
+            length = 0
+            marker = head.find(b"\r\ncontent-length:")
+            if marker >= 0:
+                line_end = head.find(b"\r\n", marker + 2)
+                length = int(head[marker + 17 : line_end if line_end >= 0 else None].strip())
+            if len(self.buffer) < end + 4 + length:
+                return
+            self.buffer = self.buffer[end + 4 + length :]
+            at, response = self.state.answer_at(self.state.loop.time())
+            if at <= self.state.loop.time():
+                self._send(response)
+            else:
+                self.state.loop.call_at(at, self._send, response)
+
+    def _send(self, response: bytes) -> None:
+        if self.transport is not None and not self.transport.is_closing():
+            self.transport.write(response)
+
+
+def _serve(rule: Rule, sock: socket.socket, ready: Any) -> None:
+    import uvloop
+
+    signal.signal(signal.SIGINT, signal.SIG_IGN)
+
+    async def main() -> None:
+        loop = asyncio.get_running_loop()
+        state = _State(rule, loop)
+        server = await loop.create_server(lambda: _Connection(state), sock=sock, backlog=4096)
+        stop = asyncio.Event()
+        loop.add_signal_handler(signal.SIGTERM, stop.set)
+        ready.send(True)
+        async with server:
+            await stop.wait()
+
+    uvloop.run(main())
+
+
+@dataclass
+class KnownServer:
+    rule: Rule
+    port: int
+    process: Any
+
+    @property
+    def url(self) -> str:
+        return f"http://127.0.0.1:{self.port}"
+
+    @property
+    def capacity(self) -> float:
+        """Requests per second a fifo server can answer."""
+        return 1000.0 / self.rule.service_ms
+
+
+@contextlib.contextmanager
+def known_server(kind: str, **rule: Any) -> Iterator[KnownServer]:
+    """A server of the given kind on a free loopback port for the block; stopped (by PID) after it."""
+    sock = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
+    sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+    sock.bind(("127.0.0.1", 0))
+    sock.listen(4096)
+    port = sock.getsockname()[1]
+    context = multiprocessing.get_context("spawn")
+    receive, send = context.Pipe(duplex=False)
+    process = context.Process(target=_serve, args=(Rule(kind, **rule), sock, send), daemon=True)
+    process.start()
+    sock.close()
+    try:
+        if not receive.poll(30):
+            raise RuntimeError(f"the {kind} server did not start")
+        receive.recv()
+        yield KnownServer(Rule(kind, **rule), port, process)
+    finally:
+        if process.is_alive():
+            process.terminate()
+            process.join(5)
+            if process.is_alive():
+                process.kill()
+                process.join()
+
+
+def wait_until_listening(port: int, timeout: float = 5.0) -> None:
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        with contextlib.suppress(OSError), socket.create_connection(("127.0.0.1", port), timeout=0.5):
+            return
+        time.sleep(0.02)
+    raise RuntimeError(f"nothing listens on port {port}")

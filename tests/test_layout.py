@@ -1,0 +1,132 @@
+"""The package map of docs/design.md, checked: no package imports one it may not.
+
+Every module's imports are read with `ast` (also those under `if TYPE_CHECKING:` and inside
+functions), resolved to dbladder modules, and each import from one package into another is held
+against ALLOWED. KNOWN_BREAKS lists, module by module, the imports that break the one-way flow
+today, each with what it would take to mend it; the test also fails when one of them has gone, so
+the list only ever shrinks.
+"""
+
+from __future__ import annotations
+
+import ast
+from pathlib import Path
+
+import dbladder
+
+ROOT = Path(dbladder.__file__).parent
+
+LEAVES = {"dbladder", "errors", "urls", "histogram"}
+"""Shared leaves any package may import: the package root (its version), errors, URLs, the histogram."""
+
+ALLOWED: dict[str, set[str]] = {
+    "dbladder": set(),
+    "errors": set(),
+    "histogram": set(),
+    "urls": {"errors"},
+    "engines": LEAVES,
+    "workloads": LEAVES | {"engines"},
+    "data": LEAVES | {"engines", "workloads"},
+    "service": LEAVES | {"engines", "workloads"},
+    "observe": LEAVES | {"engines", "service"},
+    "load": LEAVES | {"engines", "workloads"},
+    "result": LEAVES,
+    "report": LEAVES | {"result"},
+    "servers": LEAVES,
+    "run": LEAVES
+    | {"engines", "workloads", "data", "service", "observe", "load", "result", "report", "servers"},
+    "cli": LEAVES
+    | {"engines", "workloads", "data", "service", "observe", "load", "result", "report", "run", "servers"},
+}
+"""Package -> the packages it may import besides itself (a module directly in dbladder/ is a package)."""
+
+KNOWN_BREAKS: dict[tuple[str, str], str] = {
+    (
+        "dbladder.result.levels",
+        "dbladder.load.recorder",
+    ): "a level row reads the recorder's outcome names (OUTCOMES, FAILURES, DROPPED): the snapshot's "
+    "vocabulary belongs where both can import it",
+    (
+        "dbladder.service.__main__",
+        "dbladder.cli.engines",
+    ): "`python -m dbladder.service` prints the engine with the CLI's `render`: it belongs below the CLI",
+}
+"""(importing module, imported module) -> why it breaks the flow and how it would be mended."""
+
+
+def module_name(path: Path) -> str:
+    parts = ["dbladder", *path.relative_to(ROOT).with_suffix("").parts]
+    if parts[-1] == "__init__":
+        parts.pop()
+    return ".".join(parts)
+
+
+def is_module(name: str) -> bool:
+    relative = Path(*name.split(".")[1:])
+    return (ROOT / relative).with_suffix(".py").exists() or (ROOT / relative / "__init__.py").exists()
+
+
+def imports_of(path: Path) -> set[str]:
+    """The dbladder modules `path` imports (`from p import m` counts as p.m when m is a module)."""
+    name = module_name(path)
+    package = name if path.name == "__init__.py" else name.rpartition(".")[0]
+    found = set()
+    for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+        if isinstance(node, ast.Import):
+            found |= {alias.name for alias in node.names if alias.name.split(".")[0] == "dbladder"}
+        elif isinstance(node, ast.ImportFrom):
+            if node.level:
+                base = package.split(".")[: len(package.split(".")) - node.level + 1]
+                target = ".".join([*base, node.module] if node.module else base)
+            else:
+                target = node.module or ""
+            if target.split(".")[0] != "dbladder":
+                continue
+            for alias in node.names:
+                found.add(f"{target}.{alias.name}" if is_module(f"{target}.{alias.name}") else target)
+    return found
+
+
+def package_of(module: str) -> str:
+    """The map's unit of a module: its first level under dbladder (dbladder.load.fleet -> load)."""
+    parts = module.split(".")
+    return parts[1] if len(parts) > 1 else "dbladder"
+
+
+def cross_imports() -> set[tuple[str, str]]:
+    """Every (importing module, imported module) pair whose packages differ."""
+    pairs = set()
+    for path in sorted(ROOT.rglob("*.py")):
+        source = module_name(path)
+        for target in imports_of(path):
+            if package_of(source) != package_of(target):
+                pairs.add((source, target))
+    return pairs
+
+
+def test_every_package_is_on_the_map() -> None:
+    packages = {package_of(module_name(path)) for path in ROOT.rglob("*.py")}
+    assert packages - set(ALLOWED) == set(), "a new package needs its line in ALLOWED and in docs/design.md"
+
+
+def test_no_package_imports_one_it_may_not() -> None:
+    wrong = sorted(
+        f"{source} imports {target}"
+        for source, target in cross_imports()
+        if package_of(target) not in ALLOWED[package_of(source)] and (source, target) not in KNOWN_BREAKS
+    )
+    assert wrong == []
+
+
+def test_every_known_break_is_still_there() -> None:
+    # When one is mended, take it off the list, so the list keeps saying what is left to do.
+    assert set(KNOWN_BREAKS) - cross_imports() == set()
+
+
+def test_the_check_sees_relative_and_type_checking_imports() -> None:
+    imports = imports_of(ROOT / "load" / "executors" / "open.py")
+    assert {"dbladder.load.executors", "dbladder.load.plans", "dbladder.load.targets"} <= imports
+    # Under `if TYPE_CHECKING:` only, and still an import of the mix.
+    assert "dbladder.load.mix" in imports_of(ROOT / "load" / "targets" / "http.py")
+    # `from ..engines import create_engine` is the engines package, not a module named create_engine.
+    assert "dbladder.engines" in imports_of(ROOT / "load" / "fleet.py")

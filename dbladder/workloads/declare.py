@@ -37,6 +37,7 @@ and a statement it refuses is reported with the engine's own message, the file a
 
 from __future__ import annotations
 
+import dataclasses
 import json
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
@@ -539,4 +540,4 @@ class App(Workload):
 
 def _table(table: Table) -> Table:
     """Accept lists where the schema wants tuples, so a user file can write plain lists."""
-    return Table(table.name, tuple(table.columns), tuple(table.primary_key))
+    return dataclasses.replace(table, columns=tuple(table.columns), primary_key=tuple(table.primary_key))

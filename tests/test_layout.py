@@ -36,10 +36,23 @@ ALLOWED: dict[str, set[str]] = {
     "result": LEAVES,
     "report": LEAVES | {"result"},
     "servers": LEAVES,
+    "bench": LEAVES | {"engines", "workloads"},
     "run": LEAVES
     | {"engines", "workloads", "data", "service", "observe", "load", "result", "report", "servers"},
     "cli": LEAVES
-    | {"engines", "workloads", "data", "service", "observe", "load", "result", "report", "run", "servers"},
+    | {
+        "engines",
+        "workloads",
+        "data",
+        "service",
+        "observe",
+        "load",
+        "result",
+        "report",
+        "run",
+        "servers",
+        "bench",
+    },
 }
 """Package -> the packages it may import besides itself (a module directly in dbladder/ is a package)."""
 

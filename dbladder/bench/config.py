@@ -4,9 +4,24 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from ..errors import InvalidConfig
+from ..errors import DbladderError, InvalidConfig
+from ..workloads.registry import load_workload
 
 WORKER_KINDS = ("processes", "threads")
+WORKLOADS = ("chirp",)  # the raw rounds are the Chirp post's
+
+
+def _workload_problems(name: str, operations: tuple[str, ...] = ()) -> list[str]:
+    """Whether `name` is a workload the bench knows and has `operations`; sentences if not."""
+    if name not in WORKLOADS:
+        return [f"workload must be one of {', '.join(WORKLOADS)} (the post's rounds), not {name!r}"]
+    try:
+        workload = load_workload(name)
+        for operation in operations:
+            workload.operation(operation)
+    except DbladderError as exc:
+        return [str(exc)]
+    return []
 
 
 @dataclass(frozen=True)
@@ -15,6 +30,7 @@ class BenchConfig:
     for `seconds` over `connections` connections, then its bare reference for as long."""
 
     db_url: str = "sqlite:///chirp.db"
+    workload: str = "chirp"  # the rounds are on its posts table; found by name in the registry
     seconds: float = 5.0
     warmup_seconds: float = 1.0  # the same work, untimed, before each round: caches warm for both sides
     connections: int = 1
@@ -25,7 +41,7 @@ class BenchConfig:
 
     def validate(self) -> list[str]:
         """Every problem, each naming its field; empty when the config is usable."""
-        problems = []
+        problems = _workload_problems(self.workload)
         if not 0.1 <= self.seconds <= 3600:
             problems.append(f"seconds must be from 0.1 to 3600, not {self.seconds}")
         if not 0 <= self.warmup_seconds <= 600:
@@ -53,6 +69,9 @@ class JournalConfig:
     1,000 writes/s, then flat out; for SQLite once in WAL and once in DELETE journal mode."""
 
     db_url: str = "sqlite:///chirp.db"
+    workload: str = "chirp"
+    read_operation: str = "timeline"  # what each reader repeats: the app's heaviest page
+    write_operation: str = "create_post"  # what the writer does: a new post, in a transaction
     seconds: float = 10.0  # per phase
     readers: int = 7
     write_rate: float = 1000.0  # writes/s of the paced phase
@@ -63,7 +82,7 @@ class JournalConfig:
 
     def validate(self) -> list[str]:
         """Every problem, each naming its field; empty when the config is usable."""
-        problems = []
+        problems = _workload_problems(self.workload, (self.read_operation, self.write_operation))
         if not 0.1 <= self.seconds <= 3600:
             problems.append(f"seconds must be from 0.1 to 3600, not {self.seconds}")
         if not 0 <= self.readers <= 256:

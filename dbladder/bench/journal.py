@@ -1,9 +1,11 @@
 """Readers and a writer side by side: the journal-mode test of "SQLite handled 315 million daily
 requests on a laptop", and the same shape on PostgreSQL and MariaDB.
 
-Seven readers load timelines (the app's heaviest page) as fast as they can while one writer inserts
-posts, first paced at 1,000 writes/s, then flat out; a phase of the readers alone comes first (the
-post's "clean" read-only figure). On SQLite every journal mode gets its own fresh copy of the same
+Seven readers load timelines (the app's heaviest page) as fast as they can while one writer makes
+new posts, first paced at 1,000 writes/s, then flat out; a phase of the readers alone comes first
+(the post's "clean" read-only figure). Readers and writer run the workload's own operations
+(`timeline`, `create_post`: the page the app serves and the write it makes, found by name), with
+arguments drawn by the operation itself. On SQLite every journal mode gets its own fresh copy of the same
 file per phase, so WAL and DELETE start from identical bytes; on a server the posts a phase wrote
 are deleted after it.
 
@@ -23,30 +25,33 @@ import contextlib
 import multiprocessing
 import os
 import queue
+import random
 import shutil
 import tempfile
 import threading
 import time
-from collections.abc import Callable
+from collections.abc import Awaitable, Callable
 from dataclasses import asdict, dataclass
 from typing import Any
 from urllib.parse import urlencode
 
 from ..engines import opened
-from ..engines.base import EngineOptions
+from ..engines.base import EngineInfo, EngineOptions
 from ..errors import DbladderError
 from ..urls import DatabaseURL, parse_url
-from ..workloads.chirp.operations import TIMELINE
+from ..workloads.base import Draw
+from ..workloads.registry import load_workload
 from . import figures
 from .config import JournalConfig
 from .measure import Measurement
-from .rounds import BENCH_BODY, BENCH_CREATED_AT, IDS_PER_TASK, INSERT_POST, data_sizes, draw_ids
+from .rounds import DELETE_POSTS_AFTER, data_sizes
 
 READERS_ONLY = "readers only"
 BUSY_ERRORS = ("BusyError", "LockedError", "DatabaseTimeout")
 WARMUP_OPERATIONS = 20
 START_TIMEOUT_S = 120.0  # for every worker to open its engine and reach the barrier
-WRITER_STREAM = 1_000_000  # the writer's id stream, apart from the readers' 0..readers-1
+WRITER_STREAM = 1_000_000  # the writer's stream of arguments, apart from the readers' 0..readers-1
+ARGUMENTS_AHEAD = 1 << 12  # per worker, a power of two
 
 
 class JournalTestFailed(DbladderError):
@@ -62,7 +67,9 @@ class WorkerSpec:
     seconds: float
     stream: int
     seed: int
-    users: int
+    sizes: dict[str, int]  # of the seeded data, for drawing the operation's arguments
+    workload: str = "chirp"
+    operation: str = "timeline"  # the workload's operation this worker repeats
     write_rate: float | None = None  # writes/s; None is flat out
 
 
@@ -86,32 +93,32 @@ def phases(config: JournalConfig) -> list[Phase]:
 
 
 async def _work(spec: WorkerSpec, arrive: Callable[[], None]) -> dict[str, Any]:
+    workload = load_workload(spec.workload)
+    chosen = workload.operation(spec.operation)
+    # Arguments drawn ahead, used in a cycle: drawing must not be what is measured.
+    draw = Draw(random.Random(spec.seed * WRITER_STREAM + spec.stream).random)
+    arguments = [chosen.draw(draw, spec.sizes) for _ in range(ARGUMENTS_AHEAD)]
+    mask = ARGUMENTS_AHEAD - 1
     async with opened(spec.url, EngineOptions(pool_size=1)) as engine:
-        users = draw_ids(spec.seed, spec.stream, spec.users)
-        mask = IDS_PER_TASK - 1
-        if spec.role == "reader":
+        context = await workload.open(engine)
+        try:
 
-            async def operation(i: int) -> None:
-                async with engine.read() as session:
-                    await session.fetch_all(TIMELINE, (users[i & mask],))
+            async def operation(i: int) -> int:
+                return (await chosen.run(context, arguments[i & mask])).status
 
-        else:
-
-            async def operation(i: int) -> None:
-                async with engine.transaction() as session:
-                    await session.execute(INSERT_POST, (users[i & mask], BENCH_BODY, BENCH_CREATED_AT))
-
-        if spec.role == "reader":  # a writer's warm-up would write before the others are ready
-            for i in range(WARMUP_OPERATIONS):
-                await operation(i)
-        arrive()
-        busy_before = engine.counters().get("busy_waits", 0)
-        measured = await _run(spec, operation)
-        busy_retries = engine.counters().get("busy_waits", 0) - busy_before
+            if spec.role == "reader":  # a writer's warm-up would write before the others are ready
+                for i in range(WARMUP_OPERATIONS):
+                    await operation(i)
+            arrive()
+            busy_before = engine.counters().get("busy_waits", 0)
+            measured = await _run(spec, operation)
+            busy_retries = engine.counters().get("busy_waits", 0) - busy_before
+        finally:
+            await workload.close(context)
     return {"role": spec.role, "measurement": measured.to_wire(), "busy_retries": busy_retries}
 
 
-async def _run(spec: WorkerSpec, operation: Callable[[int], Any]) -> Measurement:
+async def _run(spec: WorkerSpec, operation: Callable[[int], Awaitable[int]]) -> Measurement:
     """Operations until the phase's time is up: flat out, or paced from a schedule of due times."""
     measured = Measurement()
     record = measured.latency.record
@@ -132,13 +139,17 @@ async def _run(spec: WorkerSpec, operation: Callable[[int], Any]) -> Measurement
         if begun >= deadline:
             break
         try:
-            await operation(i)
+            status = await operation(i)
         except Exception as exc:
             name = type(exc).__name__
             measured.errors[name] = measured.errors.get(name, 0) + 1
         else:
-            measured.operations += 1
-            measured.rows += 1
+            if 200 <= status < 300:
+                measured.operations += 1
+                measured.rows += 1
+            else:  # the answer the service would give: a failed request all the same
+                name = f"HTTP {status}"
+                measured.errors[name] = measured.errors.get(name, 0) + 1
         record(int((clock() - begun) * 1e6))
         i += 1
     measured.seconds = clock() - started
@@ -248,49 +259,50 @@ def summarise(engine: str, mode: str, phase: str, results: list[dict[str, Any]])
     }
 
 
-def _specs(url: str, config: JournalConfig, users: int, phase: Phase) -> list[WorkerSpec]:
-    specs = [
-        WorkerSpec("reader", url, config.seconds, stream, config.seed, users)
-        for stream in range(config.readers)
-    ]
-    if phase.writer:
-        specs.append(
-            WorkerSpec("writer", url, config.seconds, WRITER_STREAM, config.seed, users, phase.write_rate)
+def _specs(url: str, config: JournalConfig, sizes: dict[str, int], phase: Phase) -> list[WorkerSpec]:
+    def spec(role: str, stream: int, operation: str, rate: float | None = None) -> WorkerSpec:
+        return WorkerSpec(
+            role, url, config.seconds, stream, config.seed, sizes, config.workload, operation, rate
         )
+
+    specs = [spec("reader", stream, config.read_operation) for stream in range(config.readers)]
+    if phase.writer:
+        specs.append(spec("writer", WRITER_STREAM, config.write_operation, phase.write_rate))
     return specs
 
 
-async def _server_sizes_and_mode(url: str) -> tuple[dict[str, int], str]:
+async def _described(url: str, workload: str) -> tuple[EngineInfo, dict[str, int]]:
+    """The engine's versions and settings, and the sizes of the seeded data (NotSeeded without it)."""
     async with opened(url, EngineOptions(pool_size=1)) as engine:
-        info = await engine.describe()
-        return await data_sizes(engine), info.isolation
+        return await engine.describe(), await data_sizes(engine, workload)
 
 
 async def _delete_posts_after(url: str, highest: int) -> None:
     async with opened(url, EngineOptions(pool_size=1)) as engine, engine.read() as session:
-        await session.execute("DELETE FROM posts WHERE id > ?", (highest,))
+        await session.execute(DELETE_POSTS_AFTER, (highest,))
 
 
 def run_journal_test(config: JournalConfig, progress: Callable[[str], None] | None = None) -> dict[str, Any]:
     """Every phase on one database (each journal mode on SQLite); a plain dict for printing or JSON."""
     config = config.checked()
     url = parse_url(config.db_url)
+    info, sizes = asyncio.run(_described(config.db_url, config.workload))
     rows = []
     if url.engine == "sqlite":
-        rows = _sqlite_modes(url, config, progress)
+        rows = _sqlite_modes(url, config, sizes, progress)
     else:
-        sizes, isolation = asyncio.run(_server_sizes_and_mode(config.db_url))
+        isolation = info.isolation
         for phase in phases(config):
             if progress:
                 progress(f"{url.engine} {isolation}: {phase.name}")
-            results = run_workers(_specs(config.db_url, config, sizes["users"], phase), config.workers)
+            results = run_workers(_specs(config.db_url, config, sizes, phase), config.workers)
             asyncio.run(_delete_posts_after(config.db_url, sizes["posts"]))
             rows.append(summarise(url.engine, isolation, phase.name, results))
-    return {"config": asdict(config), "rows": rows}
+    return {"config": asdict(config), "engine": info.to_dict(), "data": sizes, "rows": rows}
 
 
 def _sqlite_modes(
-    url: DatabaseURL, config: JournalConfig, progress: Callable[[str], None] | None
+    url: DatabaseURL, config: JournalConfig, sizes: dict[str, int], progress: Callable[[str], None] | None
 ) -> list[dict[str, Any]]:
     source = os.path.abspath(url.path or "")
     # The copies live beside the database, on the same disk, and go when the test ends.
@@ -298,7 +310,7 @@ def _sqlite_modes(
     rows = []
     try:
         base = os.path.join(folder, "base.db")
-        sizes = _consistent_copy(config.db_url, base)
+        _consistent_copy(source, base)
         for mode in config.journal_modes:
             for phase in phases(config):
                 if progress:
@@ -307,23 +319,18 @@ def _sqlite_modes(
                 _fresh_copy(base, copy)
                 params = {**url.params, "journal_mode": mode}
                 copy_url = f"sqlite:///{copy}?{urlencode(params)}"
-                results = run_workers(_specs(copy_url, config, sizes["users"], phase), config.workers)
+                results = run_workers(_specs(copy_url, config, sizes, phase), config.workers)
                 rows.append(summarise("sqlite", mode, phase.name, results))
     finally:
         shutil.rmtree(folder, ignore_errors=True)
     return rows
 
 
-def _consistent_copy(source_url: str, target: str) -> dict[str, int]:
-    """Copy a SQLite database with the backup API (consistent whatever else has it open); its sizes."""
+def _consistent_copy(path: str, target: str) -> None:
+    """Copy a SQLite database with the backup API (consistent whatever else has it open)."""
     import apsw
 
-    async def sizes() -> dict[str, int]:
-        async with opened(source_url, EngineOptions(pool_size=1)) as engine:
-            return await data_sizes(engine)
-
-    found = asyncio.run(sizes())
-    source = apsw.Connection(os.path.abspath(parse_url(source_url).path or ""))
+    source = apsw.Connection(path)
     destination = apsw.Connection(target)
     try:
         with destination.backup("main", source, "main") as backup:
@@ -333,7 +340,6 @@ def _consistent_copy(source_url: str, target: str) -> dict[str, int]:
     finally:
         destination.close()
         source.close()
-    return found
 
 
 def _fresh_copy(base: str, copy: str) -> None:

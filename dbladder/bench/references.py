@@ -61,7 +61,7 @@ def sqlite_reference(
     """A tight loop on one apsw connection: the engine's statements and settings, nothing around them."""
     import apsw
 
-    from .rounds import BENCH_BODY, BENCH_CREATED_AT, IDS_PER_TASK, INSERT_POST, POINT_READ, draw_ids
+    from .rounds import BENCH_BODY, IDS_PER_TASK, INSERT_POST, POINT_READ, draw_ids, now
 
     db = apsw.Connection(os.path.abspath(url.path or ""))
     try:
@@ -89,10 +89,11 @@ def sqlite_reference(
         else:
             users = draw_ids(config.seed, 0, sizes["users"])
             batch = config.batch_rows if round_name == "batched_inserts" else 1
+            stamp = now()
             while (begun := clock()) < deadline:
                 execute("BEGIN IMMEDIATE")
                 for j in range(count * batch, (count + 1) * batch):
-                    execute(INSERT_POST, (users[j & mask], BENCH_BODY, BENCH_CREATED_AT))
+                    execute(INSERT_POST, (users[j & mask], BENCH_BODY, stamp))
                 execute("COMMIT")
                 record((clock() - begun) // 1000)
                 count += 1
@@ -111,7 +112,7 @@ def sqlite_reference(
 
 def pgbench_script(round_name: str, sizes: dict[str, int], batch_rows: int) -> str:
     """A pgbench script doing what our round does, statement for statement."""
-    from .rounds import BENCH_BODY, BENCH_CREATED_AT
+    from .rounds import BENCH_BODY, now
 
     if round_name == "point_reads":
         return (
@@ -119,7 +120,7 @@ def pgbench_script(round_name: str, sizes: dict[str, int], batch_rows: int) -> s
             "SELECT id, user_id, body, created_at FROM posts WHERE id = :id;\n"
         )
     rows = batch_rows if round_name == "batched_inserts" else 1
-    values = f"'{BENCH_BODY}', {BENCH_CREATED_AT}"
+    values = f"'{BENCH_BODY}', {now()}"
     lines = ["BEGIN;"]
     for j in range(rows):
         lines.insert(0, f"\\set u{j} random(1, {sizes['users']})")
@@ -217,12 +218,12 @@ SYSBENCH_HISTOGRAM_LINE = re.compile(r"^\s*([0-9.]+)\s+\|\**\s+(\d+)\s*$")
 def sysbench_script(round_name: str, sizes: dict[str, int], batch_rows: int) -> str:
     """A sysbench Lua script doing what our round does, statement for statement: a prepared
     statement, and BEGIN / COMMIT as plain queries as asyncmy sends them."""
-    from .rounds import BENCH_BODY, BENCH_CREATED_AT, POINT_READ
+    from .rounds import BENCH_BODY, POINT_READ, now
 
     if round_name == "point_reads":
         body = f"  param:set(sysbench.rand.uniform(1, {sizes['posts']}))\n  stmt:execute()"
         return SYSBENCH_LUA.format(sql=POINT_READ, body=body)
-    sql = f"INSERT INTO posts (user_id, body, created_at) VALUES (?, '{BENCH_BODY}', {BENCH_CREATED_AT})"
+    sql = f"INSERT INTO posts (user_id, body, created_at) VALUES (?, '{BENCH_BODY}', {now()})"
     rows = batch_rows if round_name == "batched_inserts" else 1
     body = (
         '  con:query("BEGIN")\n'

@@ -9,6 +9,11 @@ times every operation; then its bare reference (`references.py`) runs the same s
 same database for as long, so our figure is printed as a ratio of what the machine does without
 dbladder in the way. Posts written by a round are deleted after it, so every round starts from the
 seeded data.
+
+The rounds are the post's, on the Chirp workload's posts table: the SQL below is the post's raw
+queries, not one of the app's pages, so it is written here and checked against the database
+(`engine.check_statements`) before anything runs. The workload itself is found by name
+(`dbladder.workloads.registry`), as every package but its own finds it.
 """
 
 from __future__ import annotations
@@ -23,15 +28,17 @@ import numpy as np
 from ..engines import opened
 from ..engines.base import Engine, EngineOptions
 from ..errors import NotSeeded
-from ..workloads.chirp.data import POSTS_FROM, YEAR
+from ..workloads.registry import load_workload
 from . import figures, references
 from .config import BenchConfig
 from .measure import Measurement
 
 POINT_READ = "SELECT id, user_id, body, created_at FROM posts WHERE id = ?"
 INSERT_POST = "INSERT INTO posts (user_id, body, created_at) VALUES (?, ?, ?)"
+LAST_IDS = "SELECT (SELECT max(id) FROM users), (SELECT max(id) FROM posts)"
+DELETE_POSTS_AFTER = "DELETE FROM posts WHERE id > ?"
+STATEMENTS = (POINT_READ, INSERT_POST, LAST_IDS, DELETE_POSTS_AFTER)
 BENCH_BODY = "Benchmarking a single file and nothing broke. #sqlite"
-BENCH_CREATED_AT = POSTS_FROM + YEAR  # after every seeded post
 ROUNDS = ("point_reads", "write_transactions", "batched_inserts")
 UNITS = {"point_reads": "ops/s", "write_transactions": "tx/s", "batched_inserts": "rows/s"}
 IDS_PER_TASK = 1 << 16  # drawn ahead, used in a cycle: drawing must not be what is measured
@@ -39,18 +46,23 @@ IDS_PER_TASK = 1 << 16  # drawn ahead, used in a cycle: drawing must not be what
 Step = Callable[[int], Awaitable[int]]  # the i-th operation of a task; the rows it touched
 
 
-async def data_sizes(engine: Engine) -> dict[str, int]:
-    """The highest user and post ids of a seeded Chirp, or NotSeeded."""
-    if not (await engine.table_exists("posts") and await engine.table_exists("users")):
-        raise NotSeeded(f"{engine.url.redacted} has no Chirp data; `dbladder bench --scale 1` loads it first")
+async def data_sizes(engine: Engine, workload_name: str = "chirp") -> dict[str, int]:
+    """The highest user and post ids of a seeded Chirp, or NotSeeded saying how to seed it."""
+    workload = load_workload(workload_name)
+    how = f"dbladder seed --workload {workload.name} --db URL (or dbladder bench --scale 1)"
+    for table in workload.schema.tables:
+        if not await engine.table_exists(table.name):
+            raise NotSeeded(f"{engine.url.redacted} has no {workload.name} data; seed it first: {how}")
     async with engine.read() as session:
-        users = (await session.fetch_one("SELECT max(id) FROM users") or (None,))[0]
-        posts = (await session.fetch_one("SELECT max(id) FROM posts") or (None,))[0]
+        users, posts = await session.fetch_one(LAST_IDS) or (None, None)
     if not users or not posts:
-        raise NotSeeded(
-            f"{engine.url.redacted} has empty Chirp tables; `dbladder bench --scale 1` loads them"
-        )
+        raise NotSeeded(f"{engine.url.redacted} has empty {workload.name} tables; seed them first: {how}")
     return {"users": int(users), "posts": int(posts)}
+
+
+def now() -> int:
+    """A written post's created_at: now, as the app stamps a new post."""
+    return int(time.time())
 
 
 def draw_ids(seed: int, stream: int, highest: int, count: int = IDS_PER_TASK) -> list[int]:
@@ -104,10 +116,11 @@ def _steps(
 
     def write_transactions(task: int) -> Step:
         users = draw_ids(config.seed, task, sizes["users"])
+        stamp = now()
 
         async def step(i: int) -> int:
             async with engine.transaction() as session:
-                await session.execute(INSERT_POST, (users[i & mask], BENCH_BODY, BENCH_CREATED_AT))
+                await session.execute(INSERT_POST, (users[i & mask], BENCH_BODY, stamp))
             return 1
 
         return step
@@ -115,11 +128,12 @@ def _steps(
     def batched_inserts(task: int) -> Step:
         users = draw_ids(config.seed, task, sizes["users"])
         batch = config.batch_rows
+        stamp = now()
 
         async def step(i: int) -> int:
             async with engine.transaction() as session:
                 for j in range(i * batch, (i + 1) * batch):
-                    await session.execute(INSERT_POST, (users[j & mask], BENCH_BODY, BENCH_CREATED_AT))
+                    await session.execute(INSERT_POST, (users[j & mask], BENCH_BODY, stamp))
             return batch
 
         return step
@@ -134,7 +148,7 @@ def _steps(
 
 async def _delete_posts_after(engine: Engine, highest: int) -> None:
     async with engine.read() as session:
-        await session.execute("DELETE FROM posts WHERE id > ?", (highest,))
+        await session.execute(DELETE_POSTS_AFTER, (highest,))
 
 
 async def run_rounds(config: BenchConfig, progress: Callable[[str], None] | None = None) -> dict[str, Any]:
@@ -143,7 +157,8 @@ async def run_rounds(config: BenchConfig, progress: Callable[[str], None] | None
     options = EngineOptions(pool_size=config.connections)
     async with opened(config.db_url, options) as engine:
         info = await engine.describe()
-        sizes = await data_sizes(engine)
+        sizes = await data_sizes(engine, config.workload)
+        await check_statements(engine, STATEMENTS)
         results: dict[str, Any] = {}
         for round_name in ROUNDS:
             steps = _steps(engine, round_name, sizes, config)
@@ -183,6 +198,17 @@ async def run_rounds(config: BenchConfig, progress: Callable[[str], None] | None
         "repeats": config.repeats,
         "rounds": results,
     }
+
+
+async def check_statements(engine: Engine, statements: tuple[str, ...]) -> None:
+    """NotSeeded naming what the engine refuses, before anything is timed: the tables are not Chirp's."""
+    problems = await engine.check_statements(statements)
+    if problems:
+        refused = "; ".join(f"{p.statement[:60]}: {p.message}" for p in problems)
+        raise NotSeeded(
+            f"{engine.url.redacted}: the raw rounds' SQL does not fit its tables ({refused}); "
+            "seed it with dbladder seed --workload chirp"
+        )
 
 
 def round_result(

@@ -10,19 +10,27 @@ from typing import Any
 import click
 
 from ..bench import BenchConfig, JournalConfig, render_journal, render_rounds, run_journal_test, run_rounds
-from ..bench.config import WORKER_KINDS
-from ..data.chirp_seeding import seed_chirp
+from ..bench.config import WORKER_KINDS, WORKLOADS
+from ..data.seeding import seed
 from ..engines import opened
 from ..engines.base import EngineInfo
-from ..workloads.chirp import ChirpConfig
-from .common import warn_if_not_durable
+from ..errors import InvalidConfig
+from ..workloads.base import DataSpec
+from ..workloads.registry import load_workload
+from .common import engine_options, warn_if_not_durable
 
 DEFAULT_DB = "sqlite:///chirp.db"
 
 
-async def _load(url: str, scale: float) -> None:
-    async with opened(url) as engine:
-        await seed_chirp(engine, ChirpConfig.at_scale(scale))
+async def _load(url: str, workload_name: str, scale: float) -> None:
+    workload = load_workload(workload_name)
+    data = DataSpec(1, workload.scaled_sizes(scale))
+    problems = workload.validate_sizes(data.sizes)
+    if problems:
+        raise InvalidConfig(problems)
+    async with opened(url, engine_options(4)) as engine:
+        await seed(engine, workload, data)
+        await workload.check_sql(engine)
 
 
 @click.command()
@@ -34,7 +42,13 @@ async def _load(url: str, scale: float) -> None:
     metavar="URL",
     help="Database URL: sqlite:///file.db, postgresql://user@host:port/db, mariadb://user@host:port/db.",
 )
-@click.option("--workload", type=click.Choice(["chirp"]), default="chirp", show_default=True)
+@click.option(
+    "--workload",
+    type=click.Choice(WORKLOADS),
+    default="chirp",
+    show_default=True,
+    help="The workload whose post's raw rounds to run.",
+)
 @click.option(
     "--scale",
     type=float,
@@ -88,6 +102,7 @@ def bench(
     if journal_test:
         config: Any = JournalConfig(
             db_url=db_url,
+            workload=workload,
             seconds=seconds if seconds is not None else JournalConfig.seconds,
             readers=readers,
             write_rate=write_rate,
@@ -96,6 +111,7 @@ def bench(
     else:
         config = BenchConfig(
             db_url=db_url,
+            workload=workload,
             seconds=seconds if seconds is not None else BenchConfig.seconds,
             warmup_seconds=warmup,
             connections=connections,
@@ -105,7 +121,9 @@ def bench(
         ).checked()
     if scale is not None:
         click.echo(f"loading {workload} at scale {scale:g} into {db_url} ...", err=True)
-        asyncio.run(_load(db_url, scale))
+        if not scale > 0:
+            raise InvalidConfig([f"--scale must be above 0, not {scale}"])
+        asyncio.run(_load(db_url, workload, scale))
 
     def progress(message: str) -> None:
         if not as_json:
@@ -114,6 +132,7 @@ def bench(
     if journal_test:
         result = run_journal_test(config, progress)
         click.echo(json.dumps(result, indent=2) if as_json else render_journal(result))
+        warn_if_not_durable(EngineInfo(**result["engine"]))
         return
     result = asyncio.run(run_rounds(config, progress))
     click.echo(json.dumps(result, indent=2) if as_json else render_rounds(result))

@@ -19,7 +19,17 @@ def dbladder(*args: str) -> subprocess.CompletedProcess[str]:
 def test_bench_loads_and_prints_json(tmp_path) -> None:
     url = f"sqlite:///{tmp_path}/c.db"
     result = dbladder(
-        "bench", "--db", url, "--scale", "0.002", "--seconds", "0.2", "--no-reference", "--json"
+        "bench",
+        "--db",
+        url,
+        "--scale",
+        "0.002",
+        "--seconds",
+        "0.2",
+        "--warmup",
+        "0",
+        "--no-reference",
+        "--json",
     )
     assert result.returncode == 0, result.stderr
     report = json.loads(result.stdout)
@@ -32,7 +42,7 @@ def test_bench_without_data_is_a_one_line_error(tmp_path) -> None:
     result = dbladder("bench", "--db", f"sqlite:///{tmp_path}/c.db", "--seconds", "0.2")
     assert result.returncode == 1
     assert (
-        result.stderr.strip().splitlines()[-1].startswith("Error: ") and "has no Chirp data" in result.stderr
+        result.stderr.strip().splitlines()[-1].startswith("Error: ") and "has no chirp data" in result.stderr
     )
     assert "Traceback" not in result.stderr
 

@@ -12,21 +12,32 @@ import pytest
 from dbladder.bench import JournalConfig, render_journal, run_journal_test
 from dbladder.bench.journal import WorkerSpec, _work, phases, summarise
 from dbladder.bench.measure import Measurement
-from dbladder.data.chirp_seeding import seed_chirp
+from dbladder.data.seeding import row_counts, seed
 from dbladder.engines import opened
 from dbladder.urls import parse_url
-from dbladder.workloads import chirp
+from dbladder.workloads.base import DataSpec
+from dbladder.workloads.registry import load_workload
 
-TINY = chirp.ChirpConfig.at_scale(0.002)
+CHIRP = load_workload("chirp")
+TINY = DataSpec(1, {"users": 100, "posts": 2_000})
+PLANNED = CHIRP.planned_rows(TINY.sizes)
 HOLD_S = 0.3
 
 
-def seed(url: str) -> None:
+def seed_tiny(url: str) -> None:
     async def main() -> None:
         async with opened(url) as engine:
-            await seed_chirp(engine, TINY)
+            await seed(engine, CHIRP, TINY)
 
     asyncio.run(main())
+
+
+def counts(url: str) -> dict[str, int]:
+    async def main() -> dict[str, int]:
+        async with opened(url) as engine:
+            return await row_counts(engine, CHIRP.schema)
+
+    return asyncio.run(main())
 
 
 def hold_write_lock(path: str, seconds: float, taken: threading.Event) -> None:
@@ -49,7 +60,7 @@ def read_while_locked(url: str, seconds: float) -> dict:
         holder.start()
         taken.wait(5)
 
-    spec = WorkerSpec("reader", url, seconds, stream=0, seed=1, users=TINY.users)
+    spec = WorkerSpec("reader", url, seconds, stream=0, seed=1, sizes=dict(TINY.sizes))
     try:
         return asyncio.run(_work(spec, arrive))
     finally:
@@ -58,7 +69,7 @@ def read_while_locked(url: str, seconds: float) -> dict:
 
 def test_a_reader_blocked_by_the_write_lock_counts_its_retries(tmp_path) -> None:
     url = f"sqlite:///{tmp_path}/c.db?journal_mode=DELETE"
-    seed(url)
+    seed_tiny(url)
     result = read_while_locked(url, 0.1)
     measured = Measurement.from_wire(result["measurement"])
     # SQLite's backoff sleeps 1, 2, 5, 10, 15, 20, 25, 25, 25, 50, 50, 100 ms: 228 ms after 11 sleeps,
@@ -71,7 +82,7 @@ def test_a_reader_blocked_by_the_write_lock_counts_its_retries(tmp_path) -> None
 
 def test_a_reader_past_busy_timeout_counts_a_busy_error(tmp_path) -> None:
     url = f"sqlite:///{tmp_path}/c.db?journal_mode=DELETE&busy_timeout=50"
-    seed(url)
+    seed_tiny(url)
     result = read_while_locked(url, 0.2)
     measured = Measurement.from_wire(result["measurement"])
     # Each try gives up after 50 ms of sleeps (1 + 2 + 5 + 10 + 15 + 17); the lock outlasts the 0.2 s.
@@ -82,7 +93,7 @@ def test_a_reader_past_busy_timeout_counts_a_busy_error(tmp_path) -> None:
 
 def test_wal_readers_never_wait_for_the_write_lock(tmp_path) -> None:
     url = f"sqlite:///{tmp_path}/c.db?journal_mode=WAL"
-    seed(url)
+    seed_tiny(url)
     result = read_while_locked(url, 0.2)
     measured = Measurement.from_wire(result["measurement"])
     assert result["busy_retries"] == 0 and measured.errors == {}
@@ -119,7 +130,7 @@ def test_phases_follow_the_post() -> None:
 
 def test_sqlite_journal_test_runs_both_modes_from_fresh_copies(tmp_path) -> None:
     url = f"sqlite:///{tmp_path}/c.db"
-    seed(url)
+    seed_tiny(url)
     result = run_journal_test(JournalConfig(db_url=url, seconds=0.3, readers=2, workers="threads"))
     rows = result["rows"]
     assert [(r["mode"], r["phase"]) for r in rows] == [
@@ -136,35 +147,25 @@ def test_sqlite_journal_test_runs_both_modes_from_fresh_copies(tmp_path) -> None
     )
     assert {p.name for p in tmp_path.iterdir()} <= {"c.db", "c.db-shm", "c.db-wal"}  # the copies are gone
     assert "17,581" in render_journal(result)
-
-    async def count() -> dict[str, int]:
-        async with opened(url) as engine:
-            return await chirp.row_counts(engine)
-
-    assert asyncio.run(count()) == TINY.planned_rows()  # the writes went to the copies
+    assert counts(url) == PLANNED  # the writes went to the copies
 
 
 @pytest.mark.parametrize("server", ["postgres_url", "mariadb_url"])
 def test_servers_run_the_same_shape(server: str, request) -> None:
     url = request.getfixturevalue(server)
-    seed(url)
+    seed_tiny(url)
     result = run_journal_test(JournalConfig(db_url=url, seconds=0.3, readers=2, workers="threads"))
     rows = result["rows"]
     assert [r["phase"] for r in rows] == ["readers only", "writer at 1,000/s", "writer flat out"]
     assert all(r["reads"] > 0 and r["errors"] == {} for r in rows)
     assert rows[2]["writes"] > 0 and rows[2]["post"] == {}
-
-    async def count() -> dict[str, int]:
-        async with opened(url) as engine:
-            return await chirp.row_counts(engine)
-
-    assert asyncio.run(count()) == TINY.planned_rows()
+    assert counts(url) == PLANNED
 
 
 @pytest.mark.slow
 def test_processes_run_side_by_side(tmp_path) -> None:
     url = f"sqlite:///{tmp_path}/c.db"
-    seed(url)
+    seed_tiny(url)
     config = JournalConfig(db_url=url, seconds=0.5, readers=2, journal_modes=("WAL",), read_only_phase=False)
     rows = run_journal_test(config)["rows"]
     assert len(rows) == 2 and all(r["reads"] > 0 and r["writes"] > 0 for r in rows)

@@ -11,13 +11,15 @@ from dbladder.bench import BenchConfig, render_rounds, run_rounds
 from dbladder.bench.measure import Measurement
 from dbladder.bench.references import parse_sysbench_output, pgbench_script, sysbench_script
 from dbladder.bench.rounds import ROUNDS, run_for
-from dbladder.data.chirp_seeding import seed_chirp
+from dbladder.data.seeding import row_counts, seed
 from dbladder.engines import opened
 from dbladder.errors import InvalidConfig, NotSeeded
 from dbladder.urls import parse_url
-from dbladder.workloads import chirp
+from dbladder.workloads.base import DataSpec
+from dbladder.workloads.registry import load_workload
 
-TINY = chirp.ChirpConfig.at_scale(0.002)
+CHIRP = load_workload("chirp")
+TINY = DataSpec(1, {"users": 100, "posts": 2_000})
 REFERENCE_TOOLS = {"sqlite": None, "postgresql": "pgbench", "mariadb": "sysbench"}
 
 
@@ -94,34 +96,36 @@ def test_sysbench_output_is_read_with_its_histogram() -> None:
 
 
 def test_a_database_without_chirp_is_refused(sqlite_url: str) -> None:
-    with pytest.raises(NotSeeded, match="has no Chirp data"):
+    with pytest.raises(NotSeeded, match="has no chirp data; seed it first: dbladder seed --workload chirp"):
         asyncio.run(run_rounds(BenchConfig(db_url=sqlite_url, seconds=0.1)))
 
 
 def test_invalid_config_lists_every_problem() -> None:
     with pytest.raises(InvalidConfig) as raised:
-        BenchConfig(seconds=0, connections=0, batch_rows=0, repeats=0).checked()
-    assert len(raised.value.problems) == 4
+        BenchConfig(seconds=0, connections=0, batch_rows=0, repeats=0, workload="shop").checked()
+    assert len(raised.value.problems) == 5
+    assert raised.value.problems[0] == "workload must be one of chirp (the post's rounds), not 'shop'"
 
 
+@pytest.mark.slow
 def test_rounds_report_sane_shapes(any_url: str) -> None:
     engine_name = parse_url(any_url).engine
     tool = REFERENCE_TOOLS[engine_name]
 
     async def main():
         async with opened(any_url) as engine:
-            await seed_chirp(engine, TINY)
+            await seed(engine, CHIRP, TINY)
         result = await run_rounds(
             BenchConfig(db_url=any_url, seconds=0.3, warmup_seconds=0.1, connections=2, batch_rows=10)
         )
         async with opened(any_url) as engine:
-            counts = await chirp.row_counts(engine)
+            counts = await row_counts(engine, CHIRP.schema)
         return result, counts
 
     result, counts = asyncio.run(main())
-    assert counts == TINY.planned_rows()  # the rounds' posts are gone again
+    assert counts == CHIRP.planned_rows(TINY.sizes)  # the rounds' posts are gone again
     assert list(result["rounds"]) == list(ROUNDS)
-    assert result["data"] == {"users": TINY.users, "posts": TINY.posts}
+    assert result["data"] == TINY.sizes
     for name, entry in result["rounds"].items():
         ours = entry["ours"]
         assert entry["rate"] > 0 and ours["operations"] > 0 and ours["errors"] == {}, name
@@ -134,3 +138,31 @@ def test_rounds_report_sane_shapes(any_url: str) -> None:
             assert entry["ratio"] == pytest.approx(entry["rate"] / reference["rate"], rel=1e-2)
     text = render_rounds(result)
     assert "232,011 ops/s" in text and "ours/ref" in text
+
+
+def test_sqlite_rounds_have_the_apsw_reference_and_its_ratio(sqlite_url: str) -> None:
+    async def main():
+        async with opened(sqlite_url) as engine:
+            await seed(engine, CHIRP, TINY)
+        return await run_rounds(BenchConfig(db_url=sqlite_url, seconds=0.1, warmup_seconds=0, batch_rows=5))
+
+    result = asyncio.run(main())
+    for entry in result["rounds"].values():
+        reference = entry["reference"]
+        assert reference["name"] == "apsw loop, one connection, same file and settings"
+        assert reference["rate"] > 0 and entry["ratio"] == pytest.approx(
+            entry["rate"] / reference["rate"], rel=1e-2
+        )
+
+
+def test_tables_that_are_not_chirps_are_refused_before_anything_is_timed(sqlite_url: str) -> None:
+    async def main():
+        async with opened(sqlite_url) as engine:
+            for table in CHIRP.schema.tables:
+                async with engine.read() as session:
+                    await session.execute(f"CREATE TABLE {table.name} (id INTEGER PRIMARY KEY)")
+                    await session.execute(f"INSERT INTO {table.name} VALUES (1)")
+        await run_rounds(BenchConfig(db_url=sqlite_url, seconds=0.1))
+
+    with pytest.raises(NotSeeded, match="the raw rounds' SQL does not fit its tables"):
+        asyncio.run(main())

@@ -36,10 +36,11 @@ def test_a_duplicate_key_rolls_back_and_raises_duplicate_key_on_every_engine(any
             await engine.bulk_load(PAIRS, [(2, 1, 10), (1, 2, 10), (1, 1, 10)])
             await engine.finish_load(SCHEMA)
             # A unique index, and a composite primary key, each after a write that must be undone.
-            for statements in (
-                [("INSERT INTO people (handle) VALUES (?)", ("cleo",)), ("UPDATE people SET handle = ? WHERE id = ?", ("ben", 1))],
-                [("INSERT INTO pairs (a, b, at) VALUES (?, ?, ?)", (3, 3, 1)), ("INSERT INTO pairs (a, b, at) VALUES (?, ?, ?)", (1, 2, 20))],
-            ):  # fmt: skip
+            new_person = ("INSERT INTO people (handle) VALUES (?)", ("cleo",))
+            taken_handle = ("UPDATE people SET handle = ? WHERE id = ?", ("ben", 1))
+            new_pair = ("INSERT INTO pairs (a, b, at) VALUES (?, ?, ?)", (3, 3, 1))
+            taken_pair = ("INSERT INTO pairs (a, b, at) VALUES (?, ?, ?)", (1, 2, 20))
+            for statements in ([new_person, taken_handle], [new_pair, taken_pair]):
                 try:
                     async with engine.transaction() as session:
                         for sql, args in statements:

@@ -7,29 +7,54 @@ import hashlib
 
 import pytest
 
-from dbladder.data.chirp_seeding import seed_chirp
+from dbladder.data.seeding import checksum, row_counts, seed
 from dbladder.engines import opened
 from dbladder.errors import InvalidConfig
 from dbladder.workloads import chirp
-from dbladder.workloads.chirp import data, operations
+from dbladder.workloads.base import DataSpec
+from dbladder.workloads.chirp import data, endpoints, operations
 from dbladder.workloads.chirp.schema import SCHEMA
 
 TINY = chirp.ChirpConfig.at_scale(0.002, seed=5)  # 100 users, 2,000 posts
+TINY_DATA = DataSpec(5, TINY.sizes)
+
+
+async def seed_tiny(engine) -> None:
+    await seed(engine, chirp.workload, TINY_DATA)
 
 
 def all_rows(config: chirp.ChirpConfig) -> dict[str, list[tuple]]:
-    return {
-        table.name: [row for chunk in chunks for row in chunk] for table, chunks in chirp.generate(config)
-    }
+    return {table.name: [row for chunk in chunks for row in chunk] for table, chunks in data.generate(config)}
 
 
 def test_the_post_cardinalities_at_scale_1() -> None:
-    assert chirp.ChirpConfig.at_scale(1).planned_rows() == {
-        "users": 50_000,
-        "posts": 1_000_000,
-        "follows": 2_498_799,
-        "likes": 4_999_764,
+    post = {"users": 50_000, "posts": 1_000_000, "follows": 2_498_799, "likes": 4_999_764}
+    assert chirp.ChirpConfig.at_scale(1).planned_rows() == post
+    assert chirp.workload.planned_rows(chirp.workload.scaled_sizes(1)) == post
+    assert dict(chirp.workload.sizes) == {"users": 50_000, "posts": 1_000_000}
+    # Follows and likes follow the users: the post's 49.98 and 99.995 per user.
+    assert chirp.workload.planned_rows({"users": 500, "posts": 10}) == {
+        "users": 500,
+        "posts": 10,
+        "follows": 24_988,
+        "likes": 1_250,  # capped at a quarter of the 5,000 possible pairs
     }
+
+
+def test_the_workload_generates_what_the_config_does() -> None:
+    through_interface = {
+        table.name: [row for chunk in chunks for row in chunk]
+        for table, chunks in chirp.workload.generate(TINY_DATA)
+    }
+    assert through_interface == all_rows(TINY)
+
+
+def test_sizes_are_checked_through_the_interface() -> None:
+    assert chirp.workload.validate_sizes({"users": 100, "posts": 2_000}) == []
+    assert chirp.workload.validate_sizes({"users": 1, "posts": 5}) == [
+        "users must be from 2 to 100,000,000 (a follow needs two), not 1"
+    ]
+    assert chirp.workload.validate_sizes({"likes": 5})[0].startswith("chirp has no size likes")
 
 
 def test_the_same_seed_gives_the_same_rows_whatever_the_chunk_size() -> None:
@@ -65,7 +90,7 @@ def test_shares_add_up_exactly_and_spread() -> None:
 
 def test_handles_one_at_a_time_match_the_generated_ones() -> None:
     users = all_rows(TINY)["users"]
-    assert [chirp.handle_of(row[0]) for row in users] == [row[1] for row in users]
+    assert [data.handle_of(row[0]) for row in users] == [row[1] for row in users]
 
 
 def test_post_timestamps_rise_with_the_id() -> None:
@@ -97,8 +122,9 @@ def expected_checksum(config: chirp.ChirpConfig) -> dict[str, str]:
 def test_every_engine_holds_byte_identical_rows(any_url: str) -> None:
     async def main() -> tuple[dict[str, str], dict[str, int]]:
         async with opened(any_url) as engine:
-            await seed_chirp(engine, TINY)
-            return await chirp.checksum(engine), await chirp.row_counts(engine)
+            await seed_tiny(engine)
+            await chirp.workload.check_sql(engine)
+            return await checksum(engine, SCHEMA), await row_counts(engine, SCHEMA)
 
     checksums, counts = asyncio.run(main())
     assert counts == TINY.planned_rows()
@@ -181,12 +207,9 @@ def test_pages_and_writes_known_answers(any_url: str) -> None:
                 await operations.follow(engine, 1, 99),
             ]
             timeline = await operations.timeline(engine, 1)
-            problems = await chirp.verify(
-                engine, [("post", new["id"], 4), ("like", 1, 6), ("follow", 1, 4), ("like", 2, 6)]
-            )
-            return post, absent, page, new, orphan, likes, follows, timeline, problems
+            return post, absent, page, new, orphan, likes, follows, timeline
 
-    post, absent, page, new, orphan, likes, follows, timeline, problems = asyncio.run(main())
+    post, absent, page, new, orphan, likes, follows, timeline = asyncio.run(main())
     assert post == {"id": 4, "user_id": 2, "handle": "u2", "body": "two new", "created_at": 300, "likes": 3}
     assert absent is None
     assert page["user"]["id"] == 2 and [p["id"] for p in page["posts"]] == [4, 1]
@@ -194,13 +217,12 @@ def test_pages_and_writes_known_answers(any_url: str) -> None:
     assert likes == [True, False, None] and follows == [True, False, None]
     # Following user 4 brings their posts, the new one first.
     assert [p["id"] for p in timeline[:2]] == [7, 3]
-    assert problems == ["acknowledged like (2, 6) is missing"]
 
 
 def test_sqlite_plans_search_indexes_and_scan_no_table(sqlite_url: str) -> None:
     async def main():
         async with opened(sqlite_url) as engine:
-            await seed_chirp(engine, TINY)
+            await seed_tiny(engine)
             plans = {}
             async with engine.read() as session:
                 for name, sql, args in (
@@ -224,19 +246,69 @@ def test_sqlite_plans_search_indexes_and_scan_no_table(sqlite_url: str) -> None:
     assert not any("TEMP B-TREE" in s for s in plans["user_posts"])
 
 
-def test_a_duplicate_pair_is_recognised_on_every_driver(any_url: str) -> None:
-    """The error a like that lost a race gets: each driver's own unique-key violation."""
+def test_a_like_that_lost_a_race_answers_already_on_every_engine(any_url: str) -> None:
+    """The check finds no like, then the insert meets one a concurrent request made meanwhile: the
+    engine's DuplicateKey, answered as "already there" (False), not as an error."""
 
-    async def main() -> BaseException:
+    async def main() -> tuple[bool | None, int]:
         async with opened(any_url) as engine:
             await hand_built(engine)
-            try:
-                async with engine.transaction() as session:
-                    await session.execute(operations.INSERT_LIKE, (1, 4, 9))
-            except Exception as exc:
-                return exc
-        raise AssertionError("a duplicate like was inserted")
+            # The race, made certain: the check's answer says the pair is missing.
+            raced = operations.LIKE_CHECK.replace("AND post_id = ?)", "AND post_id = ? AND 1 = 0)")
+            made = await operations._insert_pair(
+                engine, raced, (1, 4, 1, 4), operations.INSERT_LIKE, (1, 4, 9)
+            )
+            async with engine.read() as session:
+                count = await session.fetch_one(
+                    "SELECT count(*) FROM likes WHERE user_id = 1 AND post_id = 4"
+                )
+        return made, count[0]  # type: ignore[index]
 
-    exc = asyncio.run(main())
-    assert operations._duplicate_key(exc)
-    assert not operations._duplicate_key(ValueError("1062"))
+    assert asyncio.run(main()) == (False, 1)
+
+
+def test_verify_finds_lost_and_corrupted_writes_and_broken_invariants(any_url: str) -> None:
+    async def main() -> tuple[dict, dict]:
+        async with opened(any_url) as engine:
+            await seed_tiny(engine)
+            by_name = {op.name: op for op in chirp.workload.operations}
+            acknowledged: dict[str, list[tuple]] = {"create_post": [], "like": [], "follow": []}
+            for name, args in (
+                ("create_post", (3, "hello")),
+                ("create_post", (4, "again")),
+                ("like", (1, 1)),
+                ("follow", (1, 100)),
+            ):
+                answer = await by_name[name].run(engine, args)
+                assert answer.status in (200, 201)
+                acknowledged[name].append(by_name[name].acknowledge(args, answer.body))  # type: ignore[misc]
+            clean = await chirp.workload.verify(engine, TINY_DATA, acknowledged)
+            lost_post = acknowledged["create_post"][0][0]
+            async with engine.transaction() as session:
+                await session.execute("DELETE FROM posts WHERE id = ?", (lost_post,))
+                await session.execute("UPDATE posts SET body = ? WHERE id = ?", ("changed", lost_post + 1))
+                await session.execute("DELETE FROM likes WHERE user_id = ? AND post_id = ?", (1, 1))
+                await session.execute("INSERT INTO follows VALUES (?, ?, ?)", (7, 7, 1))
+                await session.execute("INSERT INTO likes VALUES (?, ?, ?)", (8, 10**6, 1))
+                await session.execute("DELETE FROM posts WHERE id = ?", (5,))
+            broken = await chirp.workload.verify(engine, TINY_DATA, acknowledged)
+        return clean, broken
+
+    clean, broken = asyncio.run(main())
+    assert clean == {
+        "checked": {"acknowledged": {"create_post": 2, "like": 1, "follow": 1}, "invariants": 11},
+        "lost": 0,
+        "corrupted": 0,
+        "violations": [],
+    }
+    assert (broken["lost"], broken["corrupted"]) == (2, 1)
+    likes_on_5 = sum(1 for _, post_id, _ in all_rows(TINY)["likes"] if post_id == 5)
+    assert broken["violations"] == [
+        "self-follows: 1",
+        f"likes naming a user or a post that does not exist: {1 + likes_on_5}",
+        "seeded posts missing: 1 of 2,000",
+    ]
+
+
+def test_body_checksum_is_what_verify_compares() -> None:
+    assert endpoints.body_crc("hello") == 907060870

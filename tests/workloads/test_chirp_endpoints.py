@@ -1,63 +1,83 @@
-"""Chirp's operations in the workload interface's shape: parse, draw, render and run."""
+"""Chirp's operations in the workload interface: parse, draw, render, run, acknowledge, presets."""
 
 from __future__ import annotations
 
 import asyncio
 import random
-from dataclasses import dataclass, field
 
 import pytest
 
-from dbladder.data.chirp_seeding import seed_chirp
+from dbladder.data.seeding import seed
 from dbladder.engines import opened
 from dbladder.errors import InvalidRequest
-from dbladder.workloads import chirp
-from dbladder.workloads.chirp.endpoints import MIXES, SPECS
+from dbladder.load.presets import get_preset
+from dbladder.workloads.base import DataSpec, Draw, HttpRequest
+from dbladder.workloads.chirp import workload
+from dbladder.workloads.chirp.data import handle_of
+from dbladder.workloads.registry import load_workload
 
 SIZES = {"users": 100, "posts": 2_000}
+BY_NAME = {op.name: op for op in workload.operations}
 
 
-@dataclass(frozen=True)
-class Request:
-    params: dict[str, str]
-    query: str = ""
-    body: bytes = b""
+def a_draw() -> Draw:
+    return Draw(random.Random(3).random)
 
 
-@dataclass
-class Draw:
-    generator: random.Random = field(default_factory=lambda: random.Random(3))
-
-    def random(self) -> float:
-        return self.generator.random()
-
-    def below(self, n: int) -> int:
-        return int(self.generator.random() * n)
-
-    def id(self, n: int) -> int:
-        return self.below(n) + 1
-
-
-def request_for(route: str, path: str, body: bytes | None) -> Request:
+def request_for(route: str, path: str, body: bytes | None) -> HttpRequest:
     """What the service's router would hand the parser: the route's {name} filled from the path."""
     params = {}
     for pattern, value in zip(route.split("/"), path.split("/"), strict=True):
         if pattern.startswith("{"):
             params[pattern[1:-1]] = value
-    return Request(params, body=body or b"")
+    return HttpRequest(params, body=body or b"")
 
 
-def test_specs_have_the_interface_fields_and_the_mixed_weights() -> None:
-    assert [s.name for s in SPECS] == ["post_by_id", "profile", "timeline", "create_post", "like", "follow"]
-    assert sum(s.weight for s in SPECS) == pytest.approx(1.0)
-    assert sum(s.weight for s in SPECS if s.write) == pytest.approx(0.05)
-    assert all(sum(mix.values()) == pytest.approx(1.0) for mix in MIXES.values())
-    assert {s.name for s in SPECS if s.write} == {"create_post", "like", "follow"}
+def test_chirp_is_a_built_in_workload_with_the_posts_mixed_round() -> None:
+    assert load_workload("chirp") is workload
+    assert [op.name for op in workload.operations] == [
+        "post_by_id",
+        "profile",
+        "timeline",
+        "create_post",
+        "like",
+        "follow",
+    ]
+    mix = workload.mix()
+    assert mix.share("timeline") == pytest.approx(0.95)
+    assert workload.write_share(mix) == pytest.approx(0.05)
+    assert {op.name for op in workload.operations if op.write} == {"create_post", "like", "follow"}
+    assert all(op.acknowledge is not None for op in workload.operations if op.write)
+
+
+@pytest.mark.parametrize(
+    ("preset", "only", "reference"),
+    [
+        ("post", "post_by_id", "51,427 req/s"),
+        ("profile", "profile", "47,776 req/s"),
+        ("timeline", "timeline", "3,543 req/s"),
+        ("mixed", None, "3,654 req/s"),
+    ],
+)
+def test_a_preset_per_round_of_the_post_with_its_figure(
+    preset: str, only: str | None, reference: str
+) -> None:
+    chosen = get_preset(workload, preset)
+    assert chosen.reference == f"{reference} on an Apple M1 with 50 connections"
+    assert chosen.ladder is not None and chosen.ladder.validate() == []
+    # Each ladder climbs past the post's own figure.
+    top = chosen.ladder.start + chosen.ladder.step * (chosen.ladder.steps - 1)
+    assert top > int(reference.split()[0].replace(",", ""))
+    mix = workload.mix(chosen.write_share, dict(chosen.weights or ()))
+    if only:
+        assert mix.share(only) == 1.0
+    else:
+        assert mix.to_dict() == workload.mix().to_dict()
 
 
 def test_render_then_parse_gives_the_drawn_arguments_back() -> None:
-    draw = Draw()
-    for spec in SPECS:
+    draw = a_draw()
+    for spec in workload.operations:
         for _ in range(50):
             args = spec.draw(draw, SIZES)
             path, body = spec.render(args)
@@ -66,8 +86,8 @@ def test_render_then_parse_gives_the_drawn_arguments_back() -> None:
 
 
 def test_drawn_follows_never_follow_oneself() -> None:
-    follow = next(s for s in SPECS if s.name == "follow")
-    draw = Draw()
+    follow = BY_NAME["follow"]
+    draw = a_draw()
     pairs = [follow.draw(draw, {"users": 3, "posts": 1}) for _ in range(300)]
     assert all(a != b and 1 <= a <= 3 and 1 <= b <= 3 for a, b in pairs)
     assert len(set(pairs)) == 6
@@ -88,37 +108,39 @@ def test_drawn_follows_never_follow_oneself() -> None:
     ],
 )
 def test_bad_input_is_an_invalid_request(name: str, params: dict, body: bytes, message: str) -> None:
-    spec = next(s for s in SPECS if s.name == name)
     with pytest.raises(InvalidRequest, match=message):
-        spec.parse(Request(params, body=body))
+        BY_NAME[name].parse(HttpRequest(params, body=body))
 
 
 def test_run_answers_and_acknowledgements(sqlite_url: str) -> None:
-    config = chirp.ChirpConfig.at_scale(0.002)
-    by_name = {s.name: s for s in SPECS}
+    data = DataSpec(1, SIZES)
 
     async def main():
         async with opened(sqlite_url) as engine:
-            await seed_chirp(engine, config)
-            answers = {
-                "post": await by_name["post_by_id"].run(engine, (5,)),
-                "no post": await by_name["post_by_id"].run(engine, (10**9,)),
-                "profile": await by_name["profile"].run(engine, (chirp.handle_of(3),)),
-                "no profile": await by_name["profile"].run(engine, ("nobody",)),
-                "timeline": await by_name["timeline"].run(engine, (1,)),
-                "create": await by_name["create_post"].run(engine, (3, "hi")),
-                "like": await by_name["like"].run(engine, (1, 1)),
-                "like again": await by_name["like"].run(engine, (1, 1)),
-                "follow": await by_name["follow"].run(engine, (1, 100)),
+            await seed(engine, workload, data)
+            context = await workload.open(engine)
+            calls = {
+                "post": ("post_by_id", (5,)),
+                "no post": ("post_by_id", (10**9,)),
+                "profile": ("profile", (handle_of(3),)),
+                "no profile": ("profile", ("nobody",)),
+                "timeline": ("timeline", (1,)),
+                "create": ("create_post", (3, "hi")),
+                "like": ("like", (1, 1)),
+                "like again": ("like", (1, 1)),
+                "follow": ("follow", (1, 100)),
             }
-            acknowledged = [
-                by_name[name].acknowledge(answers[key][1])  # type: ignore[misc]
+            answers = {key: await BY_NAME[name].run(context, args) for key, (name, args) in calls.items()}
+            acknowledged = {
+                name: [BY_NAME[name].acknowledge(calls[key][1], answers[key].body)]  # type: ignore[misc]
                 for name, key in (("create_post", "create"), ("like", "like"), ("follow", "follow"))
-            ]
-            return answers, await chirp.verify(engine, acknowledged)
+            }
+            checked = await workload.verify(engine, data, acknowledged)
+            await workload.close(context)
+            return answers, acknowledged, checked
 
-    answers, problems = asyncio.run(main())
-    statuses = {key: status for key, (status, _) in answers.items()}
+    answers, acknowledged, checked = asyncio.run(main())
+    statuses = {key: answer.status for key, answer in answers.items()}
     assert statuses == {
         "post": 200,
         "no post": 404,
@@ -126,10 +148,12 @@ def test_run_answers_and_acknowledgements(sqlite_url: str) -> None:
         "no profile": 404,
         "timeline": 200,
         "create": 201,
-        "like": 201,
+        "like": 201 if answers["like"].body["new"] else 200,
         "like again": 200,
-        "follow": 201 if answers["follow"][1]["new"] else 200,
+        "follow": 201 if answers["follow"].body["new"] else 200,
     }
-    assert answers["profile"][1]["user"]["id"] == 3
-    assert len(answers["timeline"][1]) == 20
-    assert problems == []
+    assert answers["profile"].body["user"]["id"] == 3
+    assert len(answers["timeline"].body) == 20
+    assert acknowledged["create_post"][0][:2] == (2_001, 3)
+    assert acknowledged["like"] == [(1, 1)] and acknowledged["follow"] == [(1, 100)]
+    assert (checked["lost"], checked["corrupted"], checked["violations"]) == (0, 0, [])

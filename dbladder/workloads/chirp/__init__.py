@@ -7,53 +7,61 @@ writes (a post, a like, a follow). The modules:
     schema      the tables and the indexes each query needs
     data        the deterministic generator (`ChirpConfig`, `generate`)
     operations  the SQL and one async function per operation
-    endpoints   parse / draw / render / run per operation, in the workload interface's shape
-    checks      row counts, checksum, invariants
+    endpoints   the operations in the workload interface: parse, draw, render, run, acknowledge
+    presets     the post's HTTP rounds, with its figures
+    verify      the integrity check: acknowledged writes, invariants
 
-`dbladder.data.chirp_seeding.seed_chirp` loads the data set through an engine's bulk path.
+Nothing outside this package imports it; dbladder finds it by name (workloads/registry.py).
 """
 
 from __future__ import annotations
 
-from collections.abc import Iterator, Mapping
+from collections.abc import Iterator, Mapping, Sequence
+from types import MappingProxyType
+from typing import Any
 
-from ...engines.base import Row, Table
-from .checks import checksum, row_counts, sizes_in, verify
-from .data import POST_SIZES, ChirpConfig, generate, handle_of
-from .endpoints import DEFAULT_MIX, MIXES, SPECS
+from ...engines.base import Engine, Row, Table
+from ..base import DataSpec, Sizes, Workload
+from . import verify
+from .data import SIZES, ChirpConfig, generate
+from .endpoints import OPERATIONS
+from .presets import PRESETS
 from .schema import SCHEMA
 
-NAME = "chirp"
-DESCRIPTION = 'The social app of "SQLite handled 315 million daily requests on a laptop"'
-SIZES = POST_SIZES  # the defaults at scale 1
+__all__ = ["Chirp", "ChirpConfig", "workload"]
 
 
-def generate_rows(seed: int, sizes: Mapping[str, int]) -> Iterator[tuple[Table, Iterator[list[Row]]]]:
-    """The interface's `Workload.generate(seed, sizes)`: (table, chunks of rows) in load order."""
-    return generate(ChirpConfig(seed=seed, **sizes))
+class Chirp(Workload):
+    name = "chirp"
+    description = (
+        'the social app of "SQLite handled 315 million daily requests on a laptop": users, posts, '
+        "follows, likes; the timeline is the heavy page"
+    )
+    schema = SCHEMA
+    sizes = MappingProxyType(SIZES)
+    operations = OPERATIONS
+    presets = PRESETS
+    source = "built-in"
+
+    def generate(self, data: DataSpec) -> Iterator[tuple[Table, Iterator[list[Row]]]]:
+        return generate(ChirpConfig.of(data.sizes["users"], data.sizes["posts"], data.seed))
+
+    def planned_rows(self, sizes: Sizes) -> dict[str, int]:
+        return ChirpConfig.of(sizes["users"], sizes["posts"]).planned_rows()
+
+    def validate_sizes(self, sizes: Sizes) -> list[str]:
+        problems = super().validate_sizes(sizes)
+        if problems:
+            return problems
+        missing = [name for name in self.sizes if name not in sizes]
+        if missing:
+            return [f"chirp needs the size {', '.join(missing)}"]
+        return ChirpConfig.of(sizes["users"], sizes["posts"]).validate()
+
+    async def verify(
+        self, engine: Engine, data: DataSpec, acknowledged: Mapping[str, Sequence[tuple[Any, ...]]]
+    ) -> dict[str, Any]:
+        return await verify.verify(engine, data.sizes["users"], data.sizes["posts"], acknowledged)
 
 
-def planned_rows(sizes: Mapping[str, int]) -> dict[str, int]:
-    """The interface's `Workload.planned_rows(sizes)`: the exact row count of every table."""
-    return ChirpConfig(**sizes).planned_rows()
-
-
-__all__ = [
-    "DEFAULT_MIX",
-    "DESCRIPTION",
-    "MIXES",
-    "NAME",
-    "POST_SIZES",
-    "SCHEMA",
-    "SIZES",
-    "SPECS",
-    "ChirpConfig",
-    "checksum",
-    "generate",
-    "generate_rows",
-    "handle_of",
-    "planned_rows",
-    "row_counts",
-    "sizes_in",
-    "verify",
-]
+workload = Chirp()

@@ -33,7 +33,9 @@ from ...errors import InvalidConfig
 from .schema import SCHEMA
 
 # The post's cardinalities ("SQLite handled 315 million daily requests on a laptop").
-POST_SIZES = {"users": 50_000, "posts": 1_000_000, "follows": 2_498_799, "likes": 4_999_764}
+POST_ROWS = {"users": 50_000, "posts": 1_000_000, "follows": 2_498_799, "likes": 4_999_764}
+SIZES = {"users": POST_ROWS["users"], "posts": POST_ROWS["posts"]}
+"""The workload's size parameters at scale 1; follows and likes follow from users (`derived_rows`)."""
 
 USERS_FROM = 1_668_000_000  # unix seconds: users signed up over the year before the first post
 POSTS_FROM = 1_700_000_000  # the first post; the last one a year later
@@ -146,29 +148,40 @@ def post_bodies() -> np.ndarray:
     return np.array(texts, dtype=object)
 
 
+def derived_rows(users: int, posts: int) -> tuple[int, int]:
+    """(follows, likes) for a data set of `users` and `posts`: the post's follows and likes per user
+    (49.98 and 99.995), so the post's exact counts at 50,000 users.
+
+    Each is capped at a quarter of all possible pairs, so that a user at twice the average still
+    has enough distinct users (posts) to follow (like) in tiny data sets.
+    """
+    per_user = POST_ROWS["users"]
+    follows = (POST_ROWS["follows"] * users + per_user // 2) // per_user
+    likes = (POST_ROWS["likes"] * users + per_user // 2) // per_user
+    return min(follows, users * (users - 1) // 4), min(likes, users * posts // 4)
+
+
 @dataclass(frozen=True)
 class ChirpConfig:
     """The size of Chirp's data set and the seed that decides its rows."""
 
-    users: int = POST_SIZES["users"]
-    posts: int = POST_SIZES["posts"]
-    follows: int = POST_SIZES["follows"]
-    likes: int = POST_SIZES["likes"]
+    users: int = POST_ROWS["users"]
+    posts: int = POST_ROWS["posts"]
+    follows: int = POST_ROWS["follows"]
+    likes: int = POST_ROWS["likes"]
     seed: int = 1
     chunk_rows: int = 50_000
 
     @classmethod
-    def at_scale(cls, scale: float, seed: int = 1) -> ChirpConfig:
-        """The post's data set times `scale` (0.01 is 500 users and 10,000 posts).
-
-        Follows and likes are capped at a quarter of all possible pairs, so that a user at twice
-        the average still has enough distinct users (posts) to follow (like) at tiny scales.
-        """
-        users = max(2, round(POST_SIZES["users"] * scale))
-        posts = max(1, round(POST_SIZES["posts"] * scale))
-        follows = min(round(POST_SIZES["follows"] * scale), users * (users - 1) // 4)
-        likes = min(round(POST_SIZES["likes"] * scale), users * posts // 4)
+    def of(cls, users: int, posts: int, seed: int = 1) -> ChirpConfig:
+        """The data set of `users` and `posts`, with the follows and likes they derive."""
+        follows, likes = derived_rows(users, posts)
         return cls(users=users, posts=posts, follows=follows, likes=likes, seed=seed)
+
+    @classmethod
+    def at_scale(cls, scale: float, seed: int = 1) -> ChirpConfig:
+        """The post's data set times `scale` (0.01 is 500 users and 10,000 posts)."""
+        return cls.of(max(2, round(SIZES["users"] * scale)), max(1, round(SIZES["posts"] * scale)), seed)
 
     def validate(self) -> list[str]:
         """Every problem with the sizes, each naming its field; empty when they are usable."""
@@ -216,7 +229,7 @@ class ChirpConfig:
     @property
     def sizes(self) -> dict[str, int]:
         """The size parameters, as the workload interface passes them around."""
-        return self.planned_rows()
+        return {"users": self.users, "posts": self.posts}
 
 
 def _shares(seed: int, kind: str, users: int, total: int) -> np.ndarray:

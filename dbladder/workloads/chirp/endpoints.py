@@ -1,79 +1,39 @@
-"""Chirp's HTTP face: per operation, how a request is parsed, drawn, rendered and answered.
+"""Chirp's operations in the workload interface: per operation, how a request is parsed, drawn,
+rendered and answered, and what an acknowledged write leaves for the integrity check.
 
-Written as plain functions in the shape of the workload interface's `Operation` (docs/chirp.md):
-`SPECS` holds one `Spec` per operation whose fields are the interface's, so the workload wraps
-each as `Operation(**spec._asdict())`. The request, the random source and the answer are taken
-structurally (`Request`, `Draw` below; a run function returns `(status, body)`), so the
-interface's own classes fit them without this module importing them.
+    post_by_id   GET /post/{id}
+    profile      GET /u/{handle}
+    timeline     GET /timeline/{user_id}      weight 0.95
+    create_post  POST /post                   weight 0.015
+    like         POST /like                   weight 0.03
+    follow       POST /follow                 weight 0.005
 
-The mixes are the post's rounds ("SQLite handled 315 million daily requests on a laptop"): each
-page alone, and the mixed round of 95 % timeline reads and 5 % writes. The post does not say which
-writes; we split them as a social app's tend to go: 3 % likes, 1.5 % new posts, 0.5 % follows.
+The weights are the post's mixed round ("SQLite handled 315 million daily requests on a laptop"):
+95 % timeline reads and 5 % writes. The post does not say which writes; they are split as a
+social app's tend to go, 3 % likes, 1.5 % new posts, 0.5 % follows. The other rounds (each page
+alone) are presets (`presets.py`).
+
+Every draw names rows that exist, so no generated request is answered 404: a like or a follow
+that is there already answers 200 ("new": false), a new one 201.
 """
 
 from __future__ import annotations
 
-from collections.abc import Awaitable, Callable, Mapping
-from typing import Annotated, Any, NamedTuple, Protocol
+import zlib
+from typing import Annotated, Any
 
 import msgspec
 
 from ...engines.base import Engine
 from ...errors import InvalidRequest
+from ..base import Answer, Args, Draw, HttpRequest, Operation, Sizes
+from ..parsing import MAX_ID, decode_body, not_found, parse_id
 from . import operations
 from .data import handle_of, post_bodies
 from .schema import BODY_LENGTH, HANDLE_LENGTH
 
-Args = tuple[Any, ...]
-Sizes = Mapping[str, int]
-Result = tuple[int, Any]  # (HTTP status, JSON-able body): the interface's Answer(status, body)
-
-MAX_ID = 2**63 - 1  # the largest BIGINT on every engine
-MAX_BODY_BYTES = 4_096
 HANDLE_CHARACTERS = frozenset("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789_")
-
-MIXES: dict[str, dict[str, float]] = {
-    "mixed": {"timeline": 0.95, "like": 0.03, "create_post": 0.015, "follow": 0.005},
-    "post": {"post_by_id": 1.0},
-    "profile": {"profile": 1.0},
-    "timeline": {"timeline": 1.0},
-}
-DEFAULT_MIX = "mixed"
-
-
-class Request(Protocol):
-    """What a parser reads: the interface's HttpRequest."""
-
-    @property
-    def params(self) -> Mapping[str, str]: ...
-    @property
-    def query(self) -> str: ...
-    @property
-    def body(self) -> bytes: ...
-
-
-class Draw(Protocol):
-    """The generator's random source: the interface's Draw."""
-
-    def random(self) -> float: ...
-    def below(self, n: int) -> int: ...
-    def id(self, n: int) -> int: ...
-
-
-class Spec(NamedTuple):
-    """One operation, field for field the interface's `Operation`."""
-
-    name: str
-    method: str
-    route: str
-    write: bool
-    weight: float
-    statements: tuple[str, ...]
-    run: Callable[[Engine, Args], Awaitable[Result]]
-    parse: Callable[[Request], Args]
-    draw: Callable[[Draw, Sizes], Args]
-    render: Callable[[Args], tuple[str, bytes | None]]
-    acknowledge: Callable[[Any], tuple[Any, ...]] | None = None
+MIXED = {"timeline": 0.95, "like": 0.03, "create_post": 0.015, "follow": 0.005}
 
 
 # ---------------------------------------------------------------------------------------------
@@ -97,27 +57,12 @@ class NewFollow(msgspec.Struct, forbid_unknown_fields=True, frozen=True):
     followee_id: Id
 
 
-_decoders = {kind: msgspec.json.Decoder(kind) for kind in (NewPost, NewLike, NewFollow)}
+_decoders: dict[type[Any], Any] = {kind: msgspec.json.Decoder(kind) for kind in (NewPost, NewLike, NewFollow)}
 encode = msgspec.json.Encoder().encode
 
 
 def _decode(kind: type[Any], body: bytes) -> Any:
-    if len(body) > MAX_BODY_BYTES:
-        raise InvalidRequest(f"the body is larger than {MAX_BODY_BYTES} bytes")
-    try:
-        return _decoders[kind].decode(body)
-    except msgspec.ValidationError as exc:
-        raise InvalidRequest(f"invalid {kind.__name__}: {exc}") from None
-    except msgspec.DecodeError as exc:
-        raise InvalidRequest(f"the body is not valid JSON: {exc}") from None
-
-
-def parse_id(text: str, what: str) -> int:
-    """A path segment as a positive 63-bit id, or InvalidRequest naming `what`."""
-    # isascii() first: str.isdigit() also accepts digits such as '²' that int() refuses.
-    if text.isascii() and text.isdigit() and len(text) <= 19 and 1 <= int(text) <= MAX_ID:
-        return int(text)
-    raise InvalidRequest(f"{what} must be a whole number from 1 to {MAX_ID}, not {text[:40]!r}")
+    return decode_body(body, _decoders[kind], kind.__name__)
 
 
 def parse_handle(text: str) -> str:
@@ -130,14 +75,10 @@ def parse_handle(text: str) -> str:
 
 
 # ---------------------------------------------------------------------------------------------
-# The operations, each as parse / draw / render / run.
+# The operations, each as parse / draw / render / run (and acknowledge, for a write).
 
 
-def _not_found(message: str) -> Result:
-    return 404, {"error": "not_found", "message": message}
-
-
-def parse_post_by_id(request: Request) -> Args:
+def parse_post_by_id(request: HttpRequest) -> Args:
     return (parse_id(request.params["id"], "the post id"),)
 
 
@@ -149,12 +90,12 @@ def render_post_by_id(args: Args) -> tuple[str, bytes | None]:
     return f"/post/{args[0]}", None
 
 
-async def run_post_by_id(engine: Engine, args: Args) -> Result:
+async def run_post_by_id(engine: Engine, args: Args) -> Answer:
     post = await operations.post_by_id(engine, args[0])
-    return (200, post) if post else _not_found(f"no post with id {args[0]}")
+    return Answer(200, post) if post else Answer(404, not_found(f"no post with id {args[0]}"))
 
 
-def parse_profile(request: Request) -> Args:
+def parse_profile(request: HttpRequest) -> Args:
     return (parse_handle(request.params["handle"]),)
 
 
@@ -166,12 +107,12 @@ def render_profile(args: Args) -> tuple[str, bytes | None]:
     return f"/u/{args[0]}", None
 
 
-async def run_profile(engine: Engine, args: Args) -> Result:
+async def run_profile(engine: Engine, args: Args) -> Answer:
     page = await operations.profile(engine, args[0])
-    return (200, page) if page else _not_found(f"no user with handle {args[0]!r}")
+    return Answer(200, page) if page else Answer(404, not_found(f"no user with handle {args[0]!r}"))
 
 
-def parse_timeline(request: Request) -> Args:
+def parse_timeline(request: HttpRequest) -> Args:
     return (parse_id(request.params["user_id"], "the user id"),)
 
 
@@ -183,11 +124,11 @@ def render_timeline(args: Args) -> tuple[str, bytes | None]:
     return f"/timeline/{args[0]}", None
 
 
-async def run_timeline(engine: Engine, args: Args) -> Result:
-    return 200, await operations.timeline(engine, args[0])
+async def run_timeline(engine: Engine, args: Args) -> Answer:
+    return Answer(200, await operations.timeline(engine, args[0]))
 
 
-def parse_create_post(request: Request) -> Args:
+def parse_create_post(request: HttpRequest) -> Args:
     post = _decode(NewPost, request.body)
     return (post.user_id, post.body)
 
@@ -201,16 +142,22 @@ def render_create_post(args: Args) -> tuple[str, bytes | None]:
     return "/post", encode({"user_id": args[0], "body": args[1]})
 
 
-async def run_create_post(engine: Engine, args: Args) -> Result:
+async def run_create_post(engine: Engine, args: Args) -> Answer:
     post = await operations.create_post(engine, args[0], args[1])
-    return (201, post) if post else _not_found(f"no user with id {args[0]}")
+    return Answer(201, post) if post else Answer(404, not_found(f"no user with id {args[0]}"))
 
 
-def acknowledge_create_post(body: Any) -> tuple[Any, ...]:
-    return ("post", body["id"], body["user_id"])
+def acknowledge_create_post(args: Args, body: Any) -> tuple[Any, ...]:
+    """(post id, author, created_at, crc32 of the text): enough to find the post and see it intact."""
+    return (int(body["id"]), int(args[0]), int(body["created_at"]), body_crc(args[1]))
 
 
-def parse_like(request: Request) -> Args:
+def body_crc(text: str) -> int:
+    """The CRC-32 of a post's text, kept instead of the text (up to 280 characters) per write."""
+    return zlib.crc32(text.encode())
+
+
+def parse_like(request: HttpRequest) -> Args:
     new = _decode(NewLike, request.body)
     return (new.user_id, new.post_id)
 
@@ -223,18 +170,19 @@ def render_like(args: Args) -> tuple[str, bytes | None]:
     return "/like", encode({"user_id": args[0], "post_id": args[1]})
 
 
-async def run_like(engine: Engine, args: Args) -> Result:
+async def run_like(engine: Engine, args: Args) -> Answer:
     made = await operations.like(engine, args[0], args[1])
     if made is None:
-        return _not_found(f"no user {args[0]} or no post {args[1]}")
-    return (201 if made else 200), {"user_id": args[0], "post_id": args[1], "new": made}
+        return Answer(404, not_found(f"no user {args[0]} or no post {args[1]}"))
+    return Answer(201 if made else 200, {"user_id": args[0], "post_id": args[1], "new": made})
 
 
-def acknowledge_like(body: Any) -> tuple[Any, ...]:
-    return ("like", body["user_id"], body["post_id"])
+def acknowledge_pair(args: Args, body: Any) -> tuple[Any, ...]:
+    """A like or follow answered 200 or 201: the pair must be there after the run, new or not."""
+    return (int(args[0]), int(args[1]))
 
 
-def parse_follow(request: Request) -> Args:
+def parse_follow(request: HttpRequest) -> Args:
     new = _decode(NewFollow, request.body)
     if new.follower_id == new.followee_id:
         raise InvalidRequest("a user cannot follow themselves")
@@ -252,92 +200,93 @@ def render_follow(args: Args) -> tuple[str, bytes | None]:
     return "/follow", encode({"follower_id": args[0], "followee_id": args[1]})
 
 
-async def run_follow(engine: Engine, args: Args) -> Result:
+async def run_follow(engine: Engine, args: Args) -> Answer:
     made = await operations.follow(engine, args[0], args[1])
     if made is None:
-        return _not_found(f"no user {args[0]} or no user {args[1]}")
-    return (201 if made else 200), {"follower_id": args[0], "followee_id": args[1], "new": made}
+        return Answer(404, not_found(f"no user {args[0]} or no user {args[1]}"))
+    return Answer(201 if made else 200, {"follower_id": args[0], "followee_id": args[1], "new": made})
 
 
-def acknowledge_follow(body: Any) -> tuple[Any, ...]:
-    return ("follow", body["follower_id"], body["followee_id"])
-
-
-_MIXED = MIXES[DEFAULT_MIX]
-SPECS = (
-    Spec(
+OPERATIONS = (
+    Operation(
         "post_by_id",
         "GET",
         "/post/{id}",
         False,
         0.0,
-        (operations.POST_BY_ID,),
         run_post_by_id,
         parse_post_by_id,
         draw_post_by_id,
         render_post_by_id,
+        statements=(operations.POST_BY_ID,),
+        description="a post with its author's handle and like count",
     ),
-    Spec(
+    Operation(
         "profile",
         "GET",
         "/u/{handle}",
         False,
         0.0,
-        (operations.USER_BY_HANDLE, operations.USER_POSTS),
         run_profile,
         parse_profile,
         draw_profile,
         render_profile,
+        statements=(operations.USER_BY_HANDLE, operations.USER_POSTS),
+        description="a user by handle and their 20 newest posts",
     ),
-    Spec(
+    Operation(
         "timeline",
         "GET",
         "/timeline/{user_id}",
         False,
-        _MIXED["timeline"],
-        (operations.TIMELINE,),
+        MIXED["timeline"],
         run_timeline,
         parse_timeline,
         draw_timeline,
         render_timeline,
+        statements=(operations.TIMELINE,),
+        description="the 20 newest posts of the people a user follows, each with its like count",
     ),
-    Spec(
+    Operation(
         "create_post",
         "POST",
         "/post",
         True,
-        _MIXED["create_post"],
-        (operations.USER_EXISTS, operations.INSERT_POST),
+        MIXED["create_post"],
         run_create_post,
         parse_create_post,
         draw_create_post,
         render_create_post,
-        acknowledge_create_post,
+        statements=(operations.USER_EXISTS, operations.INSERT_POST),
+        acknowledge=acknowledge_create_post,
+        description="a new post: the author checked, one INSERT, in one transaction",
     ),
-    Spec(
+    Operation(
         "like",
         "POST",
         "/like",
         True,
-        _MIXED["like"],
-        (operations.LIKE_CHECK, operations.INSERT_LIKE),
+        MIXED["like"],
         run_like,
         parse_like,
         draw_like,
         render_like,
-        acknowledge_like,
+        statements=(operations.LIKE_CHECK, operations.INSERT_LIKE),
+        acknowledge=acknowledge_pair,
+        description="a like, once per user and post",
     ),
-    Spec(
+    Operation(
         "follow",
         "POST",
         "/follow",
         True,
-        _MIXED["follow"],
-        (operations.FOLLOW_CHECK, operations.INSERT_FOLLOW),
+        MIXED["follow"],
         run_follow,
         parse_follow,
         draw_follow,
         render_follow,
-        acknowledge_follow,
+        statements=(operations.FOLLOW_CHECK, operations.INSERT_FOLLOW),
+        acknowledge=acknowledge_pair,
+        description="a follow, once per pair of users",
     ),
 )

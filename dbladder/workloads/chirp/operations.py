@@ -18,7 +18,7 @@ fetch per candidate). The plans on all three engines are in docs/chirp.md.
 A write that finds its row already there (a like or follow made twice) is not an error: it
 answers "already" (False). Between the check and the insert another client can insert the same
 pair on PostgreSQL or MariaDB (SQLite's write lock serialises them); that insert then fails on the
-primary key, which `_duplicate_key` recognises, and the answer is the same.
+primary key, which every engine reports as DuplicateKey, and the answer is the same.
 """
 
 from __future__ import annotations
@@ -27,6 +27,7 @@ import time
 from typing import Any
 
 from ...engines.base import Engine
+from ...errors import DuplicateKey
 
 PAGE = 20
 
@@ -153,21 +154,6 @@ async def _insert_pair(
             if already:
                 return False
             await session.execute(insert, insert_args)
-    except Exception as exc:
-        if _duplicate_key(exc):
-            return False
-        raise
+    except DuplicateKey:  # another request inserted the same pair after our check
+        return False
     return True
-
-
-def _duplicate_key(exc: BaseException) -> bool:
-    """Whether a driver error is a unique-key violation (an insert that lost a race to the same pair).
-
-    The engines do not yet map this condition to a dbladder error, so it is recognised by what each
-    driver sets: SQLSTATE 23505 (asyncpg), error 1062 ER_DUP_ENTRY (asyncmy), apsw's ConstraintError.
-    """
-    if getattr(exc, "sqlstate", None) == "23505":
-        return True
-    if type(exc).__name__ == "IntegrityError" and exc.args and exc.args[0] == 1062:
-        return True
-    return type(exc).__name__ == "ConstraintError" and type(exc).__module__ == "apsw"

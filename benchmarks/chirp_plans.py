@@ -13,8 +13,8 @@ import asyncio
 import sys
 
 from dbladder.engines import opened
-from dbladder.workloads.chirp import handle_of
 from dbladder.workloads.chirp import operations as ops
+from dbladder.workloads.chirp.data import handle_of
 
 
 def queries(user: int) -> dict[str, tuple[str, tuple]]:

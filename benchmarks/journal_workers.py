@@ -16,7 +16,7 @@ import statistics
 import sys
 
 from dbladder.bench.journal import WRITER_STREAM, WorkerSpec, run_workers, summarise
-from dbladder.bench.rounds import data_sizes
+from dbladder.bench.rounds import DELETE_POSTS_AFTER, data_sizes
 from dbladder.engines import opened
 
 
@@ -27,7 +27,7 @@ async def sizes_of(url: str) -> dict[str, int]:
 
 async def delete_after(url: str, highest: int) -> None:
     async with opened(url) as engine, engine.read() as session:
-        await session.execute("DELETE FROM posts WHERE id > ?", (highest,))
+        await session.execute(DELETE_POSTS_AFTER, (highest,))
 
 
 def main() -> int:
@@ -43,12 +43,14 @@ def main() -> int:
         for writer in (False, True):
             for kind in ("threads", "processes"):
                 specs = [
-                    WorkerSpec("reader", args.db, args.seconds, stream, 1, sizes["users"])
+                    WorkerSpec("reader", args.db, args.seconds, stream, 1, sizes)
                     for stream in range(args.readers)
                 ]
                 if writer:
                     specs.append(
-                        WorkerSpec("writer", args.db, args.seconds, WRITER_STREAM, 1, sizes["users"])
+                        WorkerSpec(
+                            "writer", args.db, args.seconds, WRITER_STREAM, 1, sizes, operation="create_post"
+                        )
                     )
                 row = summarise("sqlite", "", "", run_workers(specs, kind))
                 asyncio.run(delete_after(args.db, sizes["posts"]))

@@ -4,12 +4,13 @@
 
 At scale 1 the data set is the post's ("SQLite handled 315 million daily requests on a laptop"):
 50,000 users, 1,000,000 posts, 2,498,799 follows, 4,999,764 likes. Each engine loads it through
-dbladder's own path (`recreate_schema`, `bulk_load`, `finish_load`) into a scratch database that is
-dropped afterwards. References are measured in the same run, because other work shares the machine:
-SQLite and MariaDB load the likes rows ready-made (apsw executemany; the mariadb client's LOAD
-DATA LOCAL INFILE of a ready-made file) into the same table with its primary key, compared with
-dbladder's likes figure, which includes generating the rows; PostgreSQL's own loader
-(`pgbench -i -s 10`, 1M rows by COPY, keys after) is compared with dbladder's whole load.
+dbladder's own path (`dbladder.data.seeding.seed`: `recreate_schema`, `bulk_load`, `finish_load`)
+into a scratch database that is dropped afterwards. References are measured in the same run,
+because other work shares the machine: SQLite and MariaDB load the likes rows ready-made (apsw
+executemany; the mariadb client's LOAD DATA LOCAL INFILE of a ready-made file) into the same table
+with its primary key, compared with dbladder's likes figure, which includes generating the rows;
+PostgreSQL's own loader (`pgbench -i -s 10`, 1M rows by COPY, keys after) is compared with
+dbladder's whole load.
 """
 
 from __future__ import annotations
@@ -26,16 +27,16 @@ import uuid
 
 from seed import pgbench_rows_per_second, print_reference, scratch_database
 
-from dbladder.data.chirp_seeding import seed_chirp
-from dbladder.data.seeding import SeedReport
+from dbladder.data.seeding import SeedReport, seed
 from dbladder.engines import opened
-from dbladder.workloads.chirp import ChirpConfig
+from dbladder.workloads.base import DataSpec
+from dbladder.workloads.chirp import ChirpConfig, workload
 from dbladder.workloads.chirp.data import like_rows
 
 GOALS_S = {"sqlite": 60, "postgresql": 60, "mariadb": 120}  # at scale 1
 LIKES_SQLITE = (
     "CREATE TABLE likes (user_id INTEGER NOT NULL, post_id INTEGER NOT NULL, created_at INTEGER NOT NULL, "
-    "PRIMARY KEY (user_id, post_id))"
+    "PRIMARY KEY (user_id, post_id)) STRICT, WITHOUT ROWID"
 )
 LIKES_MARIADB = (
     "CREATE TABLE likes (user_id BIGINT NOT NULL, post_id BIGINT NOT NULL, created_at BIGINT NOT NULL, "
@@ -43,9 +44,9 @@ LIKES_MARIADB = (
 )
 
 
-async def load(url: str, config: ChirpConfig) -> SeedReport:
+async def load(url: str, data: DataSpec) -> SeedReport:
     async with opened(url, None) as engine:
-        return await seed_chirp(engine, config)
+        return await seed(engine, workload, data)
 
 
 def sqlite_reference(rows: list[tuple]) -> float:
@@ -95,14 +96,15 @@ def main() -> int:
     parser.add_argument("--seed", type=int, default=1)
     parser.add_argument("--engines", default="sqlite,postgresql,mariadb")
     args = parser.parse_args()
-    config = ChirpConfig.at_scale(args.scale, args.seed).checked()
+    data = DataSpec(args.seed, workload.scaled_sizes(args.scale))
+    config = ChirpConfig.of(data.sizes["users"], data.sizes["posts"], args.seed).checked()
     planned = config.planned_rows()
     print("data set: " + ", ".join(f"{n:,} {t}" for t, n in planned.items()) + f" on {os.cpu_count()} cores")
     figures = {}
     for engine in args.engines.split(","):
         url, drop = scratch_database(engine)
         try:
-            report = asyncio.run(load(url, config))
+            report = asyncio.run(load(url, data))
         finally:
             drop()
         figures[engine] = report

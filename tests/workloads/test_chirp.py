@@ -296,7 +296,7 @@ def test_verify_finds_lost_and_corrupted_writes_and_broken_invariants(any_url: s
 
     clean, broken = asyncio.run(main())
     assert clean == {
-        "checked": {"acknowledged": {"create_post": 2, "like": 1, "follow": 1}, "invariants": 11},
+        "checked": {"acknowledged": {"create_post": 2, "like": 1, "follow": 1}, "invariants": 13},
         "lost": 0,
         "corrupted": 0,
         "violations": [],
@@ -305,7 +305,7 @@ def test_verify_finds_lost_and_corrupted_writes_and_broken_invariants(any_url: s
     likes_on_5 = sum(1 for _, post_id, _ in all_rows(TINY)["likes"] if post_id == 5)
     assert broken["violations"] == [
         "self-follows: 1",
-        f"likes naming a user or a post that does not exist: {1 + likes_on_5}",
+        f"likes of a post that does not exist: {1 + likes_on_5}",
         "seeded posts missing: 1 of 2,000",
     ]
 

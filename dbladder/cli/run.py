@@ -200,6 +200,9 @@ def run(**options: Any) -> None:
     if not result["levels"]:
         click.echo("no level finished")
     click.echo(terminal.summary(result))
+    preset = get_preset(load_workload(config.workload), config.preset) if config.preset else None
+    if preset is not None and preset.reference:  # the published figure this round reproduces
+        click.echo(f"post     {preset.reference} ({preset.description})")
     click.echo(f"saved    {config.out_dir / 'result.json'}")
     click.echo(f"report   {config.out_dir / 'report.html'} (and report.md, levels.csv, timeseries.csv)")
 

@@ -73,6 +73,20 @@ class Conflict(DbladderError):
         self.details = details
 
 
+class DuplicateKey(Conflict):
+    """A write in a transaction would have stored a second row with the same primary key or unique
+    index values, and the transaction was rolled back (the service answers 409).
+
+    Every engine raises it for its own driver's condition (SQLite's UNIQUE and PRIMARY KEY
+    constraints, PostgreSQL's SQLSTATE 23505, MariaDB's error 1062), so a workload that inserts
+    a row a concurrent request may have inserted first catches this instead of three drivers'
+    errors. `__cause__` is the driver's error.
+    """
+
+    def __init__(self, message: str):
+        super().__init__("duplicate_key", message)
+
+
 class DatabaseTimeout(DbladderError):
     """The database did not finish in time (e.g. SQLite's write lock stayed busy); the service answers 503."""
 

@@ -37,6 +37,7 @@ ALLOWED: dict[str, set[str]] = {
     "report": LEAVES | {"result"},
     "servers": LEAVES,
     "transport": LEAVES | {"engines"},
+    "bench": LEAVES | {"engines", "workloads"},
     "run": LEAVES
     | {
         "engines",
@@ -63,6 +64,7 @@ ALLOWED: dict[str, set[str]] = {
         "run",
         "servers",
         "transport",
+        "bench",
     },
 }
 """Package -> the packages it may import besides itself (a module directly in dbladder/ is a package)."""

@@ -12,7 +12,7 @@ import sys
 import click
 
 from ..errors import DbladderError
-from . import check_instances, compare, db, engines, report, run, seed, serve, workloads
+from . import bench, check_instances, compare, db, engines, report, run, seed, serve, workloads
 
 
 @click.group(context_settings={"help_option_names": ["-h", "--help"], "max_content_width": 100})
@@ -30,6 +30,7 @@ cli.add_command(check_instances.check_instances)
 cli.add_command(report.report)
 cli.add_command(workloads.workloads)
 cli.add_command(db.db)
+cli.add_command(bench.bench)
 
 
 def main() -> None:

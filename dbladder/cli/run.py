@@ -304,6 +304,13 @@ def run(
     if not result["levels"]:
         echo("no level finished")
     echo(terminal.summary(result))
+    preset = (
+        get_preset(load_workload(config.workload), config.preset)
+        if config.preset is not None and config.preset != SEARCH_PLAN
+        else None
+    )
+    if preset is not None and preset.reference:  # the published figure this round reproduces
+        echo(f"post     {preset.reference} ({preset.description})")
     for line in integrity_lines(result):
         echo(line)
     echo(f"saved    {config.out_dir / 'result.json'}")

@@ -106,9 +106,20 @@ class Column:
 
 @dataclass(frozen=True)
 class Table:
+    """A table: its columns (every one NOT NULL) and its primary key.
+
+    `clustered` stores the rows in primary-key order, for a table whose key is not a generated
+    id and whose rows are small (a pair of ids, a timestamp): SQLite makes it a WITHOUT ROWID
+    table, which keeps each row once, in its key's B-tree, instead of twice (a rowid table and
+    the key's index). InnoDB stores every table that way already and PostgreSQL has no such
+    table, so for them it changes nothing. Chirp's likes, 5 million rows: 150 MB instead of 248,
+    loaded in 3.3 s instead of 4.5 (docs/chirp.md).
+    """
+
     name: str
     columns: tuple[Column, ...]
     primary_key: tuple[str, ...]
+    clustered: bool = False
 
     @property
     def column_names(self) -> tuple[str, ...]:
@@ -146,6 +157,9 @@ class Table:
                 f"{where}: the generated id {generated[0]!r} must be the whole primary key, "
                 f"not {', '.join(self.primary_key) or 'none'}"
             )
+        if generated and self.clustered:
+            # SQLite assigns ids only to a rowid table's INTEGER PRIMARY KEY.
+            problems.append(f"{where}: a clustered table cannot have a generated id ({generated[0]!r})")
         return problems
 
 
@@ -166,9 +180,17 @@ def _column_problems(column: Column) -> list[str]:
 
 @dataclass(frozen=True)
 class Index:
+    """A secondary index, built after the load; `unique` refuses a second row with the same values."""
+
     name: str
     table: str
     columns: tuple[str, ...]
+    unique: bool = False
+
+    def create_sql(self) -> str:
+        """CREATE [UNIQUE] INDEX IF NOT EXISTS, the same text on every engine."""
+        kind = "UNIQUE INDEX" if self.unique else "INDEX"
+        return f"CREATE {kind} IF NOT EXISTS {self.name} ON {self.table} ({', '.join(self.columns)})"
 
 
 @dataclass(frozen=True)
@@ -306,7 +328,10 @@ class Engine(Protocol):
         ...
 
     def transaction(self) -> AbstractAsyncContextManager[Session]:
-        """A pooled connection inside one transaction: COMMIT on exit, ROLLBACK if the block raises."""
+        """A pooled connection inside one transaction: COMMIT on exit, ROLLBACK if the block raises.
+
+        A statement that would store a second row with the same primary key or unique index values
+        ends the block with errors.DuplicateKey, after the rollback."""
         ...
 
     async def describe(self) -> EngineInfo:

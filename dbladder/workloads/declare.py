@@ -42,6 +42,7 @@ the result says so.
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import re
 from collections.abc import Callable, Iterator, Mapping, Sequence
@@ -615,4 +616,4 @@ class App(Workload):
 
 def _table(table: Table) -> Table:
     """Accept lists where the schema wants tuples, so a user file can write plain lists."""
-    return Table(table.name, tuple(table.columns), tuple(table.primary_key))
+    return dataclasses.replace(table, columns=tuple(table.columns), primary_key=tuple(table.primary_key))

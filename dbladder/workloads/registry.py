@@ -26,6 +26,7 @@ from .base import Workload, WorkloadError
 BUILT_IN = {
     "shop": "dbladder.workloads.shop:workload",
     "orm": "dbladder.workloads.orm:workload",
+    "chirp": "dbladder.workloads.chirp:workload",
 }
 ENTRY_POINT_GROUP = "dbladder.workloads"
 DEFAULT_WORKLOAD = "shop"

@@ -22,6 +22,7 @@ from ...errors import (
     BadURL,
     DatabaseTimeout,
     DbladderError,
+    DuplicateKey,
     MissingDatabase,
     ServerUnreachable,
 )
@@ -55,6 +56,7 @@ ER_DBACCESS_DENIED_ERROR = 1044
 ER_ACCESS_DENIED_ERROR = 1045
 ER_BAD_DB_ERROR = 1049
 ER_LOCK_WAIT_TIMEOUT = 1205
+ER_DUP_ENTRY = 1062  # a second row with the same primary key or unique index values
 # Server errors after which the server has closed the connection: shutdown, aborted connection,
 # packet read/write errors and timeouts, connection killed.
 FATAL_SERVER_ERRORS = {1053, 1152, 1158, 1159, 1160, 1161, 1927}
@@ -288,6 +290,9 @@ class MariaDBCore:
                 if _in_step(exc):
                     await raw.rollback()
                     usable = True
+                if _error_code(exc) == ER_DUP_ENTRY:
+                    message = exc.args[1] if len(exc.args) > 1 else str(exc)
+                    raise DuplicateKey(f"MariaDB: {message}") from exc
                 raise
             await raw.commit()
             usable = True

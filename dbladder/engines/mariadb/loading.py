@@ -58,9 +58,7 @@ class MariaDBLoading(MariaDBCore):
         # AUTO_INCREMENT needs nothing: InnoDB moves it past every id inserted explicitly.
         async with self._borrow() as connection:
             for index in schema.indexes:
-                await connection.run(
-                    f"CREATE INDEX IF NOT EXISTS {index.name} ON {index.table} ({', '.join(index.columns)})"
-                )
+                await connection.run(index.create_sql())
             await connection.run(f"ANALYZE TABLE {', '.join(t.name for t in schema.tables)}")
 
     async def table_exists(self, name: str) -> bool:

@@ -14,7 +14,7 @@ from typing import TYPE_CHECKING, ClassVar
 
 import asyncpg
 
-from ...errors import AuthenticationFailed, BadURL, MissingDatabase, ServerUnreachable
+from ...errors import AuthenticationFailed, BadURL, DuplicateKey, MissingDatabase, ServerUnreachable
 from ...urls import DatabaseURL
 from ..base import NO_STATEMENT, Args, EngineInfo, EngineOptions, Row, StatementProblem
 from ..pool import Pool
@@ -357,6 +357,8 @@ class PostgresCore:
             # a ROLLBACK that failed leaves the connection in the transaction, and so broken.
             async with connection.raw.transaction():
                 yield session
+        except asyncpg.UniqueViolationError as exc:
+            raise DuplicateKey(f"PostgreSQL: {_first_line(exc)}") from exc
         finally:
             await self._pool.release(connection, broken=_left_broken(connection, session.broken))
 

@@ -63,9 +63,7 @@ class PostgresLoading(PostgresCore):
                 if not await _has_primary_key(session, table):
                     await session.execute(_primary_key_sql(table))
             for index in schema.indexes:
-                await session.execute(
-                    f"CREATE INDEX IF NOT EXISTS {index.name} ON {index.table} ({', '.join(index.columns)})"
-                )
+                await session.execute(index.create_sql())
             for table in schema.tables:
                 generated = table.generated_id
                 if generated is not None:

@@ -15,7 +15,7 @@ from typing import ClassVar
 import apsw
 import apsw.ext
 
-from ...errors import BadURL, DatabaseTimeout, NotWritable
+from ...errors import BadURL, DatabaseTimeout, DuplicateKey, NotWritable
 from ...urls import DatabaseURL
 from ..base import (
     MORE_THAN_ONE_STATEMENT,
@@ -41,6 +41,9 @@ DEFAULT_SETTINGS = {
 # sqlite3.c, sqliteDefaultBusyCallback: the sleep before each retry, then 100 ms from there on.
 BUSY_DELAYS_MS = (1, 2, 5, 10, 15, 20, 25, 25, 25, 50, 50, 100)
 STATEMENT_CACHE_SIZE = 100
+# Extended result codes of a second row with the same key: a UNIQUE index (or a rowid table's
+# composite key, which is one), and a WITHOUT ROWID table's or an INTEGER PRIMARY KEY's own key.
+DUPLICATE_KEY_RESULTS = (apsw.SQLITE_CONSTRAINT_UNIQUE, apsw.SQLITE_CONSTRAINT_PRIMARYKEY)
 
 
 def parse_settings(url: DatabaseURL) -> dict[str, str]:
@@ -215,6 +218,11 @@ class SQLiteCore:
                 ) from None
             try:
                 yield _Session(db)
+            except apsw.ConstraintError as exc:
+                db.execute("ROLLBACK")
+                if exc.extendedresult in DUPLICATE_KEY_RESULTS:  # type: ignore[attr-defined]
+                    raise DuplicateKey(f"SQLite: {exc}") from exc
+                raise
             except BaseException:
                 db.execute("ROLLBACK")
                 raise

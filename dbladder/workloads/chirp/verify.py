@@ -1,0 +1,124 @@
+"""Chirp's integrity check after a run: every acknowledged write there and intact, and the
+invariants of a social graph holding over the whole data set."""
+
+from __future__ import annotations
+
+import zlib
+from collections.abc import Mapping, Sequence
+from typing import Any
+
+from ...engines.base import Engine, Session
+from .data import ChirpConfig
+
+POST_BY_ID = "SELECT user_id, created_at, body FROM posts WHERE id = ?"
+LIKE_THERE = "SELECT count(*) FROM likes WHERE user_id = ? AND post_id = ?"
+FOLLOW_THERE = "SELECT count(*) FROM follows WHERE follower_id = ? AND followee_id = ?"
+WRITES = ("create_post", "like", "follow")
+
+# (what the count counts, which must be 0; the count). Whole tables: at the post's size they take
+# seconds on every engine (docs/chirp.md), once, after the run. One anti-join per condition: an OR
+# of two NOT EXISTS keeps PostgreSQL from a hash anti-join (17 s for the likes, against 2-4 s).
+INVARIANTS = (
+    ("self-follows", "SELECT count(*) FROM follows WHERE follower_id = followee_id"),
+    (
+        "follows by a user that does not exist",
+        "SELECT count(*) FROM follows f WHERE NOT EXISTS (SELECT 1 FROM users u WHERE u.id = f.follower_id)",
+    ),
+    (
+        "follows of a user that does not exist",
+        "SELECT count(*) FROM follows f WHERE NOT EXISTS (SELECT 1 FROM users u WHERE u.id = f.followee_id)",
+    ),
+    (
+        "likes by a user that does not exist",
+        "SELECT count(*) FROM likes l WHERE NOT EXISTS (SELECT 1 FROM users u WHERE u.id = l.user_id)",
+    ),
+    (
+        "likes of a post that does not exist",
+        "SELECT count(*) FROM likes l WHERE NOT EXISTS (SELECT 1 FROM posts p WHERE p.id = l.post_id)",
+    ),
+    (
+        "posts whose author does not exist",
+        "SELECT count(*) FROM posts p WHERE NOT EXISTS (SELECT 1 FROM users u WHERE u.id = p.user_id)",
+    ),
+    (
+        "(user, post) pairs liked more than once",
+        "SELECT count(*) FROM (SELECT user_id, post_id FROM likes GROUP BY user_id, post_id "
+        "HAVING count(*) > 1) d",
+    ),
+    (
+        "(follower, followee) pairs followed more than once",
+        "SELECT count(*) FROM (SELECT follower_id, followee_id FROM follows "
+        "GROUP BY follower_id, followee_id HAVING count(*) > 1) d",
+    ),
+    (
+        "handles of more than one user",
+        "SELECT count(*) FROM (SELECT handle FROM users GROUP BY handle HAVING count(*) > 1) d",
+    ),
+)
+
+
+async def verify(
+    engine: Engine, users: int, posts: int, acknowledged: Mapping[str, Sequence[tuple[Any, ...]]]
+) -> dict[str, Any]:
+    """The interface's `Workload.verify` for a data set seeded with `users` and `posts`.
+
+    `acknowledged` holds the records of `endpoints.acknowledge_*`: create_post (id, author,
+    created_at, crc32 of the text), like and follow (the pair). A post that is not there is lost,
+    one that is there with another author, time or text corrupted; a like or follow answered 200
+    or 201 must be there. No write deletes, so the seeded rows must all be there too.
+    """
+    seeded = ChirpConfig.of(users, posts)
+    lost, corrupted = 0, 0
+    violations: list[str] = []
+    async with engine.read() as session:
+        for post_id, author, created_at, crc in acknowledged.get("create_post", ()):
+            row = await session.fetch_one(POST_BY_ID, (post_id,))
+            if row is None:
+                lost += 1
+            elif (row[0], row[1], zlib.crc32(str(row[2]).encode())) != (author, created_at, crc):
+                corrupted += 1
+        for name, sql in (("like", LIKE_THERE), ("follow", FOLLOW_THERE)):
+            for pair in acknowledged.get(name, ()):
+                if not await _count(session, sql, pair):
+                    lost += 1
+        for problem, sql in INVARIANTS:
+            count = await _count(session, sql)
+            if count:
+                violations.append(f"{problem}: {count:,}")
+        violations += await _seeded_rows_missing(session, seeded)
+    count = sum(len(acknowledged.get(name, ())) for name in ("create_post", "like", "follow"))
+    return {
+        "checked": True,
+        "acknowledged": count,
+        "present": count - lost,
+        "lost": lost,
+        "corrupted": corrupted,
+        "violations": violations,
+        "invariants": len(INVARIANTS) + 4,
+        "what": "every acknowledged post's author, time and text, every acknowledged like and follow; "
+        "no self-follow, no row pointing at a missing user or post, no duplicate like, follow or "
+        "handle, every seeded row still there",
+    }
+
+
+async def _count(session: Session, sql: str, args: Sequence[Any] = ()) -> int:
+    row = await session.fetch_one(sql, args)
+    return int(row[0]) if row else 0
+
+
+async def _seeded_rows_missing(session: Session, seeded: ChirpConfig) -> list[str]:
+    """Sentences for each table with fewer rows than were seeded (users: other than seeded)."""
+    problems = []
+    users = await _count(session, "SELECT count(*) FROM users")
+    if users != seeded.users:
+        problems.append(
+            f"users holds {users:,} rows, not the {seeded.users:,} seeded (no operation adds one)"
+        )
+    posts = await _count(session, "SELECT count(*) FROM posts WHERE id <= ?", (seeded.posts,))
+    if posts != seeded.posts:
+        problems.append(f"seeded posts missing: {seeded.posts - posts:,} of {seeded.posts:,}")
+    for table, planned in (("follows", seeded.follows), ("likes", seeded.likes)):
+        count = await _count(session, f"SELECT count(*) FROM {table}")
+        if count < planned:
+            problems.append(f"{table} holds {count:,} rows, fewer than the {planned:,} seeded")
+    return problems

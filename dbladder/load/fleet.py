@@ -40,7 +40,7 @@ from .executors.open import Generator
 from .mix import requests
 from .recorder import LiveView, Recorder, merge_levels, merge_snapshots, merge_users_snapshots
 from .targets import Target
-from .targets.direct import DirectTarget
+from .targets.direct import DirectTarget, warm
 from .targets.http import HttpTarget
 
 REPORT_INTERVAL = 0.5
@@ -77,6 +77,8 @@ class ProcessSpec:
     pool_size: int = 100
     precise_clock: bool = False
     users: UserPlan | None = None
+    pool_total: int = 0
+    """When above 0, the connections in all, spread over the processes (`pool_size` is then ignored)."""
 
     def __post_init__(self) -> None:
         if (self.ladder is None) == (self.users is None):
@@ -105,17 +107,23 @@ class LevelDone:
 
 
 @contextlib.asynccontextmanager
-async def _opened_target(spec: ProcessSpec, workload: Workload) -> AsyncIterator[Target]:
+async def _opened_target(
+    spec: ProcessSpec, workload: Workload, part: int = 0, parts: int = 1
+) -> AsyncIterator[Target]:
     """The target for the block; in direct mode with an engine and the workload's context, closed after."""
     if spec.target != "direct":
         yield HttpTarget(spec.host, spec.port, spec.in_flight, spec.timeout, workload)
         return
-    engine = create_engine(spec.db_url, EngineOptions(pool_size=spec.pool_size, pool_timeout=spec.timeout))
+    pool = spec.pool_size
+    if spec.pool_total:
+        pool = max(1, spec.pool_total // parts + (part < spec.pool_total % parts))
+    engine = create_engine(spec.db_url, EngineOptions(pool_size=pool, pool_timeout=spec.timeout))
     await engine.open()
     try:
+        await warm(engine, pool)
         context = await workload.open(engine)
         try:
-            yield DirectTarget(workload, context, spec.in_flight, spec.timeout)
+            yield DirectTarget(workload, context, spec.in_flight, spec.timeout, pool)
         finally:
             await workload.close(context)
     finally:
@@ -126,7 +134,7 @@ async def _drive(
     spec: ProcessSpec, part: int, parts: int, origin: float | None, events: Any, stop: Any
 ) -> Recorder:
     workload = load_workload(spec.workload)
-    async with _opened_target(spec, workload) as target:
+    async with _opened_target(spec, workload, part, parts) as target:
         return await _run_executor(spec, workload, target, part, parts, origin, events, stop)
 
 

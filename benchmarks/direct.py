@@ -659,15 +659,6 @@ def measure(engine: str, config: Mix, args: argparse.Namespace) -> dict[str, Any
             print(f"  native {before.label}: {before.rate:,.0f} ops/s {before.note}", flush=True)
             args._layout_shown = False
             direct = direct_ceiling(scratch.url, args.guess * before.rate, args)
-            if args.compare_off:
-                # The same bisection with the listed prototype fixes turned off (dbladder/load/direct.py
-                # reads DBLADDER_DIRECT_OFF when a generator process imports it).
-                os.environ["DBLADDER_DIRECT_OFF"] = args.compare_off
-                try:
-                    without = direct_ceiling(scratch.url, args.guess * before.rate, args)
-                finally:
-                    del os.environ["DBLADDER_DIRECT_OFF"]
-                print(f"  direct without {args.compare_off}: {without:,.0f} req/s", flush=True)
             after = native(scratch, mix, args)
             print(f"  native {after.label}: {after.rate:,.0f} ops/s {after.note}", flush=True)
             scheduled = (
@@ -722,12 +713,6 @@ def main() -> int:
         type=int,
         default=0,
         help="generator processes of direct mode (0: its default, sized to the machine)",
-    )
-    parser.add_argument(
-        "--compare-off",
-        default="",
-        metavar="FIXES",
-        help="also bisect with these prototype fixes off, e.g. sweep,rows,warm,workers",
     )
     parser.add_argument(
         "--tcp", action="store_true", help="loopback TCP instead of the servers' Unix sockets"

@@ -605,9 +605,13 @@ def pgbench_scheduled(scratch: Scratch, mix: Mix, rate: float, args: argparse.Na
             "-c", str(args.connections), "-j", str(args.processes), "-T", str(int(args.hold)),
             "-R", str(int(rate)), "-L", "50", *_pgbench_scripts(folder, mix), scratch.name,
         ]  # fmt: skip
-        output = _run(command, timeout=args.hold + 60).stdout
+        # pgbench exits 1 when a client gave up (too far behind the schedule): a failed probe,
+        # whose figures are still in the output.
+        output = subprocess.run(command, capture_output=True, text=True, timeout=args.hold + 60).stdout
     finally:
         shutil.rmtree(folder)
+    if "tps = " not in output:
+        return Probe(rate, False, 0.0, float("inf"), 100.0, ["pgbench gave no result"])
     tps = float(re.search(r"tps = ([\d.]+)", output).group(1))  # type: ignore[union-attr]
     skipped = re.search(r"number of transactions skipped: (\d+)", output)
     late = re.search(r"above the 50.0 ms latency limit: (\d+)/(\d+)", output)

@@ -179,7 +179,13 @@ ROUND_OPTIONS = [
     click.option(
         "--sqlite-writers", type=click.IntRange(0, 1), help="1: every write through one connection. [preset]"
     ),
-    click.option("--generators", type=int, default=1, show_default=True, help="Load generator processes."),
+    click.option(
+        "--generators",
+        type=int,
+        default=0,
+        show_default=True,
+        help="Load generator processes; 0: sized to the machine (direct mode: per core; HTTP: one).",
+    ),
     click.option(
         "--in-flight",
         type=int,

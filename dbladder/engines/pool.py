@@ -47,6 +47,14 @@ request_timing: ContextVar[RequestTiming | None] = ContextVar("dbladder_request_
 
 
 class Pool(Generic[C]):
+    """Connections up to `size`; waiters are served first come, first served (see the module docstring).
+
+    The slots are counted by hand rather than by an asyncio.Semaphore, and a waiter's deadline is
+    a timer on its own future rather than asyncio.timeout(): acquiring a free connection is then a
+    few attribute operations, and nothing here asks for the current task, so an operation may take
+    its first step outside any task (direct mode runs a call that never suspends inline).
+    """
+
     def __init__(
         self,
         size: int,
@@ -59,7 +67,9 @@ class Pool(Generic[C]):
         self._connect = connect
         self._disconnect = disconnect
         self._idle: deque[C] = deque()
-        self._slots = asyncio.Semaphore(size)
+        self._free = size  # slots nobody holds
+        # Each waiter's future gets True when a released slot is handed to it, False at its deadline.
+        self._waiters: deque[asyncio.Future[bool]] = deque()
         self._open = 0
         self._closed = False
 
@@ -77,28 +87,22 @@ class Pool(Generic[C]):
             raise PoolTimeout("the connection pool is closed")
         timing = request_timing.get()
         asked_at = perf_counter() if timing is not None else 0.0
-        if not self._slots.locked():
-            # A free slot and nobody waiting: acquire() returns at once, so skip the timeout,
-            # whose timer costs about as much as a SQLite point read (docs/design.md).
-            await self._slots.acquire()
-        else:
-            try:
-                async with asyncio.timeout(self.timeout):
-                    await self._slots.acquire()
-            except TimeoutError:
-                if timing is not None:  # a request answered 503 waited too, and that shows
-                    timing.pool_wait += perf_counter() - asked_at
-                raise PoolTimeout(
-                    f"no database connection became free within {self.timeout:g} s "
-                    f"(pool of {self.size}, all busy)"
-                ) from None
+        if self._free and not self._waiters:
+            self._free -= 1
+        elif not await self._wait():
+            if timing is not None:  # a request answered 503 waited too, and that shows
+                timing.pool_wait += perf_counter() - asked_at
+            raise PoolTimeout(
+                f"no database connection became free within {self.timeout:g} s "
+                f"(pool of {self.size}, all busy)"
+            )
         if self._idle:
             connection = self._idle.pop()
         else:
             try:
                 connection = await self._connect()
             except BaseException:
-                self._slots.release()
+                self._hand_on()
                 raise
             self._open += 1
         if timing is not None:
@@ -106,6 +110,32 @@ class Pool(Generic[C]):
             timing.pool_wait += now - asked_at
             timing.held -= now
         return connection
+
+    async def _wait(self) -> bool:
+        """Wait in line for a slot: True when one was handed over, False after `timeout` seconds."""
+        loop = asyncio.get_running_loop()
+        waiter: asyncio.Future[bool] = loop.create_future()
+        self._waiters.append(waiter)
+        timer = loop.call_later(self.timeout, _expire, waiter)
+        try:
+            return await waiter
+        except BaseException:
+            # Cancelled: a slot handed over meanwhile goes to the next in line.
+            if waiter.done() and not waiter.cancelled() and waiter.result():
+                self._hand_on()
+            raise
+        finally:
+            timer.cancel()
+
+    def _hand_on(self) -> None:
+        """Give a slot to the first live waiter, or back to the free count."""
+        waiters = self._waiters
+        while waiters:
+            waiter = waiters.popleft()
+            if not waiter.done():
+                waiter.set_result(True)
+                return
+        self._free += 1
 
     async def release(self, connection: C, *, broken: bool = False) -> None:
         """Give a connection back; a broken one is closed instead of reused."""
@@ -117,10 +147,24 @@ class Pool(Generic[C]):
             try:
                 await self._disconnect(connection)
             finally:
-                self._slots.release()
+                self._hand_on()
             return
         self._idle.append(connection)
-        self._slots.release()
+        if self._waiters:
+            self._hand_on()
+        else:
+            self._free += 1
+
+    async def warm(self, prepare: Callable[[C], Awaitable[None]] | None = None) -> None:
+        """Open every connection now (and run `prepare` on each), so that a run does not pay for it."""
+        held = [await self.acquire() for _ in range(self.size)]
+        try:
+            if prepare is not None:
+                for connection in held:
+                    await prepare(connection)
+        finally:
+            for connection in held:
+                await self.release(connection)
 
     async def close(self) -> None:
         """Close the idle connections now; connections in use are closed when released."""
@@ -129,3 +173,8 @@ class Pool(Generic[C]):
             connection = self._idle.pop()
             self._open -= 1
             await self._disconnect(connection)
+
+
+def _expire(waiter: asyncio.Future[bool]) -> None:
+    if not waiter.done():
+        waiter.set_result(False)

@@ -52,7 +52,7 @@ from .queries import QueryWindows
 from .recorder import LiveView, Recorder, merge_levels, merge_snapshots, merge_users_snapshots
 from .search import Search
 from .targets import Target
-from .targets.direct import DirectTarget
+from .targets.direct import DirectTarget, warm
 from .targets.http import HttpTarget
 
 REPORT_INTERVAL = 0.5
@@ -91,6 +91,8 @@ class ProcessSpec:
     users: UserPlan | None = None
     search: Search | None = None
     """The ceiling search: probes of `search.hold` seconds at rates the parent sends (`Fleet.probe`)."""
+    pool_total: int = 0
+    """When above 0, the connections in all, spread over the processes (`pool_size` is then ignored)."""
 
     def __post_init__(self) -> None:
         if sum(plan is not None for plan in (self.ladder, self.users, self.search)) != 1:
@@ -124,19 +126,26 @@ class LevelDone:
 
 
 @contextlib.asynccontextmanager
-async def _targets(spec: ProcessSpec, workload: Workload) -> AsyncIterator[tuple[Callable[[], Target], Any]]:
+async def _targets(
+    spec: ProcessSpec, workload: Workload, part: int = 0, parts: int = 1
+) -> AsyncIterator[tuple[Callable[[], Target], Any]]:
     """A maker of targets for the block (an executor closes its target when it ends, so each probe
-    of a search gets a new one), and in direct mode the workload's context: over one engine,
-    closed after. Over HTTP the context is None: the service holds it."""
+    of a search gets a new one), and in direct mode the workload's context: over one engine, its
+    connections opened before the load, closed after. Over HTTP the context is None: the service
+    holds it."""
     if spec.target != "direct":
         yield (lambda: HttpTarget(spec.host, spec.port, spec.in_flight, spec.timeout, workload)), None
         return
-    engine = create_engine(spec.db_url, EngineOptions(pool_size=spec.pool_size, pool_timeout=spec.timeout))
+    pool = spec.pool_size
+    if spec.pool_total:
+        pool = max(1, spec.pool_total // parts + (part < spec.pool_total % parts))
+    engine = create_engine(spec.db_url, EngineOptions(pool_size=pool, pool_timeout=spec.timeout))
     await engine.open()
     try:
+        await warm(engine, pool)
         context = await workload.open(engine)
         try:
-            yield (lambda: DirectTarget(workload, context, spec.in_flight, spec.timeout)), context
+            yield (lambda: DirectTarget(workload, context, spec.in_flight, spec.timeout, pool)), context
         finally:
             await workload.close(context)
     finally:
@@ -155,7 +164,7 @@ async def _drive(
 ) -> Recorder | dict[str, Any]:
     workload = load_workload(spec.workload)
     acknowledges = any(operation.write and operation.acknowledge for operation in workload.operations)
-    async with _targets(spec, workload) as (make_target, context):
+    async with _targets(spec, workload, part, parts) as (make_target, context):
 
         def target() -> Target:
             # Only a workload whose writes leave a record pays for keeping the bodies of their answers.

@@ -97,6 +97,15 @@ def _machine_facts(result: dict[str, Any]) -> dict[str, str]:
     return facts
 
 
+def _processes(result: dict[str, Any]) -> Any:
+    """The generator processes a run used; older results carry only the configured number."""
+    generators = result.get("generators") or {}
+    processes = generators.get("processes") or result.get("config", {}).get("generator_processes")
+    if generators.get("sized_to_machine"):
+        return f"{processes} (sized to the machine)"
+    return processes
+
+
 def _load_facts(result: dict[str, Any]) -> dict[str, str]:
     config = result.get("config", {})
     share = write_share(result) or 0
@@ -112,7 +121,7 @@ def _load_facts(result: dict[str, Any]) -> dict[str, str]:
         "pass mark": pass_mark_words(result),
         "after a failed level": "climb on" if config.get("continue_after_fail") else "stop",
         "target": "the engine driver, no web service" if direct else "the workload's web service over HTTP",
-        "generator": f"{fig.plain(config.get('generator_processes'))} process(es), up to "
+        "generator": f"{fig.plain(_processes(result))} process(es), up to "
         f"{fig.rate(config.get('in_flight', 0))} requests in flight each, "
         f"{fig.plain(config.get('timeout'))} s timeout"
         + (", busy-waiting clock" if config.get("precise_clock") else ""),

@@ -108,7 +108,10 @@ class RunConfig:
     workers: int = 2
     pool_size: int = DEFAULT_POOL_SIZE
     sqlite_writers: int = 0
-    generator_processes: int = 1
+    # 0: sized to the machine (`generator_processes()`): in direct mode one process per core when
+    # the engine runs inside the generator (SQLite), half the cores for a server on this host, whose
+    # backends need cores of their own; one process over HTTP, where the service has the cores.
+    generator_processes: int = 0
     in_flight: int = 1000  # per generator process
     timeout: float = 5.0  # per request, seconds
     precise_clock: bool = False
@@ -172,7 +175,7 @@ class RunConfig:
         problems += route_problems(self.db_url, self.transport, self.added_latency_ms, self.service_url)
         for name, low, high in (
             ("workers", 1, 64),
-            ("generator_processes", 1, 64),
+            ("generator_processes", 0, 64),
             ("in_flight", 1, 100_000),
             ("pool_size", 1, 10_000),
         ):
@@ -516,6 +519,26 @@ def _spike_figures(final: dict[str, Any], pass_mark: PassMark) -> dict[str, Any]
     return {"recovery_seconds": recovery, "tolerance": 0.2}
 
 
+def generator_processes(config: RunConfig) -> int:
+    """How many generator processes a round runs: as configured, or sized to the machine (0)."""
+    if config.generator_processes:
+        return config.generator_processes
+    if config.target != "direct":
+        return 1
+    cores = os.cpu_count() or 1
+    if parse_url(config.db_url).engine != "sqlite":
+        # A server on this host needs cores of its own: with PostgreSQL on 2 cores, one process
+        # holding all 8 connections passed 10,000 req/s (p95 30 ms) where two processes of 4 or 8
+        # failed at 7,700 and 10,000 (p95 40-555 ms), docs/direct.md.
+        cores = max(1, cores // 2)
+    return max(1, min(cores, config.pool_size, 64))
+
+
+def spread(total: int, parts: int) -> list[int]:
+    """`total` connections over `parts` processes, as evenly as whole numbers allow (at least 1 each)."""
+    return [max(1, total // parts + (part < total % parts)) for part in range(parts)]
+
+
 def _now() -> str:
     return datetime.now(UTC).isoformat(timespec="seconds")
 
@@ -637,6 +660,19 @@ def _run_ladder(config: RunConfig, progress: Progress, server: ManagedServer | N
     status = "complete"
     faults = parse_faults(config.faults)
     fault_levels = {fault.level - 1 for fault in faults}
+    processes = generator_processes(config)
+    connections = spread(config.pool_size, processes)
+    run.result["generators"] = {
+        "processes": processes,
+        "sized_to_machine": config.generator_processes == 0,
+        "cores": os.cpu_count(),
+        "connections_per_process": connections if config.target == "direct" else None,
+    }
+    if config.target == "direct":
+        progress.message(
+            f"direct mode: {processes} generator process(es) on {os.cpu_count()} core(s), "
+            f"{config.pool_size} connections in all ({', '.join(map(str, connections))})"
+        )
     with _target(config, progress) as target:
         run.result["service"] = target.description
         if target.transport is not None:
@@ -648,7 +684,7 @@ def _run_ladder(config: RunConfig, progress: Progress, server: ManagedServer | N
         if config.users is not None:
             # A user whose request finds no free connection is dropped: leave room for every user.
             most_users = max(phase.users for phase in config.users.phases)
-            in_flight = max(in_flight, -(-most_users // config.generator_processes))
+            in_flight = max(in_flight, -(-most_users // processes))
         spec = ProcessSpec(
             config.ladder,
             search=config.plan_search if config.searching else None,
@@ -663,7 +699,8 @@ def _run_ladder(config: RunConfig, progress: Progress, server: ManagedServer | N
             timeout=config.timeout,
             target=config.target,
             db_url=target.db_url,
-            pool_size=max(1, config.pool_size // config.generator_processes),
+            pool_size=max(1, config.pool_size // processes),
+            pool_total=config.pool_size,
             precise_clock=config.precise_clock,
         )
         progress.message(describe_load(config, workload, mix))
@@ -672,7 +709,7 @@ def _run_ladder(config: RunConfig, progress: Progress, server: ManagedServer | N
             if config.target == "http"
             else direct_probe(config.db_url, workload, prepared.data.sizes)
         )
-        with Fleet(spec, config.generator_processes) as fleet:
+        with Fleet(spec, processes) as fleet:
             injector = FaultInjector(
                 faults, spec.levels(), fleet.origin, FaultActions(target.service, server), probe
             )

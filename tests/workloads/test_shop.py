@@ -48,6 +48,10 @@ def test_operations_read_what_was_seeded(any_url):
             return product, absent, page, next_page, order, no_order
 
     product, absent, page, next_page, order, no_order = run(scenario())
+    # The answers are written out key by key for speed; they must keep the schema's fields, in order.
+    assert tuple(product) == schema.PRODUCT_FIELDS and all(tuple(p) == schema.PRODUCT_FIELDS for p in page)
+    assert tuple(order) == (*schema.ORDER_FIELDS, "items") and order["id"] == 77
+    assert order["items"] and all(tuple(item) == schema.ITEM_FIELDS for item in order["items"])
     assert product["id"] == 5 and product["stock"] == shop.INITIAL_STOCK and product["price_cents"] >= 100
     assert absent is None and no_order is None
     in_category = [

@@ -163,10 +163,11 @@ class _Session:
     without arguments run by `execute` (DDL, VACUUM) goes as a simple query, unprepared.
     """
 
-    __slots__ = ("_raw", "_rewrite", "_statements", "broken")
+    __slots__ = ("_protocol", "_raw", "_rewrite", "_statements", "broken")
 
     def __init__(self, connection: _Connection, rewrite: dict[str, str]):
         self._raw = connection.raw
+        self._protocol = connection.raw._protocol
         self._statements = connection.statements
         self._rewrite = rewrite
         # Set when a statement ended other than by a PostgreSQL error (cancelled, connection
@@ -188,6 +189,19 @@ class _Session:
         statement = self._statements[sql] = await self._raw.prepare(self._sql(sql))
         return statement
 
+    async def _rows(self, statement: PreparedStatement, args: Args, limit: int) -> list[asyncpg.Record]:
+        """The rows of a prepared statement (at most `limit`, 0 for all), straight from asyncpg's protocol.
+
+        `PreparedStatement.fetchrow/fetch` wrap this one call in four Python frames, a lambda and a
+        connection check per query; calling it directly saved about 7 us of client CPU per request
+        in direct mode (35.2 / 37.9 -> 28.6 / 31.0 us, docs/direct.md). It leans on two private
+        names of asyncpg, `_protocol` and `_state`: tests/engines/test_postgres.py fails if they move.
+        """
+        rows = await self._protocol.bind_execute(
+            statement._state, args if isinstance(args, tuple) else tuple(args), "", limit, True, None
+        )
+        return rows[0]  # type: ignore[no-any-return]
+
     def _replannable(self, sql: str) -> bool:
         """After InvalidCachedStatementError (a table changed shape under the statement): forget it,
         and whether to prepare it again and retry; not inside a transaction, which the error aborted."""
@@ -198,27 +212,27 @@ class _Session:
         try:
             statement = self._statements.get(sql) or await self._prepare(sql)
             try:
-                record = await statement.fetchrow(*args)
+                rows = await self._rows(statement, args, 1)
             except asyncpg.InvalidCachedStatementError:
                 if not self._replannable(sql):
                     raise
-                record = await (await self._prepare(sql)).fetchrow(*args)
+                rows = await self._rows(await self._prepare(sql), args, 1)
         except asyncpg.PostgresError:
             raise
         except BaseException:
             self.broken = True
             raise
-        return None if record is None else tuple(record)
+        return tuple(rows[0]) if rows else None
 
     async def fetch_all(self, sql: str, args: Args = ()) -> list[Row]:
         try:
             statement = self._statements.get(sql) or await self._prepare(sql)
             try:
-                records = await statement.fetch(*args)
+                records = await self._rows(statement, args, 0)
             except asyncpg.InvalidCachedStatementError:
                 if not self._replannable(sql):
                     raise
-                records = await (await self._prepare(sql)).fetch(*args)
+                records = await self._rows(await self._prepare(sql), args, 0)
         except asyncpg.PostgresError:
             raise
         except BaseException:

@@ -5,13 +5,29 @@ The target answers with the statuses the service would give (404 not found, 409 
 data cannot fill, 503 pool or database timeout), so a direct level reads like an HTTP one and the
 same pass mark applies. The raw driver figures of "SQLite handled 315 million daily requests on a
 laptop" are of this kind.
+
+A request starts inside `send`: its coroutine is driven by hand (`coroutine.send(None)`), and when it
+finishes without suspending, as every SQLite call does (apsw runs inline), its answer is recorded
+there and then: no task, no timer, no turn of the event loop. Only a request that suspends (a
+server round trip) goes on in a task. While every connection is busy, new requests wait in the
+target's own line and each task that finishes takes the next, as pgbench keeps one client per
+connection; deadlines are one sweep, not a timer per request. docs/direct.md has the figures.
+
+A write whose acknowledgement the integrity check needs is sent with `keep_body`: its callback then
+gets the Answer's body (the object the service would encode), and the request's coroutine gives
+(status, body) instead of the status alone.
 """
 
 from __future__ import annotations
 
 import asyncio
+import time
+import types
+from collections import deque
+from collections.abc import Coroutine, Generator
 from typing import Any
 
+from ...engines.base import Engine
 from ...errors import Conflict, DatabaseTimeout, InvalidRequest, PoolTimeout
 from ...workloads.base import Answer, Workload
 from ..mix import Request
@@ -22,7 +38,13 @@ UNAVAILABLE = (PoolTimeout, DatabaseTimeout)
 
 async def execute(workload: Workload, context: Any, request: Request) -> int:
     """Run one request of the mix with the workload's context; the HTTP status the service would answer."""
-    return (await answer(workload, context, request)).status
+    index, args = request
+    try:
+        return (await workload.operations[index].run(context, args)).status
+    except Conflict:
+        return 409
+    except InvalidRequest:
+        return 400
 
 
 async def answer(workload: Workload, context: Any, request: Request) -> Answer:
@@ -36,20 +58,83 @@ async def answer(workload: Workload, context: Any, request: Request) -> Answer:
         return Answer(400)
 
 
-class DirectTarget:
-    """Requests run as tasks with the workload's context, at most `limit` at once (the in-flight limit)."""
+async def _with_body(workload: Workload, context: Any, request: Request) -> tuple[int, Any]:
+    reply = await answer(workload, context, request)
+    return reply.status, reply.body
 
-    def __init__(self, workload: Workload, context: Any, limit: int, timeout: float):
+
+def _start(workload: Workload, context: Any, request: Request, keep_body: bool) -> Coroutine[Any, Any, Any]:
+    return _with_body(workload, context, request) if keep_body else execute(workload, context, request)
+
+
+def _settle(callback: ResultCallback, token: Any, value: Any, keep_body: bool) -> None:
+    """Hand a finished request's outcome to its callback: a status, or (status, body) with keep_body."""
+    if keep_body:
+        callback(token, value[0], value[1])
+    else:
+        callback(token, value, None)
+
+
+async def warm(engine: Engine, connections: int) -> None:
+    """Open `connections` pooled connections before the run, so that its first seconds do not pay for it."""
+
+    async def one() -> None:
+        async with engine.read() as session:
+            await session.fetch_one("SELECT 1")
+            await asyncio.sleep(0.05)  # held a moment, so that every task gets a connection of its own
+
+    await asyncio.gather(*(one() for _ in range(connections)))
+
+
+@types.coroutine
+def _resume(coroutine: Coroutine[Any, Any, int], yielded: Any) -> Generator[Any, Any, int]:
+    """Go on driving a coroutine that suspended on `yielded`, inside the task that awaits this."""
+    while True:
+        try:
+            sent = yield yielded
+        except BaseException as exc:
+            try:
+                yielded = coroutine.throw(exc)
+            except StopIteration as stop:
+                return stop.value  # type: ignore[no-any-return]
+        else:
+            try:
+                yielded = coroutine.send(sent)
+            except StopIteration as stop:
+                return stop.value  # type: ignore[no-any-return]
+
+
+class DirectTarget:
+    """Requests run with the workload's context, at most `limit` awaiting an answer at once.
+
+    A request runs inline in `send` until it finishes or suspends. One that suspends holds a pooled
+    connection and goes on in a task; while `connections` requests are suspended, new ones wait in
+    a first-come-first-served line here (a deque entry each, not a task, a future and a timer), and
+    each task that finishes takes the next from the line, so at most `connections` tasks exist. A
+    request still waiting or running `timeout` seconds after it was sent is answered TIMEOUT by the
+    sweep (a running one is cancelled, which drops its connection).
+    """
+
+    def __init__(self, workload: Workload, context: Any, limit: int, timeout: float, connections: int = 100):
         self._workload = workload
         self._context = context
         self._limit = limit
+        self._connections = connections
         self.timeout = timeout
-        self.sweep_interval = 0.0  # each request has its own timeout; nothing to sweep
+        self.sweep_interval = min(0.05, max(0.002, timeout / 20))
         self._tasks: set[asyncio.Task[None]] = set()
+        # Requests waiting for a connection, in send order: (deadline, request, callback, token,
+        # keep_body).
+        self._line: deque[tuple[float, Request, ResultCallback, Any, bool]] = deque()
+        # The deadline of the request each task is running now; counted from the moment the task
+        # is made, since a task leaves `_tasks` only an event-loop turn after it ends.
+        self._running: dict[asyncio.Task[None], float] = {}
+        self._expired: set[asyncio.Task[None]] = set()
+        self._sweeper: asyncio.TimerHandle | None = None
 
     @property
     def in_flight(self) -> int:
-        return len(self._tasks)
+        return len(self._running) + len(self._line)
 
     def render(self, request: Request) -> Request:
         return request
@@ -58,32 +143,91 @@ class DirectTarget:
         self, payload: Any, callback: ResultCallback, token: Any = None, keep_body: bool = False
     ) -> bool:
         """Start one request; with `keep_body` the callback gets the Answer's body (the object, not JSON)."""
-        if len(self._tasks) >= self._limit:
+        if len(self._running) + len(self._line) >= self._limit:
             return False
-        task = asyncio.get_running_loop().create_task(self._run(payload, callback, token, keep_body))
+        if len(self._running) >= self._connections:
+            self._line.append((time.monotonic() + self.timeout, payload, callback, token, keep_body))
+            self._arm()
+            return True
+        coroutine = _start(self._workload, self._context, payload, keep_body)
+        try:
+            yielded = coroutine.send(None)
+        except StopIteration as done:
+            _settle(callback, token, done.value, keep_body)
+            return True
+        except TimeoutError:
+            callback(token, TIMEOUT, None)
+            return True
+        except UNAVAILABLE:
+            callback(token, 503, None)
+            return True
+        except Exception:
+            callback(token, 500, None)  # a driver error the service would answer with 500
+            return True
+        task = asyncio.get_running_loop().create_task(
+            self._work(_resume(coroutine, yielded), callback, token, keep_body)
+        )
         self._tasks.add(task)
         task.add_done_callback(self._tasks.discard)
+        self._running[task] = time.monotonic() + self.timeout
+        self._arm()
         return True
 
-    async def _run(self, request: Request, callback: ResultCallback, token: Any, keep_body: bool) -> None:
-        body = None
+    def _arm(self) -> None:
+        if self._sweeper is None:
+            self._sweeper = asyncio.get_running_loop().call_later(self.sweep_interval, self._sweep)
+
+    async def _work(self, work: Any, callback: ResultCallback, token: Any, keep_body: bool) -> None:
+        """Finish one request, then take the next from the line while there is one."""
+        task = asyncio.current_task()
+        line, running = self._line, self._running
         try:
-            async with asyncio.timeout(self.timeout):
-                reply = await answer(self._workload, self._context, request)
-            result: int | str = reply.status
-            if keep_body:
-                body = reply.body
-        except TimeoutError:
-            result = TIMEOUT
-        except UNAVAILABLE:
-            result = 503
-        except asyncio.CancelledError:
-            raise
-        except Exception:
-            # A driver error the service would answer with 500.
-            result = 500
-        callback(token, result, body)
+            while True:
+                result: Any
+                try:
+                    result = await work
+                except TimeoutError:
+                    result = TIMEOUT
+                except UNAVAILABLE:
+                    result = 503
+                except asyncio.CancelledError:
+                    if task not in self._expired:
+                        raise
+                    self._expired.discard(task)  # type: ignore[arg-type]
+                    task.uncancel()  # type: ignore[union-attr]
+                    result = TIMEOUT
+                except Exception:
+                    result = 500  # a driver error the service would answer with 500
+                if keep_body and result.__class__ is tuple:
+                    callback(token, result[0], result[1])
+                else:
+                    callback(token, result, None)
+                if not line:
+                    return
+                deadline, request, callback, token, keep_body = line.popleft()
+                running[task] = deadline  # type: ignore[index]
+                work = _start(self._workload, self._context, request, keep_body)
+        finally:
+            running.pop(task, None)  # type: ignore[arg-type]
+
+    def _sweep(self) -> None:
+        now = time.monotonic()
+        line = self._line
+        while line and line[0][0] <= now:
+            _, _, callback, token, _ = line.popleft()
+            callback(token, TIMEOUT, None)
+        for task, deadline in self._running.items():
+            if deadline <= now and task not in self._expired:
+                self._expired.add(task)
+                task.cancel()
+        self._sweeper = None
+        if line or self._running:
+            self._arm()
 
     def close(self) -> None:
+        if self._sweeper is not None:
+            self._sweeper.cancel()
+            self._sweeper = None
+        self._line.clear()
         for task in list(self._tasks):
             task.cancel()

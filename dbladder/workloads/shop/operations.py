@@ -33,14 +33,11 @@ from .schema import (
     CUSTOMERS,
     INSERT_ITEM,
     INSERT_ORDER,
-    ITEM_FIELDS,
     ORDER_BY_ID,
-    ORDER_FIELDS,
     ORDER_ITEMS,
     PAGE_SIZE,
     PRICE,
     PRODUCT_BY_ID,
-    PRODUCT_FIELDS,
     PRODUCTS_PAGE,
     TAKE_STOCK,
     category_name,
@@ -70,13 +67,13 @@ class UnknownProduct(Conflict):
 async def product_by_id(engine: Engine, product_id: int) -> dict[str, Any] | None:
     async with engine.read() as session:
         row = await session.fetch_one(PRODUCT_BY_ID, (product_id,))
-    return dict(zip(PRODUCT_FIELDS, row, strict=True)) if row else None
+    return _product(row) if row else None
 
 
 async def products_page(engine: Engine, category: str, after_id: int = 0) -> list[dict[str, Any]]:
     async with engine.read() as session:
         rows = await session.fetch_all(PRODUCTS_PAGE, (category, after_id))
-    return [dict(zip(PRODUCT_FIELDS, row, strict=True)) for row in rows]
+    return [_product(row) for row in rows]
 
 
 async def order_with_items(engine: Engine, order_id: int) -> dict[str, Any] | None:
@@ -85,9 +82,27 @@ async def order_with_items(engine: Engine, order_id: int) -> dict[str, Any] | No
         if row is None:
             return None
         items = await session.fetch_all(ORDER_ITEMS, (order_id,))
-    order = dict(zip(ORDER_FIELDS, row, strict=True))
-    order["items"] = [dict(zip(ITEM_FIELDS, item, strict=True)) for item in items]
-    return order
+    order_id, customer_id, total_cents, created_at = row
+    return {
+        "id": order_id,
+        "customer_id": customer_id,
+        "total_cents": total_cents,
+        "created_at": created_at,
+        "items": [
+            {"product_id": product_id, "qty": qty, "price_cents": price} for product_id, qty, price in items
+        ],
+    }
+
+
+def _product(row: Sequence[Any]) -> dict[str, Any]:
+    """A product row as its answer, keys in PRODUCT_FIELDS order.
+
+    Written out rather than dict(zip(PRODUCT_FIELDS, row, strict=True)): 3.0 against 13.4 us for a
+    page of 20 rows, which was a fifth of a direct-mode request on SQLite (docs/direct.md).
+    tests/workloads/test_shop.py checks the keys against PRODUCT_FIELDS, ORDER_FIELDS, ITEM_FIELDS.
+    """
+    product_id, name, category, price_cents, stock = row
+    return {"id": product_id, "name": name, "category": category, "price_cents": price_cents, "stock": stock}
 
 
 async def create_order(engine: Engine, customer_id: int, items: Sequence[Sequence[int]]) -> tuple[int, int]:

@@ -1,0 +1,111 @@
+import asyncio
+
+from dbladder.data.seeding import seed
+from dbladder.engines import EngineOptions, opened
+from dbladder.load.targets.direct import DirectTarget, warm
+from dbladder.run.round import RunConfig, generator_processes, spread
+from dbladder.workloads.base import DataSpec
+from dbladder.workloads.registry import load_workload
+
+SHOP = load_workload("shop")
+SMALL = DataSpec(1, {"products": 50, "orders": 20})
+INDEX = {op.name: number for number, op in enumerate(SHOP.operations)}
+
+
+def _request(name, *args):
+    return (INDEX[name], args)
+
+
+def test_a_sqlite_request_is_answered_inside_send_without_a_task(sqlite_url):
+    async def scenario():
+        async with opened(sqlite_url, EngineOptions(pool_size=2)) as engine:
+            await seed(engine, SHOP, SMALL)
+            target = DirectTarget(SHOP, await SHOP.open(engine), limit=10, timeout=5.0, connections=2)
+            answers = []
+            requests = [
+                ("product", _request("product", 3)),
+                ("missing", _request("product", 999)),
+                ("page", _request("page", "cat-01", 0)),
+                ("order", _request("order", 7)),
+            ]
+            for token, request in requests:
+                assert target.send(
+                    request, lambda token, result, body: answers.append((token, result)), token
+                )
+                # Answered before send returned: nothing left in flight, no task made.
+                assert target.in_flight == 0
+            assert answers == [("product", 200), ("missing", 404), ("page", 200), ("order", 200)]
+
+    asyncio.run(scenario())
+
+
+def test_server_requests_beyond_the_connections_wait_in_line_and_all_are_answered(postgres_url):
+    async def scenario():
+        async with opened(postgres_url, EngineOptions(pool_size=2)) as engine:
+            await seed(engine, SHOP, SMALL)
+            await warm(engine, 2)
+            target = DirectTarget(SHOP, await SHOP.open(engine), limit=100, timeout=5.0, connections=2)
+            answers = []
+            for number in range(1, 41):
+                target.send(
+                    _request("product", number),
+                    lambda token, result, body: answers.append((token, result)),
+                    number,
+                )
+            # Two requests hold the two connections; the rest wait in the target's line.
+            assert target.in_flight == 40
+            assert len(target._running) == 2
+            while target.in_flight:
+                await asyncio.sleep(0.01)
+            assert sorted(answers) == [(n, 200) for n in range(1, 41)]
+
+    asyncio.run(scenario())
+
+
+def test_the_in_flight_limit_counts_the_line(postgres_url):
+    async def scenario():
+        async with opened(postgres_url, EngineOptions(pool_size=1)) as engine:
+            await seed(engine, SHOP, SMALL)
+            target = DirectTarget(SHOP, await SHOP.open(engine), limit=3, timeout=5.0, connections=1)
+            sent = [target.send(_request("product", 1), lambda *answer: None) for _ in range(5)]
+            assert sent == [True, True, True, False, False]
+            while target.in_flight:
+                await asyncio.sleep(0.01)
+
+    asyncio.run(scenario())
+
+
+def test_a_request_still_waiting_at_its_deadline_is_answered_timeout(postgres_url):
+    async def scenario():
+        async with opened(postgres_url, EngineOptions(pool_size=1)) as engine:
+            await seed(engine, SHOP, SMALL)
+            target = DirectTarget(SHOP, await SHOP.open(engine), limit=10, timeout=0.05, connections=1)
+            answers = []
+            # The one connection is held outside the target, so the target's request cannot finish
+            # and the next one waits in line: both are past their deadline at the sweep.
+            async with engine.read():
+                target.send(
+                    _request("product", 1), lambda token, result, body: answers.append((token, result)), 1
+                )
+                target.send(
+                    _request("product", 2), lambda token, result, body: answers.append((token, result)), 2
+                )
+                await asyncio.sleep(0.2)
+            assert sorted(answers) == [(1, "timeout"), (2, "timeout")]
+            assert target.in_flight == 0
+
+    asyncio.run(scenario())
+
+
+def test_direct_mode_is_sized_to_the_machine_and_spreads_the_connections(monkeypatch):
+    monkeypatch.setattr("os.cpu_count", lambda: 4)
+    # SQLite runs in the generator processes: one per core, never one without a connection.
+    assert generator_processes(RunConfig(target="direct", pool_size=100)) == 4
+    assert generator_processes(RunConfig(target="direct", pool_size=3)) == 3
+    # A server on this host keeps half the cores; over HTTP the service has them.
+    server = "postgresql://postgres@127.0.0.1:5432/shop"
+    assert generator_processes(RunConfig(db_url=server, target="direct", pool_size=100)) == 2
+    assert generator_processes(RunConfig(target="http")) == 1
+    assert generator_processes(RunConfig(target="direct", generator_processes=3)) == 3
+    assert spread(10, 4) == [3, 3, 2, 2]
+    assert spread(8, 2) == [4, 4]

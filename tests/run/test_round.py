@@ -214,11 +214,13 @@ def test_load_to_a_remote_address_needs_permission(tmp_path):
 
 @pytest.fixture
 def run_in_subprocess(tmp_path) -> Iterator[subprocess.Popen]:
+    # --continue-after-fail: on a busy machine a level may fail early, and the run must still be
+    # running when the test interrupts it.
     process = subprocess.Popen(
         [sys.executable, "-c", "from dbladder.cli import main; main()", "run",
          "--db", f"sqlite:///{tmp_path}/shop.db", "--size", "products=2000", "--size", "orders=5000",
          "--start", "50", "--step", "50", "--steps", "20", "--hold", "1.5", "--warmup", "0.5",
-         "--workers", "1", "--out", str(tmp_path / "out")],
+         "--workers", "1", "--continue-after-fail", "--out", str(tmp_path / "out")],
         stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
     )  # fmt: skip
     try:

@@ -296,7 +296,7 @@ def test_verify_finds_lost_and_corrupted_writes_and_broken_invariants(any_url: s
 
     clean, broken = asyncio.run(main())
     assert (clean["acknowledged"], clean["present"], clean["lost"], clean["corrupted"]) == (4, 4, 0, 0)
-    assert (clean["violations"], clean["invariants"], clean["checked"]) == ([], 13, True)
+    assert (clean["violations"], clean["invariant_checks"], clean["checked"]) == ([], 13, True)
     assert (broken["lost"], broken["corrupted"]) == (2, 1)
     likes_on_5 = sum(1 for _, post_id, _ in all_rows(TINY)["likes"] if post_id == 5)
     assert broken["violations"] == [

@@ -94,7 +94,7 @@ async def verify(
         "lost": lost,
         "corrupted": corrupted,
         "violations": violations,
-        "invariants": len(INVARIANTS) + 4,
+        "invariant_checks": len(INVARIANTS) + 4,
         "what": "every acknowledged post's author, time and text, every acknowledged like and follow; "
         "no self-follow, no row pointing at a missing user or post, no duplicate like, follow or "
         "handle, every seeded row still there",

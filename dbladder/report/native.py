@@ -41,7 +41,8 @@ def native_sentence(result: dict[str, Any]) -> str | None:
         return None
     native = f"the native client's {fig.rate(block['ops_per_s'])} ops/s flat out"
     measured = (
-        f"({client_words(block)}; {fig.plain(block.get('seconds'))} s on the same database, "
+        f"({client_words(block)}; {fig.plain(round(float(block.get('seconds') or 0), 1))} s on the same "
+        f"database, "
         f"{str(block.get('measured_at', ''))[:10]})"
     )
     direct, ratio = block.get("direct_rps"), block.get("ratio")

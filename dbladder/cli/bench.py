@@ -114,7 +114,8 @@ async def _load(url: str, workload_name: str, scale: float) -> None:
     "--native",
     is_flag=True,
     help="The database's own speed on the shop's read mix: its native client flat out (a bare apsw "
-    f"loop, pgbench, sysbench). --db defaults to {NATIVE_DB}, --connections to {NATIVE_CONNECTIONS}.",
+    f"loop, pgbench, sysbench). --db defaults to {NATIVE_DB}; --connections (pgbench's clients, "
+    f"sysbench's threads) to {NATIVE_CONNECTIONS}; --scale seeds the shop first.",
 )
 @click.option(
     "--result",

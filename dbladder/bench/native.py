@@ -557,6 +557,17 @@ def sysbench_command(url: DatabaseURL, seconds: int, config: NativeConfig) -> li
     ]
 
 
+def write_sysbench_password(folder: str, password: str) -> str:
+    """The option file that gives sysbench its password (`--config-file=NAME`), in `folder`, readable
+    by the user alone; its name. On the command line `ps` would show the password to anyone."""
+    descriptor = os.open(
+        os.path.join(folder, SYSBENCH_PASSWORD_FILE), os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600
+    )
+    with os.fdopen(descriptor, "w") as stream:
+        stream.write(f"mysql-password={password}\n")
+    return SYSBENCH_PASSWORD_FILE
+
+
 def _sysbench(
     url: DatabaseURL, info: EngineInfo, workload: Workload, sizes: dict[str, int], config: NativeConfig
 ) -> dict[str, Any]:
@@ -566,11 +577,7 @@ def _sysbench(
         with open(os.path.join(folder, SYSBENCH_SCRIPT_NAME), "w") as stream:
             stream.write(script)
         if url.password:
-            descriptor = os.open(
-                os.path.join(folder, SYSBENCH_PASSWORD_FILE), os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600
-            )
-            with os.fdopen(descriptor, "w") as stream:
-                stream.write(f"mysql-password={url.password}\n")
+            write_sysbench_password(folder, url.password)
         if config.warmup_seconds:
             warmup = sysbench_command(url, max(1, math.ceil(config.warmup_seconds)), config)
             _tool(warmup, folder, dict(os.environ), config.warmup_seconds)

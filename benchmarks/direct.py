@@ -6,11 +6,12 @@
 For each engine (one whose server is down is skipped, saying so) it seeds the shop into a scratch
 database, then measures, in this order and on the same data:
 
-  native   the engine's own fastest client running the read mix flat out (a closed loop):
+  native   the engine's own fastest client running the read mix flat out (a closed loop), as
+           `dbladder bench --native` measures it (dbladder/bench/native.py):
              SQLite      a bare apsw loop, one per process, `--processes` of them
-             PostgreSQL  pgbench -M prepared, three weighted scripts (-f a.sql@50 ...), -c / -j
-             MariaDB     every candidate found here (sysbench with a Lua script of prepared
-                         statements; a loop over asyncmy's prepared statements), the fastest kept
+             PostgreSQL  pgbench -M prepared, three weighted scripts (--file=a.sql@50 ...), -c / -j
+             MariaDB     sysbench with a Lua script of prepared statements; here also a loop over
+                         asyncmy's prepared statements, the fastest of the two kept
   direct   dbladder's `--target direct` ceiling through `run_ladder`: single-level rounds
            (open model, `--hold` seconds) bisected to the highest rate that passes the pass mark
            (p95 < 50 ms, < 1 % failed), with the same processes and connections
@@ -18,7 +19,7 @@ database, then measures, in this order and on the same data:
 
 and prints both figures and their ratio (direct / mean native). The goal is >= 0.6 for each engine.
 The mix is the shop's reads: 50 % a product by id, 30 % a page of a category, 20 % an order and its
-items, with the SQL of dbladder/workloads/shop/schema.py and ids drawn as dbladder/load/mix.py draws them.
+items, with the shop workload's SQL and ids drawn as dbladder/load/mix.py draws them.
 Servers are reached over their Unix sockets by both sides (`--tcp` for loopback TCP).
 """
 
@@ -42,18 +43,28 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
+from dbladder.bench.native import (
+    READ_MIX,
+    NativeClientMissing,
+    NativeConfig,
+    draw_requests,
+    native_reference,
+    pgbench_file_options,
+    pgbench_scripts,
+    read_statements,
+)
 from dbladder.data.seeding import seed as seed_data
 from dbladder.engines import EngineOptions, opened
 from dbladder.errors import DbladderError
-from dbladder.load.mix import first_requests
 from dbladder.plans import Ladder
+from dbladder.report.native import client_words
 from dbladder.result.passmark import PassMark
 from dbladder.run.round import RunConfig, run_ladder
 from dbladder.workloads import base
 from dbladder.workloads.registry import load_workload
 from dbladder.workloads.shop import schema as shop
 
-READS = {"product": 50.0, "page": 30.0, "order": 20.0}
+READS = {name: float(weight) for name, weight in READ_MIX.items()}
 """The shop's read mix, by operation name."""
 
 
@@ -63,28 +74,21 @@ class Mix:
 
     products: int
     orders: int
-    categories: int = shop.CATEGORIES
 
 
 def operations(mix: Mix, stream: int, count: int = 200_000) -> list[tuple[str, tuple[Any, ...]]]:
     """The first `count` requests of generator stream `stream` as (operation name, args), drawn as
     direct mode draws them (the same seed and stream give the same requests)."""
-    workload = load_workload("shop")
     sizes = {"products": mix.products, "orders": mix.orders}
-    names = [op.name for op in workload.operations]
-    drawn = first_requests(workload, base.Mix(READS), sizes, count, seed=1, stream=stream)
-    return [(names[index], tuple(args)) for index, args in drawn]
+    drawn = draw_requests(load_workload("shop"), sizes, count, seed=1, stream=stream)
+    return [(name, tuple(args)) for name, args in drawn]
 
 
 PG_SOCKET = "/var/run/postgresql"
 MARIADB_SOCKET = "/run/mysqld/mysqld.sock"
 GOAL = 0.6
 LATE_START_S = 0.25  # a probe whose generator began later than this is taken again
-READ_SQL = {
-    "product": (shop.PRODUCT_BY_ID,),
-    "page": (shop.PRODUCTS_PAGE,),
-    "order": (shop.ORDER_BY_ID, shop.ORDER_ITEMS),
-}
+READ_SQL = read_statements(load_workload("shop"))
 
 
 # ---------------------------------------------------------------------------------------------
@@ -160,188 +164,17 @@ class Native:
     note: str = ""
 
 
-def _sqlite_worker(path: str, mix: Mix, stream: int, seconds: float, start_at: float, out: Any) -> None:
-    """One process of the bare apsw loop: the mix's operations, in order, for `seconds`."""
-    import apsw
-
-    db = apsw.Connection(path, flags=apsw.SQLITE_OPEN_READONLY, statementcachesize=100)
-    db.execute("PRAGMA cache_size=-10240")  # the engine's default, so both sides cache alike
-    # Drawn before the clock starts: the reference times the database calls and nothing else.
-    work = operations(mix, stream)
-    product, page, order, items = shop.PRODUCT_BY_ID, shop.PRODUCTS_PAGE, shop.ORDER_BY_ID, shop.ORDER_ITEMS
-    execute = db.execute
-    while time.perf_counter() < start_at:
-        time.sleep(0.001)
-    started = time.perf_counter()
-    deadline = started + seconds
-    done = 0
-    while True:
-        for kind, args in work:
-            if kind == "product":
-                execute(product, args).fetchall()
-            elif kind == "page":
-                execute(page, args).fetchall()
-            else:
-                if execute(order, args).fetchall():
-                    execute(items, args).fetchall()
-            done += 1
-            if not done & 255 and time.perf_counter() >= deadline:
-                out.put((done, time.perf_counter() - started, time.process_time()))
-                return
-
-
-def sqlite_native(path: str, mix: Mix, processes: int, seconds: float) -> Native:
-    context = multiprocessing.get_context("spawn")
-    out = context.Queue()
-    start_at = time.perf_counter() + 2.0  # every process starts the clock together
-    children = [
-        context.Process(target=_sqlite_worker, args=(path, mix, k, seconds, start_at, out))
-        for k in range(processes)
-    ]
-    for child in children:
-        child.start()
-    results = [out.get(timeout=seconds + 60) for _ in children]
-    for child in children:
-        child.join()
-    rate = sum(done / wall for done, wall, _ in results)
-    return Native(f"bare apsw loop x {processes} processes", rate)
-
-
-def _pgbench_scripts(folder: str, mix: Mix) -> list[str]:
-    """The three read operations as pgbench scripts, weighted as the mix weighs them."""
-    # Category names are cat-00 .. cat-99: the number drawn client-side, the name made in SQL
-    # (pgbench has no string functions), a few nanoseconds of the server's time per page.
-    category = "'cat-' || lpad(:c::text, 2, '0')"
-    scripts = {
-        "product": (50, f"\\set id random(1, {mix.products})\n" + _pg(shop.PRODUCT_BY_ID, ":id") + ";\n"),
-        "page": (
-            30,
-            f"\\set c random(0, {mix.categories - 1})\n\\set after random(0, {mix.products})\n"
-            + _pg(shop.PRODUCTS_PAGE, category, ":after")
-            + ";\n",
-        ),
-        "order": (
-            20,
-            f"\\set id random(1, {mix.orders})\n"
-            + _pg(shop.ORDER_BY_ID, ":id")
-            + ";\n"
-            + _pg(shop.ORDER_ITEMS, ":id")
-            + ";\n",
-        ),
-    }
-    arguments = []
-    for kind, (weight, text) in scripts.items():
-        path = f"{folder}/{kind}.sql"
-        Path(path).write_text(text)
-        arguments += ["-f", f"{path}@{weight}"]
-    return arguments
-
-
-def _pg(sql: str, *values: str) -> str:
-    """`sql` with its `?` placeholders replaced by pgbench expressions, in order."""
-    for value in values:
-        sql = sql.replace("?", value, 1)
-    return sql
-
-
-def pgbench_native(scratch: Scratch, mix: Mix, connections: int, threads: int, seconds: float) -> Native:
-    folder = tempfile.mkdtemp(prefix="dbladder-pgbench-")
-    try:
-        host = ["-h", "127.0.0.1", "-p", "5432"] if "127.0.0.1" in scratch.url else ["-h", PG_SOCKET]
-        command = [
-            "pgbench", *host, "-U", "postgres", "-n", "-M", "prepared",
-            "-c", str(connections), "-j", str(threads), "-T", str(int(seconds)),
-            *_pgbench_scripts(folder, mix), scratch.name,
-        ]  # fmt: skip
-        output = _run(command, timeout=seconds + 60).stdout
-    finally:
-        shutil.rmtree(folder)
-    match = re.search(r"tps = ([\d.]+) \(without initial connection time\)", output)
-    if match is None:
-        raise SystemExit(f"could not read pgbench's output:\n{output}")
-    return Native(f"pgbench -M prepared -c {connections} -j {threads}", float(match.group(1)))
-
-
-SYSBENCH_SCRIPT = """
-local t = sysbench.sql.type
-function thread_init()
-  drv = sysbench.sql.driver()
-  con = drv:connect()
-  product = con:prepare([[{product}]])
-  product_id = product:bind_create(t.BIGINT)
-  product:bind_param(product_id)
-  page = con:prepare([[{page}]])
-  page_category = page:bind_create(t.VARCHAR, 32)
-  page_after = page:bind_create(t.BIGINT)
-  page:bind_param(page_category, page_after)
-  order = con:prepare([[{order}]])
-  order_id = order:bind_create(t.BIGINT)
-  order:bind_param(order_id)
-  items = con:prepare([[{items}]])
-  items_id = items:bind_create(t.BIGINT)
-  items:bind_param(items_id)
-end
-function thread_done()
-  con:disconnect()
-end
-function event()
-  local u = sysbench.rand.uniform_double()
-  if u < 0.5 then
-    product_id:set(sysbench.rand.uniform(1, {products}))
-    product:execute()
-  elseif u < 0.8 then
-    page_category:set(string.format("cat-%02d", sysbench.rand.uniform(0, {last_category})))
-    page_after:set(sysbench.rand.uniform(0, {products}))
-    page:execute()
-  else
-    local id = sysbench.rand.uniform(1, {orders})
-    order_id:set(id)
-    order:execute()
-    items_id:set(id)
-    items:execute()
-  end
-end
-"""
-
-
-def sysbench_native(scratch: Scratch, mix: Mix, connections: int, seconds: float) -> Native | None:
-    if not shutil.which("sysbench"):
-        return None
-    folder = tempfile.mkdtemp(prefix="dbladder-sysbench-")
-    try:
-        script = f"{folder}/shop_reads.lua"
-        Path(script).write_text(
-            SYSBENCH_SCRIPT.format(
-                product=shop.PRODUCT_BY_ID,
-                page=shop.PRODUCTS_PAGE,
-                order=shop.ORDER_BY_ID,
-                items=shop.ORDER_ITEMS,
-                products=mix.products,
-                orders=mix.orders,
-                last_category=mix.categories - 1,
-            )
-        )
-        where = (
-            ["--mysql-host=127.0.0.1", "--mysql-port=3306"]
-            if "127.0.0.1" in scratch.url
-            else [f"--mysql-socket={MARIADB_SOCKET}"]
-        )
-        command = [
-            "sysbench", script, "--db-driver=mysql", *where, "--mysql-user=root",
-            f"--mysql-db={scratch.name}", f"--threads={connections}", f"--time={int(seconds)}",
-            "--events=0", "--rand-type=uniform", "run",
-        ]  # fmt: skip
-        output = _run(command, timeout=seconds + 60, cwd=folder).stdout
-    finally:
-        shutil.rmtree(folder)
-    events = re.search(r"total number of events:\s+(\d+)", output)
-    total = re.search(r"total time:\s+([\d.]+)s", output)
-    if events is None or total is None:
-        raise SystemExit(f"could not read sysbench's output:\n{output}")
-    return Native(
-        f"sysbench, Lua script of prepared statements, {connections} threads",
-        int(events.group(1)) / float(total.group(1)),
+def library_native(scratch: Scratch, connections: int, processes: int, seconds: float) -> Native:
+    """The engine's native client as `dbladder bench --native` runs it (dbladder.bench.native)."""
+    config = NativeConfig(
+        db_url=scratch.url,
+        seconds=seconds,
+        warmup_seconds=0,  # measure() runs a short untimed round first
+        connections=connections,
+        processes=processes,
     )
+    block = native_reference(config)
+    return Native(client_words(block), block["ops_per_s"])
 
 
 def _asyncmy_worker(
@@ -425,22 +258,21 @@ def asyncmy_native(url: str, mix: Mix, processes: int, connections: int, seconds
 
 def mariadb_native(scratch: Scratch, mix: Mix, processes: int, connections: int, seconds: float) -> Native:
     """Every candidate client measured; the fastest is the reference, the others are noted."""
-    candidates = [
-        sysbench_native(scratch, mix, connections, seconds),
-        asyncmy_native(scratch.url, mix, processes, connections, seconds),
-    ]
-    measured = sorted((c for c in candidates if c is not None), key=lambda c: c.rate, reverse=True)
+    candidates = [asyncmy_native(scratch.url, mix, processes, connections, seconds)]
+    try:
+        candidates.append(library_native(scratch, connections, processes, seconds))
+    except NativeClientMissing as exc:
+        print(f"  ({exc})", flush=True)
+    measured = sorted(candidates, key=lambda c: c.rate, reverse=True)
     best = measured[0]
     best.note = "; ".join(f"{c.label}: {c.rate:,.0f}/s" for c in measured)
     return best
 
 
 def native(scratch: Scratch, mix: Mix, args: argparse.Namespace) -> Native:
-    if scratch.engine == "sqlite":
-        return sqlite_native(scratch.path, mix, args.processes, args.seconds)
-    if scratch.engine == "postgresql":
-        return pgbench_native(scratch, mix, args.connections, args.processes, args.seconds)
-    return mariadb_native(scratch, mix, args.processes, args.connections, args.seconds)
+    if scratch.engine == "mariadb":
+        return mariadb_native(scratch, mix, args.processes, args.connections, args.seconds)
+    return library_native(scratch, args.connections, args.processes, args.seconds)
 
 
 # ---------------------------------------------------------------------------------------------
@@ -564,12 +396,8 @@ def _sqlite_scheduled(
         now = time.perf_counter()
         if now < due:
             time.sleep(due - now)
-        if kind == "product":
-            execute(shop.PRODUCT_BY_ID, args).fetchall()
-        elif kind == "page":
-            execute(shop.PRODUCTS_PAGE, args).fetchall()
-        elif execute(shop.ORDER_BY_ID, args).fetchall():
-            execute(shop.ORDER_ITEMS, args).fetchall()
+        for sql in READ_SQL[kind]:
+            execute(sql, args).fetchall()
         latencies.append(time.perf_counter() - due)
     out.put(latencies)
 
@@ -599,11 +427,14 @@ def sqlite_scheduled(path: str, mix: Mix, processes: int, rate: float, args: arg
 def pgbench_scheduled(scratch: Scratch, mix: Mix, rate: float, args: argparse.Namespace) -> Probe:
     """pgbench -R rate -L 50: skipped (already 50 ms late) count as dropped, late ones against p95."""
     folder = tempfile.mkdtemp(prefix="dbladder-pgbench-")
+    scripts = pgbench_scripts(load_workload("shop"), {"products": mix.products, "orders": mix.orders})
+    for name, text in scripts.items():
+        Path(folder, name).write_text(text)
     try:
         command = [
             "pgbench", "-h", PG_SOCKET, "-U", "postgres", "-n", "-M", "prepared",
             "-c", str(args.connections), "-j", str(args.processes), "-T", str(int(args.hold)),
-            "-R", str(int(rate)), "-L", "50", *_pgbench_scripts(folder, mix), scratch.name,
+            "-R", str(int(rate)), "-L", "50", *pgbench_file_options(scripts, folder), scratch.name,
         ]  # fmt: skip
         # pgbench exits 1 when a client gave up (too far behind the schedule): a failed probe,
         # whose figures are still in the output.

@@ -1,25 +1,54 @@
 """`dbladder bench`: the raw rounds and the journal-mode test of "SQLite handled 315 million daily
-requests on a laptop", straight through the engine, no HTTP."""
+requests on a laptop", straight through the engine, no HTTP; and with `--native`, the database's
+own speed on the shop's read mix, beside a direct-mode run's ceiling."""
 
 from __future__ import annotations
 
 import asyncio
 import json
+from pathlib import Path
 from typing import Any
 
 import click
+from click.core import ParameterSource
 
 from ..bench import BenchConfig, JournalConfig, render_journal, render_rounds, run_journal_test, run_rounds
 from ..bench.config import WORKER_KINDS, WORKLOADS
+from ..bench.native import (
+    NativeClientMissing,
+    NativeConfig,
+    attach,
+    missing_client,
+    native_reference,
+    result_problems,
+)
 from ..data.seeding import seed
 from ..engines import opened
 from ..engines.base import EngineInfo
-from ..errors import InvalidConfig
+from ..errors import DbladderError, InvalidConfig, UsageError
+from ..report.bundle import RESULT, build_reports, load_bundle
+from ..report.native import client_words, native_sentence
+from ..result.files import write_json
+from ..result.schema import RESULT_SCHEMA, problem
+from ..urls import parse_url
 from ..workloads.base import DataSpec
 from ..workloads.registry import load_workload
 from .common import engine_options, warn_if_not_durable
 
 DEFAULT_DB = "sqlite:///chirp.db"
+NATIVE_DB = "sqlite:///shop.db"  # --native measures the shop, whose default database this is
+NATIVE_CONNECTIONS = 8  # pgbench clients, sysbench threads: where both reached the server's pace here
+# Options of the raw rounds and the journal test that mean nothing to --native.
+NOT_NATIVE = (
+    "workload",
+    "batch_rows",
+    "no_reference",
+    "repeats",
+    "journal_test",
+    "readers",
+    "write_rate",
+    "workers",
+)
 
 
 async def _load(url: str, workload_name: str, scale: float) -> None:
@@ -81,8 +110,25 @@ async def _load(url: str, workload_name: str, scale: float) -> None:
     show_default=True,
     help="Journal test: readers and writer as processes or threads.",
 )
+@click.option(
+    "--native",
+    is_flag=True,
+    help="The database's own speed on the shop's read mix: its native client flat out (a bare apsw "
+    f"loop, pgbench, sysbench). --db defaults to {NATIVE_DB}; --connections (pgbench's clients, "
+    f"sysbench's threads) to {NATIVE_CONNECTIONS}; --scale seeds the shop first.",
+)
+@click.option(
+    "--result",
+    "result_path",
+    type=click.Path(path_type=Path),
+    metavar="PATH",
+    help="With --native: a direct-mode run's result.json (or its folder) on the same database; prints "
+    "its ceiling as a share of the reference and writes the reference into it and its report.",
+)
 @click.option("--json", "as_json", is_flag=True, help="Print the results as JSON.")
+@click.pass_context
 def bench(
+    ctx: click.Context,
     db_url: str,
     workload: str,
     scale: float | None,
@@ -96,9 +142,24 @@ def bench(
     readers: int,
     write_rate: float,
     workers: str,
+    native: bool,
+    result_path: Path | None,
     as_json: bool,
 ) -> None:
-    """Raw rounds (point reads, write transactions, batched inserts) beside bare references."""
+    """Raw rounds (point reads, write transactions, batched inserts) beside bare references.
+
+    With --native: the shop's read mix (50 % a product, 30 % a page, 20 % an order with its items)
+    run by the database's native client flat out, beside a direct-mode run's ceiling (--result).
+    """
+    if native or result_path is not None:
+        # Option names as typed, for the options given on the command line (not left at a default).
+        given = {
+            str(param.name): param.opts[0]
+            for param in ctx.command.params
+            if ctx.get_parameter_source(str(param.name)) == ParameterSource.COMMANDLINE
+        }
+        _native(given, db_url, scale, seconds, warmup, connections, result_path, as_json)
+        return
     if journal_test:
         config: Any = JournalConfig(
             db_url=db_url,
@@ -137,3 +198,82 @@ def bench(
     result = asyncio.run(run_rounds(config, progress))
     click.echo(json.dumps(result, indent=2) if as_json else render_rounds(result))
     warn_if_not_durable(EngineInfo(**result["engine"]))
+
+
+def _native(
+    given: dict[str, str],
+    db_url: str,
+    scale: float | None,
+    seconds: float | None,
+    warmup: float,
+    connections: int,
+    result_path: Path | None,
+    as_json: bool,
+) -> None:
+    """`bench --native [--result PATH]`: measure, print, and write the block into the result."""
+    if "native" not in given:
+        raise UsageError("--result goes with --native: dbladder bench --native --db URL --result PATH")
+    stray = [option for name, option in given.items() if name in NOT_NATIVE]
+    if stray:
+        verb = "does" if len(stray) == 1 else "do"
+        raise UsageError(f"{', '.join(stray)} {verb} not apply to --native (it measures the shop's read mix)")
+    config = NativeConfig(
+        db_url=db_url if "db_url" in given else NATIVE_DB,
+        seconds=seconds if seconds is not None else NativeConfig.seconds,
+        warmup_seconds=warmup,
+        connections=connections if "connections" in given else NATIVE_CONNECTIONS,
+    ).checked()
+    engine = parse_url(config.db_url).engine
+    reason = missing_client(engine)
+    if reason:
+        raise NativeClientMissing(reason)  # before anything is loaded or measured
+    result, result_file = None, None
+    if result_path is not None:
+        bundle = load_bundle(result_path)
+        if bundle.kind != "result":
+            raise UsageError(f"{result_path} is a comparison: give one direct-mode run's {RESULT}")
+        result, result_file = bundle.runs[0], bundle.path / RESULT
+        problems = result_problems(result, config.db_url)
+        if problems:
+            raise UsageError(f"{result_file} cannot carry this reference: {'; '.join(problems)}")
+    if scale is not None:
+        if not scale > 0:
+            raise InvalidConfig([f"--scale must be above 0, not {scale}"])
+        click.echo(f"loading shop at scale {scale:g} into {parse_url(config.db_url).redacted} ...", err=True)
+        asyncio.run(_load(config.db_url, "shop", scale))
+
+    def progress(message: str) -> None:
+        if not as_json:
+            click.echo(f"  {message}", err=True)
+
+    block = native_reference(config, progress)
+    if result is not None and result_file is not None:
+        block = attach(result, block)
+        result["native"] = block
+        found = problem(result, RESULT_SCHEMA)
+        if found:  # a bug, not a user's mistake: say so rather than write a result the reports refuse
+            raise DbladderError(f"the native block does not fit {RESULT_SCHEMA}: {found}")
+        write_json(result_file, result)
+        build_reports([result_file.parent], result_file.parent)
+    if as_json:
+        click.echo(json.dumps(block, indent=2))
+        return
+    click.echo(_native_text(block, result))
+    if result_file is not None:
+        click.echo(f"saved    the native block in {result_file} and its report")
+
+
+def _native_text(block: dict[str, Any], result: dict[str, Any] | None) -> str:
+    mix = ", ".join(f"{name} {100 * share:g} %" for name, share in block["mix"].items())
+    sizes = ", ".join(f"{count:,} {name}" for name, count in block["sizes"].items())
+    lines = [
+        f"native   {block['ops_per_s']:,.0f} ops/s flat out "
+        f"({block['operations']:,} in {block['seconds']:g} s)",
+        f"client   {client_words(block)}",
+        f"command  {block['command']}",
+        f"mix      {mix}; ids up to {sizes}",
+        f"database {block['database']} ({block['engine']} {block.get('server_version', '')})".rstrip(),
+    ]
+    if result is not None:
+        lines.append(f"direct   {native_sentence(result)}")
+    return "\n".join(lines)

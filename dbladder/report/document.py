@@ -18,6 +18,7 @@ from .blocks import Block, Bullets, Column, Heading, Paragraph, Plots, Report, T
 from .caveats import caveats
 from .closed import recovery_words, spike_levels, think_words
 from .integrity import integrity_section
+from .native import native_lines
 from .roundtrips import QUERY_COLUMNS, queries_section, query_cells, round_trip_section
 from .runs import Round, engine_labels, round_rows, rounds_of
 from .setup import pass_mark_words, setup_section
@@ -151,6 +152,7 @@ def _result_section(rounds: list[Round]) -> list[Block]:
         blocks.append(Paragraph(f"**{round_.title}.** {verdict}" if len(rounds) > 1 else verdict))
         if round_.spike:
             blocks.append(_spike_table(round_))
+        blocks += [Paragraph(line) for line in native_lines(round_)]
         blocks.append(Plots(round_))
     return blocks
 

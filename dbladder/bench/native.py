@@ -1,0 +1,635 @@
+"""The database's own speed on the shop's read mix: its native client flat out, dbladder nowhere in the way.
+
+    SQLite      a bare apsw loop in each of `processes` processes, one connection each, running the
+                mix's statements back to back
+    PostgreSQL  pgbench -M prepared with the three reads as weighted scripts (product@50, page@30,
+                order@20), `connections` clients on `processes` threads
+    MariaDB     sysbench with a Lua script of server-side prepared statements, `connections` threads
+                (the fastest client measured here: it beat a bare asyncmy loop in every run of
+                benchmarks/direct.py)
+
+The mix is the shop's reads as "Postgres vs MariaDB on two dedicated CPUs" splits them: 50 % a
+product by id, 30 % a page of a category, 20 % an order with its items, ids uniform over the rows
+in the database. The SQL is the shop workload's own (its operations' statements, through the
+registry); the apsw loop draws its requests exactly as direct mode's generator does, and pgbench
+and sysbench draw from the same ranges with their own random functions. One operation of the mix
+is one request of direct mode, so `dbladder run --target direct --writes 0` on the same database
+divided by this rate says how close dbladder comes to the database's own speed (`attach`).
+
+The reference is a closed loop flat out: it measures capacity, which a ceiling under a pass mark
+on a schedule does not reach even for the native client (docs/direct.md, "The reference").
+"""
+
+from __future__ import annotations
+
+import asyncio
+import math
+import multiprocessing
+import os
+import queue
+import random
+import re
+import shlex
+import shutil
+import subprocess
+import tempfile
+import time
+from bisect import bisect_right
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from datetime import UTC, datetime
+from itertools import accumulate
+from typing import Any
+
+from ..engines import opened
+from ..engines.base import EngineInfo, EngineOptions
+from ..errors import DbladderError, InvalidConfig, NotSeeded
+from ..urls import DatabaseURL, parse_url, with_password
+from ..workloads.base import Args, Draw, Workload
+from ..workloads.registry import load_workload
+from .references import TOOL_TIMEOUT_MARGIN_S, parse_sysbench_output
+
+WORKLOAD = "shop"
+READ_MIX = {"product": 50, "page": 30, "order": 20}
+"""The shop's read mix, by operation name: the weights pgbench's scripts carry too."""
+CATEGORIES = 100  # the shop's categories, cat-00 .. cat-99 (tests check this against its draw)
+REQUESTS_PER_PROCESS = 1 << 16  # drawn before the clock starts and run in a cycle
+START_TIMEOUT_S = 60  # for the apsw processes to start and warm up, on a loaded machine
+INSTALL = {
+    "postgresql": ("pgbench", "it comes with the PostgreSQL client: apt-get install postgresql-client"),
+    "mariadb": ("sysbench", "apt-get install sysbench (the Debian package)"),
+}
+"""Engine -> its native client's program and how to install it."""
+
+
+class NativeClientMissing(DbladderError):
+    """The engine's native client (pgbench, sysbench) is not installed; the message says how to get it."""
+
+
+class NativeClientFailed(DbladderError):
+    """The native client ran and failed (refused connection, bad password); the message has its last words."""
+
+
+@dataclass(frozen=True)
+class NativeConfig:
+    """One native reference: the shop's read mix on `db_url`, flat out for `seconds`."""
+
+    db_url: str = "sqlite:///shop.db"
+    seconds: float = 5.0
+    warmup_seconds: float = 1.0  # the same client, untimed, first: caches (MariaDB's buffer pool) warm
+    connections: int = 8  # pgbench clients, sysbench threads
+    processes: int = 0  # apsw loops (SQLite), pgbench threads; 0: one per core
+    seed: int = 1  # of the requests drawn, so two runs send the same ones
+
+    def validate(self) -> list[str]:
+        """Every problem, each naming its field; empty when the config is usable."""
+        problems = []
+        try:
+            parse_url(self.db_url)
+        except DbladderError as exc:
+            problems.append(f"db_url: {exc}")
+        if not 0.5 <= self.seconds <= 3600:
+            problems.append(f"seconds must be from 0.5 to 3600, not {self.seconds}")
+        if not 0 <= self.warmup_seconds <= 600:
+            problems.append(f"warmup_seconds must be from 0 to 600, not {self.warmup_seconds}")
+        if not 1 <= self.connections <= 1000:
+            problems.append(f"connections must be from 1 to 1000, not {self.connections}")
+        if not 0 <= self.processes <= 256:
+            problems.append(f"processes must be from 0 (one per core) to 256, not {self.processes}")
+        if not 0 <= self.seed < 2**31:
+            problems.append(f"seed must be from 0 to 2**31-1, not {self.seed}")
+        return problems
+
+    def checked(self) -> NativeConfig:
+        problems = self.validate()
+        if problems:
+            raise InvalidConfig(problems)
+        return self
+
+    @property
+    def process_count(self) -> int:
+        return self.processes or os.cpu_count() or 1
+
+
+def missing_client(engine: str) -> str | None:
+    """Why the engine's native client cannot run here, in one line; None when it can."""
+    if engine not in INSTALL:
+        return None  # SQLite's is apsw, a dependency of dbladder
+    program, how = INSTALL[engine]
+    if shutil.which(program):
+        return None
+    return f"{program} is not on the PATH, so the {engine} native reference cannot run: {how}"
+
+
+def native_reference(config: NativeConfig, progress: Callable[[str], None] | None = None) -> dict[str, Any]:
+    """The native client's rate on the shop's read mix on `config.db_url`, as a plain dict.
+
+    Blocking (processes and subprocesses). Raises NativeClientMissing when pgbench or sysbench is
+    not installed, NotSeeded (saying how to seed) when the database has no shop data, and
+    NativeClientFailed when the client ran and failed. The dict: `ops_per_s`, `operations`,
+    `seconds`, the `client` and its `version`, the `command` (no password in it: pgbench gets it
+    from PGPASSWORD, sysbench from a private option file) and its `scripts`, `connections`,
+    `processes`, the `mix`, the data `sizes`, the `database`, its `engine` and `server_version`,
+    and `measured_at`.
+    """
+    config = config.checked()
+    url = with_password(parse_url(config.db_url), os.environ)
+    reason = missing_client(url.engine)
+    if reason:
+        raise NativeClientMissing(reason)
+    workload = load_workload(WORKLOAD)
+    info, sizes = asyncio.run(_inspect(url, workload))
+    started = datetime.now(UTC).isoformat(timespec="seconds")
+    if progress:
+        progress(
+            f"native reference on {url.redacted}: {sizes['products']:,} products, {sizes['orders']:,} orders"
+        )
+    measure = {"sqlite": _apsw_loops, "postgresql": _pgbench, "mariadb": _sysbench}[url.engine]
+    measured = measure(url, info, workload, sizes, config)
+    operations, seconds = measured.pop("operations"), measured.pop("seconds")
+    return {
+        **measured,
+        "ops_per_s": round(operations / seconds, 1) if seconds > 0 else 0.0,
+        "operations": operations,
+        "seconds": round(seconds, 3),
+        "mix": {name: weight / sum(READ_MIX.values()) for name, weight in READ_MIX.items()},
+        "sizes": sizes,
+        "database": url.redacted,
+        "engine": url.engine,
+        "server_version": info.server_version,
+        "measured_at": started,
+    }
+
+
+def attach(result: dict[str, Any], reference: dict[str, Any]) -> dict[str, Any]:
+    """The `native` block of a direct-mode result: the reference, the run's ceiling and their ratio."""
+    direct = result.get("ceiling_rps")
+    rate = reference.get("ops_per_s") or 0.0
+    # Four significant figures: a ratio far below 1 (a tiny ladder) keeps its precision too.
+    ratio = float(f"{direct / rate:.4g}") if direct is not None and rate > 0 else None
+    return {**reference, "direct_rps": direct, "ratio": ratio}
+
+
+def result_problems(result: dict[str, Any], db_url: str) -> list[str]:
+    """Why a result cannot carry the native reference of `db_url`: not direct mode, not the shop's
+    read mix, another engine or database. Empty when it can."""
+    problems = []
+    config = result.get("config") or {}
+    if config.get("target") != "direct":
+        problems.append(
+            f"it is not a direct-mode run (target {config.get('target')!r}); "
+            "the reference is for dbladder run --target direct --writes 0"
+        )
+    workload = result.get("workload") or {}
+    mix = {name: share for name, share in (workload.get("mix") or {}).items() if share}
+    wanted = {name: weight / sum(READ_MIX.values()) for name, weight in READ_MIX.items()}
+    if (
+        workload.get("name") != WORKLOAD
+        or set(mix) != set(wanted)
+        or any(abs(mix[name] - wanted[name]) > 1e-3 for name in wanted)
+    ):
+        shown = ", ".join(f"{name} {100 * share:g} %" for name, share in mix.items()) or "none recorded"
+        problems.append(
+            f"its mix is not the shop's reads 50/30/20 (it was {workload.get('name')!r}: {shown}); "
+            "run it with --workload shop --writes 0"
+        )
+    ran_on = (result.get("engine") or {}).get("url") or config.get("db_url") or ""
+    try:
+        theirs, ours = parse_url(ran_on), parse_url(db_url)
+    except DbladderError:
+        return [*problems, f"its database URL {ran_on!r} cannot be read"]
+    if theirs.engine != ours.engine:
+        problems.append(f"it ran on {theirs.engine}, not {ours.engine} ({ours.redacted})")
+    elif _database_name(theirs) != _database_name(ours):
+        problems.append(
+            f"it ran on database {_database_name(theirs)!r} ({theirs.redacted}), "
+            f"not {_database_name(ours)!r} ({ours.redacted})"
+        )
+    return problems
+
+
+def _database_name(url: DatabaseURL) -> str:
+    """What names the data: a SQLite file's name, a server's database. The folder of a SQLite file and
+    a server's address may be written differently in two URLs for the same data, so they are not compared."""
+    return os.path.basename(url.path or "") if url.engine == "sqlite" else url.database or ""
+
+
+# ---------------------------------------------------------------------------------------------
+# The data and the requests
+
+
+async def _inspect(url: DatabaseURL, workload: Workload) -> tuple[EngineInfo, dict[str, int]]:
+    """The engine's description and the highest product and order ids, or NotSeeded saying how to seed."""
+    how = f"seed it first: dbladder seed --db {url.redacted} (or add --scale 1 to dbladder bench --native)"
+    if url.engine == "sqlite" and not os.path.exists(url.path or ""):
+        # Opening would create an empty file: this command seeds nothing unless asked.
+        raise NotSeeded(f"{url.redacted}: no such file, so no shop data; {how}")
+    async with opened(url, EngineOptions(pool_size=1)) as engine:
+        for table in workload.schema.tables:
+            if not await engine.table_exists(table.name):
+                raise NotSeeded(f"{url.redacted} has no shop data (no table {table.name}); {how}")
+        async with engine.read() as session:
+            row = await session.fetch_one(
+                "SELECT (SELECT max(id) FROM products), (SELECT max(id) FROM orders)"
+            )
+        products, orders = row or (None, None)
+        if not products or not orders:
+            raise NotSeeded(f"{url.redacted} has empty shop tables; {how}")
+        # Only the reads: a reference needs no more than SELECT on the tables.
+        reads = [sql for sqls in read_statements(workload).values() for sql in sqls]
+        refused = await engine.check_statements(reads)
+        if refused:
+            words = "; ".join(f"{problem.statement[:50]}...: {problem.message}" for problem in refused)
+            raise NotSeeded(f"{url.redacted}: the shop's reads do not fit its tables ({words}); {how}")
+        info = await engine.describe()
+    return info, {"products": int(products), "orders": int(orders)}
+
+
+def read_statements(workload: Workload) -> dict[str, tuple[str, ...]]:
+    """Each read of the mix and its SQL, as the workload declares it (with `?` placeholders)."""
+    return {name: workload.operation(name).statements for name in READ_MIX}
+
+
+def draw_requests(
+    workload: Workload, sizes: dict[str, int], count: int, seed: int = 1, stream: int = 0
+) -> list[tuple[str, Args]]:
+    """The first `count` requests of the read mix as (operation name, args): the same sequence
+    direct mode's generator stream `stream` sends with `--writes 0` (dbladder.load.mix draws it the
+    same way; a test holds the two together)."""
+    weights = [float(READ_MIX.get(op.name, 0)) for op in workload.operations]
+    bounds = [cumulative / sum(weights) for cumulative in accumulate(weights)]
+    bounds[-1] = 1.0
+    uniform = random.Random(f"dbladder.mix:{seed}:{stream}").random
+    draw = Draw(uniform)
+    operations = workload.operations
+    drawn = []
+    for _ in range(count):
+        operation = operations[bisect_right(bounds, uniform())]
+        drawn.append((operation.name, operation.draw(draw, sizes)))
+    return drawn
+
+
+# ---------------------------------------------------------------------------------------------
+# SQLite: bare apsw loops
+
+
+def _apsw_loops(
+    url: DatabaseURL, info: EngineInfo, workload: Workload, sizes: dict[str, int], config: NativeConfig
+) -> dict[str, Any]:
+    """`processes` apsw loops side by side, started together; their rates add up."""
+    import apsw
+
+    statements = read_statements(workload)
+    processes = config.process_count
+    pragmas = {"cache_size": int(info.settings.get("cache_size", "-10240"))}
+    busy_ms = int(info.settings.get("busy_timeout", "5000"))
+    path = os.path.abspath(url.path or "")
+    context = multiprocessing.get_context("spawn")
+    out = context.Queue()
+    barrier = context.Barrier(processes)
+    children = []
+    for stream in range(processes):
+        # Drawn here, before any clock: the loops time the database calls and nothing else.
+        work = [(statements[name], args) for name, args in draw_requests(
+            workload, sizes, REQUESTS_PER_PROCESS, config.seed, stream
+        )]  # fmt: skip
+        children.append(
+            context.Process(
+                target=_apsw_loop,
+                args=(path, pragmas, busy_ms, work, config.seconds, config.warmup_seconds, barrier, out),
+                daemon=True,
+            )
+        )
+    for child in children:
+        child.start()
+    results = []
+    try:
+        for _ in children:
+            result = out.get(timeout=config.seconds + config.warmup_seconds + START_TIMEOUT_S)
+            if result[0] == "error":
+                barrier.abort()  # the others stop waiting for it
+                raise NativeClientFailed(f"an apsw loop failed: {result[1]}")
+            results.append(result)
+    except queue.Empty:
+        raise NativeClientFailed("an apsw loop process did not report in time") from None
+    finally:
+        for child in children:
+            child.join(timeout=5)
+            if child.is_alive():
+                child.kill()
+    rate = sum(done / wall for _, done, wall in results)
+    seconds = max(wall for _, _, wall in results)
+    cache = pragmas["cache_size"]
+    return {
+        "client": "apsw loop",
+        "version": f"apsw {apsw.apswversion()}, SQLite {apsw.sqlite_lib_version()}",
+        "command": f"a bare apsw loop in each of {processes} process(es), one connection each "
+        f"(cache_size={cache}): every statement of each request executed and fetched, back to back",
+        "scripts": {name: ";\n".join(sqls) + ";\n" for name, sqls in statements.items()},
+        "connections": processes,
+        "processes": processes,
+        # The rate is the sum of each process's own; operations and seconds are given so it reads back.
+        "operations": round(rate * seconds),
+        "seconds": seconds,
+    }
+
+
+def _apsw_loop(
+    path: str,
+    pragmas: dict[str, int],
+    busy_ms: int,
+    work: Sequence[tuple[tuple[str, ...], Args]],
+    seconds: float,
+    warmup: float,
+    barrier: Any,
+    out: Any,
+) -> None:
+    """One process: warm up, wait for the others, then run `work` in a cycle for `seconds`."""
+    try:
+        import apsw
+
+        db = apsw.Connection(path, statementcachesize=100)
+        for name, value in pragmas.items():
+            db.execute(f"PRAGMA {name}={value}")
+        db.set_busy_timeout(busy_ms)
+        execute = db.execute
+
+        def loop(stop_after: float) -> tuple[int, float]:
+            started = time.perf_counter()
+            deadline = started + stop_after
+            done = 0
+            while True:
+                for sqls, args in work:
+                    for sql in sqls:
+                        execute(sql, args).fetchall()
+                    done += 1
+                    if not done & 255 and time.perf_counter() >= deadline:
+                        return done, time.perf_counter() - started
+
+        if warmup:
+            loop(warmup)
+        barrier.wait(timeout=START_TIMEOUT_S)
+        done, wall = loop(seconds)
+        db.close()
+        out.put(("done", done, wall))
+    except BaseException as exc:  # reported to the parent, which raises it as one line
+        out.put(("error", f"{type(exc).__name__}: {exc}", 0.0))
+
+
+# ---------------------------------------------------------------------------------------------
+# PostgreSQL: pgbench
+
+
+def pgbench_scripts(workload: Workload, sizes: dict[str, int]) -> dict[str, str]:
+    """The three reads as pgbench scripts, file name -> text: the workload's SQL, its `?` filled
+    with pgbench variables drawn from the ranges the workload's own draw uses."""
+    sql = read_statements(workload)
+    # Category names are cat-00 .. cat-99: the number drawn by pgbench, the name made in SQL
+    # (pgbench has no string functions), a few nanoseconds of the server's time per page.
+    category = "'cat-' || lpad(:c::text, 2, '0')"
+    return {
+        "product.sql": f"\\set id random(1, {sizes['products']})\n" + _filled(sql["product"], ":id"),
+        "page.sql": f"\\set c random(0, {CATEGORIES - 1})\n\\set after random(0, {sizes['products']})\n"
+        + _filled(sql["page"], category, ":after"),
+        "order.sql": f"\\set id random(1, {sizes['orders']})\n" + _filled(sql["order"], ":id"),
+    }
+
+
+def _filled(statements: tuple[str, ...], *values: str) -> str:
+    """Each statement with its `?` replaced by `values` in order (every statement takes them all)."""
+    lines = []
+    for sql in statements:
+        for value in values:
+            sql = sql.replace("?", value, 1)
+        lines.append(sql + ";\n")
+    return "".join(lines)
+
+
+def pgbench_command(
+    url: DatabaseURL, scripts: dict[str, str], seconds: int, config: NativeConfig
+) -> list[str]:
+    """pgbench's command line for the scripts (run in their folder); the password stays out of it."""
+    return [
+        "pgbench",
+        "--no-vacuum",
+        "--protocol=prepared",
+        f"--client={config.connections}",
+        f"--jobs={min(config.process_count, config.connections)}",
+        f"--time={seconds}",
+        f"--random-seed={config.seed}",
+        *pgbench_file_options(scripts),
+        f"--host={url.params.get('host') or url.host or '127.0.0.1'}",
+        f"--port={url.port or 5432}",
+        f"--username={url.user or 'postgres'}",
+        url.database or "postgres",
+    ]
+
+
+def pgbench_file_options(scripts: dict[str, str], folder: str = "") -> list[str]:
+    """`--file=NAME@WEIGHT` for each script of `pgbench_scripts`, weighted as the mix weighs its read."""
+    return [f"--file={os.path.join(folder, name)}@{READ_MIX[name.removesuffix('.sql')]}" for name in scripts]
+
+
+def _pgbench(
+    url: DatabaseURL, info: EngineInfo, workload: Workload, sizes: dict[str, int], config: NativeConfig
+) -> dict[str, Any]:
+    scripts = pgbench_scripts(workload, sizes)
+    seconds = max(1, math.ceil(config.seconds))  # pgbench --time takes whole seconds
+    environment = dict(os.environ)
+    if url.password is not None:
+        environment["PGPASSWORD"] = url.password
+    with tempfile.TemporaryDirectory(prefix="dbladder-native-") as folder:
+        for name, text in scripts.items():
+            with open(os.path.join(folder, name), "w") as stream:
+                stream.write(text)
+        if config.warmup_seconds:
+            warmup = pgbench_command(url, scripts, max(1, math.ceil(config.warmup_seconds)), config)
+            _tool(warmup, folder, environment, config.warmup_seconds)
+        command = pgbench_command(url, scripts, seconds, config)
+        output = _tool(command, folder, environment, seconds)
+    processed = re.search(r"number of transactions actually processed: (\d+)", output)
+    tps = re.search(r"tps = ([\d.]+) \(without initial connection time\)", output)
+    if processed is None or tps is None:
+        raise NativeClientFailed(f"pgbench's output has no rate: {_last_line(output)}")
+    operations = int(processed.group(1))
+    return {
+        "client": "pgbench",
+        "version": _version(["pgbench", "--version"]),
+        "command": shlex.join(command),
+        "scripts": scripts,
+        "connections": config.connections,
+        "processes": min(config.process_count, config.connections),
+        "operations": operations,
+        # pgbench's own time without connecting: transactions / its tps.
+        "seconds": operations / float(tps.group(1)) if float(tps.group(1)) else float(seconds),
+    }
+
+
+# ---------------------------------------------------------------------------------------------
+# MariaDB: sysbench
+
+SYSBENCH_SCRIPT = """\
+-- The shop's read mix: {mix}
+local t = sysbench.sql.type
+function thread_init()
+  drv = sysbench.sql.driver()
+  con = drv:connect()
+  product = con:prepare([[{product}]])
+  product_id = product:bind_create(t.BIGINT)
+  product:bind_param(product_id)
+  page = con:prepare([[{page}]])
+  page_category = page:bind_create(t.VARCHAR, 32)
+  page_after = page:bind_create(t.BIGINT)
+  page:bind_param(page_category, page_after)
+  order = con:prepare([[{order}]])
+  order_id = order:bind_create(t.BIGINT)
+  order:bind_param(order_id)
+  items = con:prepare([[{items}]])
+  items_id = items:bind_create(t.BIGINT)
+  items:bind_param(items_id)
+end
+function thread_done()
+  con:disconnect()
+end
+function event()
+  local u = sysbench.rand.uniform_double()
+  if u < {product_share} then
+    product_id:set(sysbench.rand.uniform(1, {products}))
+    product:execute()
+  elseif u < {page_share} then
+    page_category:set(string.format("cat-%02d", sysbench.rand.uniform(0, {last_category})))
+    page_after:set(sysbench.rand.uniform(0, {products}))
+    page:execute()
+  else
+    local id = sysbench.rand.uniform(1, {orders})
+    order_id:set(id)
+    order:execute()
+    items_id:set(id)
+    items:execute()
+  end
+end
+"""
+SYSBENCH_SCRIPT_NAME = "shop_reads.lua"
+SYSBENCH_PASSWORD_FILE = "password.cnf"
+
+
+def sysbench_script(workload: Workload, sizes: dict[str, int]) -> str:
+    """The read mix as a sysbench Lua script of server-side prepared statements."""
+    sql = read_statements(workload)
+    total = sum(READ_MIX.values())
+    (order, items) = sql["order"]
+    return SYSBENCH_SCRIPT.format(
+        mix=", ".join(f"{name} {weight} %" for name, weight in READ_MIX.items()),
+        product=sql["product"][0],
+        page=sql["page"][0],
+        order=order,
+        items=items,
+        product_share=READ_MIX["product"] / total,
+        page_share=(READ_MIX["product"] + READ_MIX["page"]) / total,
+        products=sizes["products"],
+        orders=sizes["orders"],
+        last_category=CATEGORIES - 1,
+    )
+
+
+def sysbench_command(url: DatabaseURL, seconds: int, config: NativeConfig) -> list[str]:
+    """sysbench's command line (run in the script's folder). A password goes in an option file
+    beside the script (`--config-file`, readable by the user alone), never on the command line."""
+    where = (
+        [f"--mysql-socket={url.params['unix_socket']}"]
+        if url.params.get("unix_socket")
+        else [f"--mysql-host={url.host or '127.0.0.1'}", f"--mysql-port={url.port or 3306}"]
+    )
+    return [
+        "sysbench",
+        SYSBENCH_SCRIPT_NAME,
+        "--db-driver=mysql",
+        *where,
+        f"--mysql-user={url.user or 'root'}",
+        f"--mysql-db={url.database or ''}",
+        *([f"--config-file={SYSBENCH_PASSWORD_FILE}"] if url.password else []),
+        f"--threads={config.connections}",
+        f"--time={seconds}",
+        "--events=0",
+        "--rand-type=uniform",
+        f"--rand-seed={config.seed}",
+        "run",
+    ]
+
+
+def write_sysbench_password(folder: str, password: str) -> str:
+    """The option file that gives sysbench its password (`--config-file=NAME`), in `folder`, readable
+    by the user alone; its name. On the command line `ps` would show the password to anyone."""
+    descriptor = os.open(
+        os.path.join(folder, SYSBENCH_PASSWORD_FILE), os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600
+    )
+    with os.fdopen(descriptor, "w") as stream:
+        stream.write(f"mysql-password={password}\n")
+    return SYSBENCH_PASSWORD_FILE
+
+
+def _sysbench(
+    url: DatabaseURL, info: EngineInfo, workload: Workload, sizes: dict[str, int], config: NativeConfig
+) -> dict[str, Any]:
+    script = sysbench_script(workload, sizes)
+    seconds = max(1, math.ceil(config.seconds))  # sysbench --time takes whole seconds
+    with tempfile.TemporaryDirectory(prefix="dbladder-native-") as folder:  # mode 0700
+        with open(os.path.join(folder, SYSBENCH_SCRIPT_NAME), "w") as stream:
+            stream.write(script)
+        if url.password:
+            write_sysbench_password(folder, url.password)
+        if config.warmup_seconds:
+            warmup = sysbench_command(url, max(1, math.ceil(config.warmup_seconds)), config)
+            _tool(warmup, folder, dict(os.environ), config.warmup_seconds)
+        command = sysbench_command(url, seconds, config)
+        output = _tool(command, folder, dict(os.environ), seconds)
+    measured = parse_sysbench_output(output)
+    if not measured.seconds:
+        raise NativeClientFailed(f"sysbench's output has no rate: {_last_line(output)}")
+    return {
+        "client": "sysbench",
+        "version": _version(["sysbench", "--version"]),
+        "command": shlex.join(command),
+        "scripts": {SYSBENCH_SCRIPT_NAME: script},
+        "connections": config.connections,
+        "processes": 1,  # one process, `connections` threads
+        "operations": measured.operations,
+        "seconds": measured.seconds,
+    }
+
+
+# ---------------------------------------------------------------------------------------------
+
+
+def _tool(command: list[str], folder: str, environment: dict[str, str], seconds: float) -> str:
+    """Run a native client in `folder`; its standard output, or NativeClientFailed with its last words."""
+    try:
+        done = subprocess.run(
+            command,
+            cwd=folder,
+            env=environment,
+            capture_output=True,
+            text=True,
+            timeout=seconds + TOOL_TIMEOUT_MARGIN_S,
+        )
+    except subprocess.TimeoutExpired:
+        raise NativeClientFailed(
+            f"{command[0]} did not finish within {seconds + TOOL_TIMEOUT_MARGIN_S:.0f} s"
+        ) from None
+    if done.returncode != 0:
+        raise NativeClientFailed(
+            f"{command[0]} failed (exit {done.returncode}): {_last_line(done.stderr or done.stdout)}"
+        )
+    return done.stdout
+
+
+def _last_line(text: str) -> str:
+    lines = [line.strip() for line in text.splitlines() if line.strip()]
+    return lines[-1] if lines else "no output"
+
+
+def _version(command: list[str]) -> str:
+    """The first line a client prints for --version."""
+    done = subprocess.run(command, capture_output=True, text=True, timeout=30)
+    lines = [line.strip() for line in (done.stdout + done.stderr).splitlines() if line.strip()]
+    return lines[0] if lines else "version not known"

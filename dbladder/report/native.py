@@ -1,0 +1,67 @@
+"""A direct-mode result beside the database's own speed: the `native` block in one sentence.
+
+`dbladder bench --native --result` measures the engine's native client (a bare apsw loop, pgbench,
+sysbench) on the shop's read mix, flat out, on the run's database, and writes the block into the
+run's result.json; the report's result section then says how close direct mode came to it.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from . import figures as fig
+from .runs import Round, RunView
+
+_CLIENT_WORDS = {
+    # client -> how its settings read after its version
+    "apsw loop": "a bare loop in {processes} process(es)",
+    "pgbench": "-M prepared, {connections} connections on {processes} thread(s)",
+    "sysbench": "prepared statements, {connections} threads",
+}
+
+
+def client_words(block: dict[str, Any]) -> str:
+    """The native client as the sentence names it: "pgbench (PostgreSQL) 15.20, -M prepared, 8 ..."."""
+    settings = _CLIENT_WORDS.get(str(block.get("client")), "{connections} connections")
+    return f"{block.get('version') or block.get('client')}, " + settings.format(
+        processes=block.get("processes"), connections=block.get("connections")
+    )
+
+
+def ratio_words(ratio: float) -> str:
+    """A ratio to two decimals, or two significant figures below 0.1 (0.019, not 0.02)."""
+    return f"{ratio:.2f}" if ratio >= 0.1 else f"{ratio:.2g}"
+
+
+def native_sentence(result: dict[str, Any]) -> str | None:
+    """ "Direct mode reached X req/s, Y of the native client's Z ops/s flat out (client ...)"; None
+    when the result carries no native reference."""
+    block = result.get("native")
+    if not isinstance(block, dict):
+        return None
+    native = f"the native client's {fig.rate(block['ops_per_s'])} ops/s flat out"
+    measured = (
+        f"({client_words(block)}; {fig.plain(round(float(block.get('seconds') or 0), 1))} s on the same "
+        f"database, "
+        f"{str(block.get('measured_at', ''))[:10]})"
+    )
+    direct, ratio = block.get("direct_rps"), block.get("ratio")
+    if direct is None or ratio is None:
+        return f"Direct mode held no level; {native} {measured}."
+    # No level failed: the ceiling is where the plan ended, so the ratio is a lower bound too.
+    bound = RunView(result, "", 1, 1).lower_bound
+    at_least = "at least " if bound else ""
+    return (
+        f"Direct mode reached {at_least}{fig.rate(direct)} req/s{' (no level failed)' if bound else ''}, "
+        f"{at_least}{ratio_words(ratio)} of {native} {measured}."
+    )
+
+
+def native_lines(round_: Round) -> list[str]:
+    """The sentence of every run of a round that carries a native reference, named when there are several."""
+    lines = []
+    for run in round_.runs:
+        sentence = native_sentence(run.result)
+        if sentence:
+            lines.append(sentence if len(round_.runs) == 1 else f"**{run.name}.** {sentence}")
+    return lines

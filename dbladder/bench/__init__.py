@@ -4,6 +4,8 @@
                 each beside a bare reference measured in the same run (references.py)
     journal     readers on timelines and one writer: WAL against DELETE on SQLite, and the same
                 shape on PostgreSQL and MariaDB
+    native      the shop's read mix run by the database's own client flat out (`dbladder bench --native`),
+                the reference a direct-mode result carries as a ratio
     render      the results as text tables
 
 Library functions return plain dicts; `dbladder bench` prints them or writes them as JSON.

@@ -47,7 +47,12 @@ from ..errors import DbladderError, InvalidConfig, NotSeeded
 from ..urls import DatabaseURL, parse_url, with_password
 from ..workloads.base import Args, Draw, Workload
 from ..workloads.registry import load_workload
-from .references import TOOL_TIMEOUT_MARGIN_S, parse_sysbench_output
+from .references import (
+    SYSBENCH_PASSWORD_FILE,
+    TOOL_TIMEOUT_MARGIN_S,
+    parse_sysbench_output,
+    write_sysbench_password,
+)
 
 WORKLOAD = "shop"
 READ_MIX = {"product": 50, "page": 30, "order": 20}
@@ -510,7 +515,6 @@ function event()
 end
 """
 SYSBENCH_SCRIPT_NAME = "shop_reads.lua"
-SYSBENCH_PASSWORD_FILE = "password.cnf"
 
 
 def sysbench_script(workload: Workload, sizes: dict[str, int]) -> str:
@@ -555,17 +559,6 @@ def sysbench_command(url: DatabaseURL, seconds: int, config: NativeConfig) -> li
         f"--rand-seed={config.seed}",
         "run",
     ]
-
-
-def write_sysbench_password(folder: str, password: str) -> str:
-    """The option file that gives sysbench its password (`--config-file=NAME`), in `folder`, readable
-    by the user alone; its name. On the command line `ps` would show the password to anyone."""
-    descriptor = os.open(
-        os.path.join(folder, SYSBENCH_PASSWORD_FILE), os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600
-    )
-    with os.fdopen(descriptor, "w") as stream:
-        stream.write(f"mysql-password={password}\n")
-    return SYSBENCH_PASSWORD_FILE
 
 
 def _sysbench(

@@ -236,6 +236,21 @@ def sysbench_script(round_name: str, sizes: dict[str, int], batch_rows: int) -> 
     return SYSBENCH_LUA.format(sql=sql, body=body)
 
 
+SYSBENCH_PASSWORD_FILE = "password.cnf"
+"""The name of the option file that gives sysbench its password (`write_sysbench_password`)."""
+
+
+def write_sysbench_password(folder: str, password: str) -> str:
+    """The option file that gives sysbench its password (`--config-file=NAME`), in `folder`, readable
+    by the user alone; its name. On the command line `ps` would show the password to anyone."""
+    descriptor = os.open(
+        os.path.join(folder, SYSBENCH_PASSWORD_FILE), os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600
+    )
+    with os.fdopen(descriptor, "w") as stream:
+        stream.write(f"mysql-password={password}\n")
+    return SYSBENCH_PASSWORD_FILE
+
+
 def sysbench_reference(
     url: DatabaseURL, round_name: str, config: BenchConfig, sizes: dict[str, int]
 ) -> Reference | None:
@@ -254,13 +269,17 @@ def sysbench_reference(
             script,
             "--db-driver=mysql",
             f"--mysql-user={url.user or 'root'}",
-            f"--mysql-password={url.password or ''}",
             f"--mysql-db={url.database or ''}",
             f"--threads={connections}",
             f"--time={seconds}",
             "--events=0",
             "--histogram=on",
         ]
+        if url.password:
+            # Not on the command line, where ps shows it: an option file in the private folder.
+            command.append(
+                f"--config-file={os.path.join(folder, write_sysbench_password(folder, url.password))}"
+            )
         unix_socket = url.params.get("unix_socket")
         if unix_socket:
             command.append(f"--mysql-socket={unix_socket}")

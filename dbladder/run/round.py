@@ -67,7 +67,7 @@ from .faults import (
 )
 from .integrity import integrity_section, take_baseline
 from .integrity import summary as integrity_summary
-from .observer import RunObserver, check_idle
+from .observer import RunObserver, check_idle, idle_check_seconds
 from .transport import database_route, load_transport, route_problems, route_words
 
 TARGETS = ("http", "direct")
@@ -603,6 +603,7 @@ def run_ladder(
     caller act on the same object.
     """
     config = config.checked()
+    idle_check_seconds()  # a bad setting stops the run before it starts or writes anything
     progress = progress or QuietProgress()
     make_out_dir(config.out_dir)
     if is_managed_spec(config.db_url):

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import os
 import shutil
 import subprocess
 import sys
@@ -11,9 +12,11 @@ from importlib.metadata import requires, version
 import pytest
 from test_observe_flags import FakeHost
 
+from dbladder.errors import UsageError
 from dbladder.observe import count_syscalls, environment, fixed, idle_check, per_request, syscalls_unavailable
 from dbladder.observe import syscalls as syscalls_module
 from dbladder.observe.environment import data_size_bytes
+from dbladder.run.observer import idle_check_seconds
 
 
 def test_environment_names_the_machine_python_dependencies_and_engine(tmp_path):
@@ -41,6 +44,32 @@ def test_idle_check_judges_the_cpu_in_use():
     assert busy["busy_pct"] == pytest.approx(70) and busy["idle"] is False
     assert isinstance(busy["busiest"], list)
     assert idle_check(0.05, threshold_pct=80, host_reader=FakeHost(steal_pct=0.0))["idle"] is True
+
+
+def test_the_idle_check_lasts_two_seconds_unless_the_environment_says_otherwise(monkeypatch):
+    monkeypatch.delenv("DBLADDER_IDLE_CHECK_SECONDS", raising=False)
+    assert idle_check_seconds() == 2.0
+    monkeypatch.setenv("DBLADDER_IDLE_CHECK_SECONDS", "0.3")
+    assert idle_check_seconds() == 0.3
+    for bad in ("0", "soon", "61"):
+        monkeypatch.setenv("DBLADDER_IDLE_CHECK_SECONDS", bad)
+        with pytest.raises(UsageError, match=f"from 0.1 to 60, not '{bad}'"):
+            idle_check_seconds()
+
+
+def test_a_bad_idle_check_setting_is_one_line_before_the_run_writes_anything(tmp_path):
+    out = tmp_path / "out"
+    finished = subprocess.run(
+        [sys.executable, "-c", "from dbladder.cli import main; main()", "run",
+         "--db", f"sqlite:///{tmp_path}/shop.db", "--out", str(out)],
+        capture_output=True, text=True, timeout=60,
+        env={**os.environ, "DBLADDER_IDLE_CHECK_SECONDS": "-1"},
+    )  # fmt: skip
+    assert finished.returncode == 2
+    assert finished.stderr.strip() == (
+        "Error: DBLADDER_IDLE_CHECK_SECONDS must be seconds from 0.1 to 60, not '-1'"
+    )
+    assert not out.exists() and not (tmp_path / "shop.db").exists(), list(out.iterdir())
 
 
 @pytest.mark.skipif(shutil.which("strace") is None, reason="strace is not installed")

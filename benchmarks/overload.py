@@ -52,7 +52,7 @@ def overload(port: int, rate: float, hold: float, in_flight: int) -> tuple[dict,
     )
     first = peak = 0
     stop = threading.Event()
-    with Fleet(spec, 1, start_delay=1.5) as fleet:
+    with Fleet(spec, 1) as fleet:
 
         def sample() -> None:
             nonlocal first, peak

@@ -18,6 +18,11 @@ Each process also hands over, every half second, the records of the writes answe
 (`acknowledged.py`); the parent keeps them in `Fleet.acknowledged` for the integrity check after
 the run, apart from the levels' figures.
 
+The schedule starts when every process is ready (`StartLine`): each one imports, opens its
+connections (direct mode) and says so; the parent then sets the run start a quarter of a second
+ahead and lets them all go. A fixed head start would be too long on a quiet machine (every run
+waited 1.5 s) and too short on a busy one (a process still importing starts its schedule late).
+
 The processes ignore Ctrl-C: the parent decides. On Ctrl-C the caller calls `stop()`, the
 processes cancel their schedules, and `finish()` still collects what each one measured.
 """
@@ -27,6 +32,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import gc
+import math
 import multiprocessing
 import queue
 import signal
@@ -57,6 +63,33 @@ from .targets.http import HttpTarget
 
 REPORT_INTERVAL = 0.5
 """Seconds between a process's reports of finished levels and of its live view."""
+
+READY_TIMEOUT = 60.0
+"""Seconds the parent waits for every process to be ready before it starts the schedule anyway
+(a process that is later still starts late, and the run is flagged for it)."""
+
+
+class StartLine:
+    """The run start the parent sets once every process is ready, shared with the processes.
+
+    Pickled into each spawned process with its arguments (a shared double and an event).
+    """
+
+    def __init__(self, context: Any):
+        self._origin = context.Value("d", 0.0, lock=False)
+        self._go = context.Event()
+
+    def release(self, origin: float) -> None:
+        """Parent: every process may start; `origin` is the run start, a time.perf_counter() value."""
+        self._origin.value = origin
+        self._go.set()
+
+    async def wait(self, events: Any, part: int) -> float:
+        """Process: say this one is ready, wait for the start (bounded), and return it."""
+        events.put(("ready", part))
+        loop = asyncio.get_running_loop()
+        await loop.run_in_executor(None, self._go.wait, READY_TIMEOUT + 10)
+        return float(self._origin.value) if self._go.is_set() else time.perf_counter()
 
 
 @dataclass(frozen=True)
@@ -156,7 +189,7 @@ async def _drive(
     spec: ProcessSpec,
     part: int,
     parts: int,
-    origin: float | None,
+    origin: float | StartLine | None,
     events: Any,
     stop: Any,
     commands: Any = None,
@@ -165,6 +198,8 @@ async def _drive(
     workload = load_workload(spec.workload)
     acknowledges = any(operation.write and operation.acknowledge for operation in workload.operations)
     async with _targets(spec, workload, part, parts) as (make_target, context):
+        if isinstance(origin, StartLine):
+            origin = await origin.wait(events, part)
 
         def target() -> Target:
             # Only a workload whose writes leave a record pays for keeping the bodies of their answers.
@@ -324,7 +359,7 @@ def run_process(
     spec: ProcessSpec,
     part: int = 0,
     parts: int = 1,
-    origin: float | None = None,
+    origin: float | StartLine | None = None,
     events: Any = None,
     stop: Any = None,
     commands: Any = None,
@@ -334,7 +369,8 @@ def run_process(
     A search's process runs a probe per command read from `commands` until it reads None.
 
     `origin` is the run start as a time.perf_counter() value (the system-wide monotonic clock on
-    Linux), so processes started one by one still share one schedule; None starts now. Returns the
+    Linux), so processes started one by one still share one schedule; None starts now; a
+    `StartLine` (with `events`) is waited on once this process is ready to send. Returns the
     recorder's snapshot; without `events`, with the records of the acknowledged writes under
     "acknowledged" (`AcknowledgedWrites.take()`; with `events` they went there). It calls
     gc.freeze() before the run: a full collection walking every object loaded so far stalled the
@@ -356,7 +392,7 @@ def run_process(
 
 
 def _child(
-    spec: ProcessSpec, part: int, parts: int, origin: float, events: Any, stop: Any, commands: Any = None
+    spec: ProcessSpec, part: int, parts: int, origin: StartLine, events: Any, stop: Any, commands: Any = None
 ) -> None:
     signal.signal(signal.SIGINT, signal.SIG_IGN)  # the parent decides when to stop
     try:
@@ -370,9 +406,13 @@ class GeneratorFailed(RuntimeError):
 
 
 class Fleet:
-    """N generator processes sharing one ladder. Use as a context manager; iterate `events()`."""
+    """N generator processes sharing one ladder. Use as a context manager; iterate `events()`.
 
-    def __init__(self, spec: ProcessSpec, processes: int, start_delay: float = 1.5):
+    Entering starts the processes and returns once every one is ready (or READY_TIMEOUT passed);
+    the schedule starts `start_delay` seconds later, at `origin`.
+    """
+
+    def __init__(self, spec: ProcessSpec, processes: int, start_delay: float = 0.25):
         if processes < 1:
             raise ValueError(f"processes must be 1 or more, not {processes}")
         self.spec = spec
@@ -381,13 +421,16 @@ class Fleet:
         context = multiprocessing.get_context("spawn")  # no fork of a process that may hold a loop
         self._events = context.Queue()
         self._stop = context.Event()
+        self._start_line = StartLine(context)
         self.origin = time.perf_counter() + start_delay
+        """The run start (a time.perf_counter() value); final once the fleet is entered."""
         searching = spec.search is not None
         self._commands = [context.Queue() if searching else None for _ in range(processes)]
+        start_line, events, stop = self._start_line, self._events, self._stop
         self._children = [
             context.Process(
                 target=_child,
-                args=(spec, part, processes, self.origin, self._events, self._stop, self._commands[part]),
+                args=(spec, part, processes, start_line, events, stop, self._commands[part]),
                 daemon=True,
             )
             for part in range(processes)
@@ -400,12 +443,27 @@ class Fleet:
         self.acknowledged = AcknowledgedWrites()
         """The records of every write answered 2xx so far, from every process (for the integrity check)."""
         self._next_level = 0
-        self._deadline = time.monotonic() + start_delay + spec.duration + spec.timeout + 30
+        self._ready: set[int] = set()
+        self._deadline = math.inf  # set once the schedule starts; until then READY_TIMEOUT bounds the wait
 
     def __enter__(self) -> Fleet:
         for child in self._children:
             child.start()
+        try:
+            self._wait_until_ready()
+        finally:
+            # Also on Ctrl-C while waiting: no process stays parked at the start line.
+            self.origin = time.perf_counter() + self.start_delay
+            self._start_line.release(self.origin)
+            self._deadline = time.monotonic() + self.start_delay + self.spec.duration + self.spec.timeout + 30
         return self
+
+    def _wait_until_ready(self) -> None:
+        """Until every process said it is ready or failed (a dead one counts as failed), or
+        READY_TIMEOUT passed."""
+        give_up = time.monotonic() + READY_TIMEOUT
+        while len(self._ready) + len(self.errors) < self.processes and time.monotonic() < give_up:
+            self._receive()
 
     def __exit__(self, *exc_info: object) -> None:
         self.stop()
@@ -517,7 +575,9 @@ class Fleet:
                         self.errors.setdefault(part, "did not report before the deadline")
             return None
         kind, part = message[0], message[1]
-        if kind == "acknowledged":
+        if kind == "ready":
+            self._ready.add(part)
+        elif kind == "acknowledged":
             self.acknowledged.extend(message[2])
         elif kind == "done":
             self._done[part] = message[2]
@@ -544,7 +604,7 @@ class Fleet:
         )
 
 
-def run_processes(spec: ProcessSpec, processes: int, start_delay: float = 1.5) -> dict[str, Any]:
+def run_processes(spec: ProcessSpec, processes: int, start_delay: float = 0.25) -> dict[str, Any]:
     """Run the whole ladder (or user plan) over `processes` generator processes; the merged snapshot."""
     with Fleet(spec, processes, start_delay) as fleet:
         return fleet.finish()

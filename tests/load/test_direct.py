@@ -1,8 +1,11 @@
 import asyncio
+import time
 
 from dbladder.data.seeding import seed
 from dbladder.engines import EngineOptions, opened
+from dbladder.load.fleet import ProcessSpec, run_processes
 from dbladder.load.targets.direct import DirectTarget, warm
+from dbladder.plans import Ladder
 from dbladder.run.round import RunConfig, generator_processes, spread
 from dbladder.workloads.base import DataSpec
 from dbladder.workloads.registry import load_workload
@@ -109,3 +112,53 @@ def test_direct_mode_is_sized_to_the_machine_and_spreads_the_connections(monkeyp
     assert generator_processes(RunConfig(target="direct", generator_processes=3)) == 3
     assert spread(10, 4) == [3, 3, 2, 2]
     assert spread(8, 2) == [4, 4]
+
+
+SLOW_TO_OPEN = """
+import asyncio
+import os
+from pathlib import Path
+
+from dbladder.workloads.shop import Shop
+
+
+class SlowToOpen(Shop):
+    async def open(self, engine):
+        # The first process to get here claims the marker and opens at once; the other one opens
+        # 2.5 s later.
+        try:
+            os.close(os.open(Path(__file__).with_suffix(".first"), os.O_CREAT | os.O_EXCL))
+        except FileExistsError:
+            await asyncio.sleep(2.5)
+        return await super().open(engine)
+
+
+workload = SlowToOpen()
+"""
+
+
+def test_the_schedule_waits_for_the_slowest_process_to_be_ready(sqlite_url, tmp_path):
+    # Known answer: however long the processes take to get ready, each one's first request is due
+    # at the run start, which the parent sets once both are ready. A process 2.5 s slower than the
+    # other still starts on time (a fixed head start of 1.5 s would leave it 1 s late) and both
+    # together send rate x hold requests.
+    async def seeded():
+        async with opened(sqlite_url, EngineOptions(pool_size=1)) as engine:
+            await seed(engine, SHOP, SMALL)
+
+    asyncio.run(seeded())
+    path = tmp_path / "slow.py"
+    path.write_text(SLOW_TO_OPEN)
+    spec = ProcessSpec(
+        Ladder(100, 0, 1, 1.0), workload=str(path), sizes=dict(SMALL.sizes), target="direct",
+        db_url=sqlite_url, pool_size=1, timeout=2.0,
+    )  # fmt: skip
+    started = time.perf_counter()
+    merged = run_processes(spec, processes=2)
+    took = time.perf_counter() - started
+    assert (merged["missing_parts"], merged["errors"]) == (0, [])
+    assert merged["late_start"] < 0.3, merged["late_start"]
+    (level,) = merged["levels"]
+    assert level["state"] == "finished" and sum(level["outcomes"].values()) == 100, level["outcomes"]
+    assert level["outcomes"].get("dropped", 0) == 0, level["outcomes"]
+    assert took >= 2.5 + 1.0  # the slow open, then the whole level after it

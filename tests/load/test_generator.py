@@ -203,7 +203,7 @@ def test_processes_share_one_schedule_and_their_snapshots_merge(threaded_server:
     spec = ProcessSpec(
         Ladder(40, 40, 2, 0.5), host=HOST, port=threaded_server.port, in_flight=20, timeout=2.0
     )
-    merged = run_processes(spec, processes=2, start_delay=1.5)
+    merged = run_processes(spec, processes=2)
     assert (merged["processes"], merged["missing_parts"], merged["interrupted"]) == (2, 0, False)
     assert [level["outcomes"] for level in merged["levels"]] == [
         outcomes(**{"2xx": 20}),

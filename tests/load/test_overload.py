@@ -79,7 +79,7 @@ def climb(port: int, rate: float, hold: float, warmup: float = 0.0) -> tuple[dic
         in_flight=IN_FLIGHT,
         timeout=TIMEOUT,
     )
-    with Fleet(spec, 1, start_delay=1.5) as fleet, PeakMemory(lambda: fleet.pids, fleet.origin) as memory:
+    with Fleet(spec, 1) as fleet, PeakMemory(lambda: fleet.pids, fleet.origin) as memory:
         (done,) = [event for event in fleet.events() if isinstance(event, LevelDone)]
         final = fleet.finish()
     assert final["errors"] == [] and not final["interrupted"]

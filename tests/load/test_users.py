@@ -297,7 +297,7 @@ def test_two_processes_split_the_users_and_merge_phases_and_seconds(
 ) -> None:
     plan = UserPlan((Phase(10, 0.0, 1.0), Phase(20, 0.5, 1.0)), 0.02, 0.04)
     spec = ProcessSpec(users=plan, host=HOST, port=threaded_server.port, in_flight=50, timeout=2.0)
-    with Fleet(spec, processes=2, start_delay=1.5) as fleet:
+    with Fleet(spec, processes=2) as fleet:
         streamed = [event for event in fleet.events() if isinstance(event, LevelDone)]
         merged = fleet.finish()
     assert (merged["processes"], merged["missing_parts"], merged["interrupted"]) == (2, 0, False)

@@ -29,7 +29,7 @@ import sys
 import tempfile
 import time
 from collections.abc import Callable, Iterator
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
@@ -194,6 +194,8 @@ class RunningService:
     log_path: Path
     starts: int = 1
     """How many times the service was started (1 + restarts after a kill or a stop)."""
+    stopping: bool = field(default=False, repr=False)
+    """SIGTERM was sent (`begin_stop`): the service is finishing its in-flight requests."""
 
     @property
     def url(self) -> str:
@@ -208,10 +210,20 @@ class RunningService:
         """SIGTERM, as a process manager would send: stop accepting, finish in-flight requests, exit."""
         if self.process.poll() is None:
             self.process.send_signal(signal.SIGTERM)
+            self.stopping = True
 
     def stop(self, timeout: float | None = None) -> int:
-        """Stop the service and every process of it; its exit code (negative: killed by that signal)."""
-        stop_process_tree(self.process, self.config.shutdown_timeout + 5.0 if timeout is None else timeout)
+        """Stop the service and every process of it; its exit code (negative: killed by that signal).
+
+        After `begin_stop` it only waits: a second SIGTERM while granian finishes its in-flight
+        requests ends it at once, with -15, and the requests with it.
+        """
+        stop_process_tree(
+            self.process,
+            self.config.shutdown_timeout + 5.0 if timeout is None else timeout,
+            signalled=self.stopping,
+        )
+        self.stopping = False
         return self.process.returncode
 
     def kill(self) -> int:
@@ -234,6 +246,7 @@ class RunningService:
             raise ServiceFailed(f"the service on {self.url} is still running; stop or kill it first")
         began = time.monotonic()
         self.process = _launch(self.config, self.log_path)
+        self.stopping = False
         self.starts += 1
         _wait_until_ready(self, time.monotonic() + startup_timeout)
         return time.monotonic() - began
@@ -333,10 +346,12 @@ def _tail(text: str, lines: int = 30) -> str:
     return "\n".join(text.rstrip().splitlines()[-lines:])
 
 
-def stop_process_tree(process: subprocess.Popen[bytes], timeout: float) -> None:
-    """SIGTERM a process started in its own session, then SIGKILL whatever of that session remains."""
+def stop_process_tree(process: subprocess.Popen[bytes], timeout: float, signalled: bool = False) -> None:
+    """SIGTERM a process started in its own session (unless `signalled`: it already has it), wait
+    up to `timeout`, then SIGKILL whatever of that session remains."""
     if process.poll() is None:
-        process.send_signal(signal.SIGTERM)
+        if not signalled:
+            process.send_signal(signal.SIGTERM)
         try:
             process.wait(timeout)
         except subprocess.TimeoutExpired:

@@ -128,6 +128,7 @@ def test_phases_follow_the_post() -> None:
     ]
 
 
+@pytest.mark.slow
 def test_sqlite_journal_test_runs_both_modes_from_fresh_copies(tmp_path) -> None:
     url = f"sqlite:///{tmp_path}/c.db"
     seed_tiny(url)
@@ -150,6 +151,7 @@ def test_sqlite_journal_test_runs_both_modes_from_fresh_copies(tmp_path) -> None
     assert counts(url) == PLANNED  # the writes went to the copies
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("server", ["postgres_url", "mariadb_url"])
 def test_servers_run_the_same_shape(server: str, request) -> None:
     url = request.getfixturevalue(server)

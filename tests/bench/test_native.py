@@ -96,6 +96,7 @@ def test_pgbench_and_sysbench_draw_from_the_ranges_the_workload_draws_from() -> 
 # -- SQLite ------------------------------------------------------------------------------------------
 
 
+@pytest.mark.slow
 def test_the_sqlite_reference_runs_a_bare_apsw_loop(sqlite_url) -> None:
     block = native_reference(NativeConfig(db_url=seeded(sqlite_url), **ONE_SECOND))
     check_block(block, "sqlite", "apsw loop")
@@ -103,6 +104,7 @@ def test_the_sqlite_reference_runs_a_bare_apsw_loop(sqlite_url) -> None:
     assert block["processes"] == 1 and "1 process" in block["command"]
 
 
+@pytest.mark.slow
 def test_two_apsw_processes_run_side_by_side(sqlite_url) -> None:
     # Started together, so the stretch is still about the 1 s asked for, not two of them.
     block = native_reference(NativeConfig(db_url=seeded(sqlite_url), **{**ONE_SECOND, "processes": 2}))
@@ -159,6 +161,7 @@ def test_a_missing_client_is_one_line_saying_how_to_install_it(monkeypatch, tmp_
         native_reference(NativeConfig(db_url=postgres_url, **ONE_SECOND))
 
 
+@pytest.mark.slow
 @pytest.mark.skipif(shutil.which("pgbench") is None, reason="pgbench is not installed (postgresql-client)")
 def test_the_postgresql_reference_runs_pgbench_with_the_mix_as_three_scripts(postgres_url) -> None:
     # Trust authentication here takes any password: one in the URL shows whether it leaks.
@@ -179,6 +182,7 @@ def test_the_postgresql_reference_runs_pgbench_with_the_mix_as_three_scripts(pos
 @pytest.mark.skipif(
     shutil.which("sysbench") is None, reason="sysbench is not installed (apt-get install sysbench)"
 )
+@pytest.mark.slow
 def test_the_mariadb_reference_runs_sysbench_with_the_password_off_its_command_line(mariadb_url) -> None:
     url = parse_url(seeded(mariadb_url))
     # A user of this test's own with a password (root has none here): sysbench must get it from

@@ -59,6 +59,7 @@ def test_options_that_do_not_go_together_are_usage_errors(tmp_path) -> None:
     assert done.returncode == 2 and "seconds must be from 0.5" in done.stderr
 
 
+@pytest.mark.slow
 def test_scale_seeds_the_shop_and_json_prints_the_block(tmp_path) -> None:
     url = f"sqlite:///{tmp_path}/shop.db"
     done = dbladder(

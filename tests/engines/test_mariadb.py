@@ -224,6 +224,7 @@ def test_a_cancelled_statement_closes_its_connection(mariadb_url):
     assert row == (42,)
 
 
+@pytest.mark.slow
 def test_a_lock_wait_timeout_is_a_database_timeout_and_rolls_back(mariadb_url):
     async def run() -> tuple[Row | None, Row | None]:
         async with opened(mariadb_url, EngineOptions(pool_size=2)) as engine:

@@ -1,6 +1,8 @@
 import asyncio
 import time
 
+import pytest
+
 from dbladder.data.seeding import seed
 from dbladder.engines import EngineOptions, opened
 from dbladder.load.fleet import ProcessSpec, run_processes
@@ -137,6 +139,7 @@ workload = SlowToOpen()
 """
 
 
+@pytest.mark.slow
 def test_the_schedule_waits_for_the_slowest_process_to_be_ready(sqlite_url, tmp_path):
     # Known answer: however long the processes take to get ready, each one's first request is due
     # at the run start, which the parent sets once both are ready. A process 2.5 s slower than the

@@ -92,6 +92,7 @@ def test_requests_due_in_the_warm_up_are_left_out_of_the_level() -> None:
     assert (second["warmup_requests"], second["outcomes"]["2xx"]) == (50, 150)
 
 
+@pytest.mark.slow
 def test_a_slow_service_with_a_small_in_flight_limit_drops_requests() -> None:
     async def main() -> dict[str, Any]:
         async with ScriptedServer(delay=0.2) as server:

@@ -192,6 +192,7 @@ def test_phases_ramp_hold_and_stop_users() -> None:
     )
 
 
+@pytest.mark.slow
 def test_cancelling_stops_every_user_and_keeps_the_finished_phases() -> None:
     plan = UserPlan((Phase(10, 0, 0.5), Phase(20, 0, 0.5), Phase(10, 0, 0.5)), 0.02, 0.04)
 
@@ -219,6 +220,7 @@ def test_cancelling_stops_every_user_and_keeps_the_finished_phases() -> None:
     assert 0 < live.achieved_rate <= live.offered_rate
 
 
+@pytest.mark.slow
 def test_a_full_in_flight_limit_drops_and_the_user_tries_again() -> None:
     plan = UserPlan((Phase(6, 0, 1.0),), 0.02, 0.04)
 

@@ -845,6 +845,7 @@ def test_a_compare_json_as_dbladder_compare_writes_it_validates_and_renders(tmp_
     assert comparison_table(runs)[0] == ["test", "runs", "sqlite", "postgresql", "difference"]
 
 
+@pytest.mark.slow
 def test_two_identical_sqlite_databases_with_two_runs_each_are_never_called_a_win():
     # Every way two runs each of two identical engines can end on a 3-level ladder: whatever the
     # figures, with 2 runs the rule names no winner, in the table and in the sentences.

@@ -137,6 +137,7 @@ class Recorded(FaultActions):
         return f"{kind} noted"
 
 
+@pytest.mark.slow
 def test_the_injector_strikes_on_the_run_clock_and_times_until_answers_come_back():
     levels = Ladder(10, 10, 3, 0.4).levels()
     actions = Recorded()

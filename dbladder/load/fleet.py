@@ -451,12 +451,19 @@ class Fleet:
             child.start()
         try:
             self._wait_until_ready()
-        finally:
-            # Also on Ctrl-C while waiting: no process stays parked at the start line.
-            self.origin = time.perf_counter() + self.start_delay
-            self._start_line.release(self.origin)
-            self._deadline = time.monotonic() + self.start_delay + self.spec.duration + self.spec.timeout + 30
+        except BaseException:
+            # Ctrl-C while waiting: `with` calls no __exit__ when __enter__ fails, so stop them here.
+            self._release()
+            self.__exit__()
+            raise
+        self._release()
         return self
+
+    def _release(self) -> None:
+        """Let every process go: the schedule starts `start_delay` seconds from now."""
+        self.origin = time.perf_counter() + self.start_delay
+        self._start_line.release(self.origin)
+        self._deadline = time.monotonic() + self.start_delay + self.spec.duration + self.spec.timeout + 30
 
     def _wait_until_ready(self) -> None:
         """Until every process said it is ready or failed (a dead one counts as failed), or

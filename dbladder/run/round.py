@@ -67,6 +67,7 @@ from .faults import (
 )
 from .integrity import integrity_section, take_baseline
 from .integrity import summary as integrity_summary
+from .interrupts import Interrupted, noting_interrupts
 from .observer import RunObserver, check_idle, idle_check_seconds
 from .transport import database_route, load_transport, route_problems, route_words
 
@@ -565,7 +566,14 @@ SEARCH_STOPS = {
 """Why a search stopped, in words (`Search.stop_reason`)."""
 
 
-def _search(search: Search, fleet: Fleet, run: Run, observer: RunObserver, progress: Progress) -> str:
+def _search(
+    search: Search,
+    fleet: Fleet,
+    run: Run,
+    observer: RunObserver,
+    progress: Progress,
+    interrupted: Interrupted,
+) -> str:
     """Probe rate after rate as the search asks, each probe a level of the result; why it stopped.
 
     Between probes the fleet rests `search.settle` seconds, so that a failed probe's backlog (the
@@ -577,6 +585,7 @@ def _search(search: Search, fleet: Fleet, run: Run, observer: RunObserver, progr
         level = fleet.start_probe(rate)
         observer.watch(level)
         for event in fleet.probe_events(level.index):
+            interrupted.check()
             if not isinstance(event, LevelDone):
                 progress.live(event)
                 continue
@@ -710,7 +719,7 @@ def _run_ladder(config: RunConfig, progress: Progress, server: ManagedServer | N
             if config.target == "http"
             else direct_probe(config.db_url, workload, prepared.data.sizes)
         )
-        with Fleet(spec, processes) as fleet:
+        with noting_interrupts() as interrupted, Fleet(spec, processes) as fleet:
             injector = FaultInjector(
                 faults, spec.levels(), fleet.origin, FaultActions(target.service, server), probe
             )
@@ -725,8 +734,11 @@ def _run_ladder(config: RunConfig, progress: Progress, server: ManagedServer | N
             try:
                 with injector:
                     if config.searching:
-                        stopped_because = _search(config.plan_search, fleet, run, observer, progress)
+                        stopped_because = _search(
+                            config.plan_search, fleet, run, observer, progress, interrupted
+                        )
                     for event in () if config.searching else fleet.events():
+                        interrupted.check()
                         if not isinstance(event, LevelDone):
                             progress.live(event)
                             continue
@@ -758,6 +770,8 @@ def _run_ladder(config: RunConfig, progress: Progress, server: ManagedServer | N
                 final = None
             finally:
                 run_flags, timeseries = observer.stop()
+        if interrupted:  # also when the KeyboardInterrupt itself was lost (run/interrupts.py)
+            status, stopped_because = "interrupted", "interrupted by the user (Ctrl-C)"
         run.result["flags"] += run_flags
         if faults:
             for line in add_faults(run.result, injector):

@@ -1,11 +1,15 @@
 import asyncio
+import os
+import signal
+import threading
 import time
+from pathlib import Path
 
 import pytest
 
 from dbladder.data.seeding import seed
 from dbladder.engines import EngineOptions, opened
-from dbladder.load.fleet import ProcessSpec, run_processes
+from dbladder.load.fleet import Fleet, ProcessSpec, run_processes
 from dbladder.load.targets.direct import DirectTarget, warm
 from dbladder.plans import Ladder
 from dbladder.run.round import RunConfig, generator_processes, spread
@@ -165,3 +169,32 @@ def test_the_schedule_waits_for_the_slowest_process_to_be_ready(sqlite_url, tmp_
     assert level["state"] == "finished" and sum(level["outcomes"].values()) == 100, level["outcomes"]
     assert level["outcomes"].get("dropped", 0) == 0, level["outcomes"]
     assert took >= 2.5 + 1.0  # the slow open, then the whole level after it
+
+
+@pytest.mark.slow
+def test_ctrl_c_while_the_processes_get_ready_stops_them(sqlite_url, tmp_path):
+    # `with` calls no __exit__ when __enter__ fails: the fleet itself must stop the processes it
+    # started, or they would climb the ladder with nobody listening.
+    async def seeded():
+        async with opened(sqlite_url, EngineOptions(pool_size=1)) as engine:
+            await seed(engine, SHOP, SMALL)
+
+    asyncio.run(seeded())
+    path = tmp_path / "slow.py"
+    path.write_text(SLOW_TO_OPEN)
+    spec = ProcessSpec(
+        Ladder(100, 0, 1, 30.0), workload=str(path), sizes=dict(SMALL.sizes), target="direct",
+        db_url=sqlite_url, pool_size=1, timeout=2.0,
+    )  # fmt: skip
+    fleet = Fleet(spec, 2)
+    threading.Timer(1.0, os.kill, (os.getpid(), signal.SIGINT)).start()  # while one still opens
+    with pytest.raises(KeyboardInterrupt), fleet:
+        pytest.fail("the fleet was entered although Ctrl-C came while it got ready")
+    assert fleet.pids and not any(_alive(pid) for pid in fleet.pids)
+
+
+def _alive(pid: int) -> bool:
+    try:
+        return Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[0] != "Z"
+    except OSError:
+        return False

@@ -99,7 +99,7 @@ READ_SQL = read_statements(load_workload("shop"))
 class Scratch:
     engine: str
     url: str
-    drop: Callable[[], None]
+    drop: Callable[[], object]
     name: str = ""
     path: str = ""
 
@@ -254,6 +254,73 @@ def asyncmy_native(url: str, mix: Mix, processes: int, connections: int, seconds
         child.join()
     rate = sum(done / wall for done, wall in results)
     return Native(f"asyncmy prepared statements, bare loop x {len(children)} processes", rate)
+
+
+def _asyncpg_worker(url: str, mix: Mix, connections: int, seconds: float, out: Any) -> None:
+    """The bare asyncpg loop: one process (direct mode's layout for a server on this host),
+    `connections` tasks, each on its own connection with the mix's statements prepared."""
+    import asyncpg
+    import uvloop
+
+    from dbladder.engines.postgres.connection import rewrite_placeholders
+    from dbladder.urls import parse_url
+
+    async def main() -> tuple[int, float]:
+        parsed = parse_url(url)
+        work = operations(mix, 0, 100_000)
+        counts = [0] * connections
+        start_at = time.perf_counter() + 1.0
+        deadline = start_at + seconds
+
+        async def loop(number: int, connection: Any) -> None:
+            every_sql = [sql for sqls in READ_SQL.values() for sql in sqls]
+            statements = {sql: await connection.prepare(rewrite_placeholders(sql)) for sql in every_sql}
+            product, page = statements[shop.PRODUCT_BY_ID], statements[shop.PRODUCTS_PAGE]
+            order, items = statements[shop.ORDER_BY_ID], statements[shop.ORDER_ITEMS]
+            await asyncio.sleep(start_at - time.perf_counter())
+            done = 0
+            for kind, args in work[number::connections] * 100:
+                if kind == "product":
+                    await product.fetch(*args)
+                elif kind == "page":
+                    await page.fetch(*args)
+                elif await order.fetch(*args):
+                    await items.fetch(*args)
+                done += 1
+                if not done & 63 and time.perf_counter() >= deadline:
+                    break
+            counts[number] = done
+
+        raws = [
+            await asyncpg.connect(
+                host=parsed.params.get("host") or parsed.host,
+                port=parsed.port,
+                user=parsed.user,
+                password=parsed.password,
+                database=parsed.database,
+            )
+            for _ in range(connections)
+        ]
+        await asyncio.gather(*(loop(n, raw) for n, raw in enumerate(raws)))
+        elapsed = time.perf_counter() - start_at
+        for raw in raws:
+            await raw.close()
+        return sum(counts), elapsed
+
+    with asyncio.Runner(loop_factory=uvloop.new_event_loop) as runner:
+        out.put(runner.run(main()))
+
+
+def asyncpg_alone(url: str, mix: Mix, connections: int, seconds: float) -> Native:
+    """What the driver direct mode uses can do by itself, flat out, in one process: the most a
+    Python client on asyncpg could hold here, whatever dbladder does around it."""
+    context = multiprocessing.get_context("spawn")
+    out = context.Queue()
+    child = context.Process(target=_asyncpg_worker, args=(url, mix, connections, seconds, out))
+    child.start()
+    done, wall = out.get(timeout=seconds + 60)
+    child.join()
+    return Native("a bare asyncpg loop, 1 process", done / wall)
 
 
 def mariadb_native(scratch: Scratch, mix: Mix, processes: int, connections: int, seconds: float) -> Native:
@@ -507,6 +574,15 @@ def measure(engine: str, config: Mix, args: argparse.Namespace) -> dict[str, Any
                 )
             reference = (before.rate + after.rate) / 2
             ratio = direct / reference
+            if engine == "postgresql":
+                # pgbench is C; the driver direct mode runs on is not. Its own flat-out rate shows
+                # how much of the gap is the driver's and how much dbladder's.
+                alone = asyncpg_alone(scratch.url, mix, args.connections, args.seconds)
+                print(
+                    f"  driver alone, {alone.label}: {alone.rate:,.0f} ops/s; direct / that: "
+                    f"{direct / alone.rate:.2f}; that / native: {alone.rate / reference:.2f}",
+                    flush=True,
+                )
             rounds.append(ratio)
             print(
                 f"  round {number + 1}: {engine} direct {direct:,.0f} req/s, native {reference:,.0f} ops/s "

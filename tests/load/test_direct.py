@@ -143,23 +143,29 @@ workload = SlowToOpen()
 """
 
 
+def slow_to_open(sqlite_url: str, folder: Path, hold: float) -> ProcessSpec:
+    """A one-level ladder at 100 req/s on the seeded shop, whose second process opens 2.5 s late."""
+
+    async def seeded():
+        async with opened(sqlite_url, EngineOptions(pool_size=1)) as engine:
+            await seed(engine, SHOP, SMALL)
+
+    asyncio.run(seeded())
+    path = folder / "slow.py"
+    path.write_text(SLOW_TO_OPEN)
+    return ProcessSpec(
+        Ladder(100, 0, 1, hold), workload=str(path), sizes=dict(SMALL.sizes), target="direct",
+        db_url=sqlite_url, pool_size=1, timeout=2.0,
+    )  # fmt: skip
+
+
 @pytest.mark.slow
 def test_the_schedule_waits_for_the_slowest_process_to_be_ready(sqlite_url, tmp_path):
     # Known answer: however long the processes take to get ready, each one's first request is due
     # at the run start, which the parent sets once both are ready. A process 2.5 s slower than the
     # other still starts on time (a fixed head start of 1.5 s would leave it 1 s late) and both
     # together send rate x hold requests.
-    async def seeded():
-        async with opened(sqlite_url, EngineOptions(pool_size=1)) as engine:
-            await seed(engine, SHOP, SMALL)
-
-    asyncio.run(seeded())
-    path = tmp_path / "slow.py"
-    path.write_text(SLOW_TO_OPEN)
-    spec = ProcessSpec(
-        Ladder(100, 0, 1, 1.0), workload=str(path), sizes=dict(SMALL.sizes), target="direct",
-        db_url=sqlite_url, pool_size=1, timeout=2.0,
-    )  # fmt: skip
+    spec = slow_to_open(sqlite_url, tmp_path, hold=1.0)
     started = time.perf_counter()
     merged = run_processes(spec, processes=2)
     took = time.perf_counter() - started
@@ -175,18 +181,7 @@ def test_the_schedule_waits_for_the_slowest_process_to_be_ready(sqlite_url, tmp_
 def test_ctrl_c_while_the_processes_get_ready_stops_them(sqlite_url, tmp_path):
     # `with` calls no __exit__ when __enter__ fails: the fleet itself must stop the processes it
     # started, or they would climb the ladder with nobody listening.
-    async def seeded():
-        async with opened(sqlite_url, EngineOptions(pool_size=1)) as engine:
-            await seed(engine, SHOP, SMALL)
-
-    asyncio.run(seeded())
-    path = tmp_path / "slow.py"
-    path.write_text(SLOW_TO_OPEN)
-    spec = ProcessSpec(
-        Ladder(100, 0, 1, 30.0), workload=str(path), sizes=dict(SMALL.sizes), target="direct",
-        db_url=sqlite_url, pool_size=1, timeout=2.0,
-    )  # fmt: skip
-    fleet = Fleet(spec, 2)
+    fleet = Fleet(slow_to_open(sqlite_url, tmp_path, hold=30.0), 2)
     threading.Timer(1.0, os.kill, (os.getpid(), signal.SIGINT)).start()  # while one still opens
     with pytest.raises(KeyboardInterrupt), fleet:
         pytest.fail("the fleet was entered although Ctrl-C came while it got ready")

@@ -129,6 +129,17 @@ def pgbench_script(round_name: str, sizes: dict[str, int], batch_rows: int) -> s
     return "\n".join(lines) + "\n"
 
 
+def pgbench_connection_options(url: DatabaseURL) -> list[str]:
+    """pgbench's options for where to connect, the database last: a socket folder (`?host=`) or the
+    host and port, the user, each with the server's usual default."""
+    return [
+        f"--host={url.params.get('host') or url.host or '127.0.0.1'}",
+        f"--port={url.port or 5432}",
+        f"--username={url.user or 'postgres'}",
+        url.database or "postgres",
+    ]
+
+
 def pgbench_reference(
     url: DatabaseURL, round_name: str, config: BenchConfig, sizes: dict[str, int]
 ) -> Reference | None:
@@ -137,7 +148,6 @@ def pgbench_reference(
         return None
     seconds = max(1, math.ceil(config.seconds))  # pgbench -T takes whole seconds
     connections = config.connections
-    socket_folder = url.params.get("host")
     folder = tempfile.mkdtemp(prefix="dbladder-pgbench-")
     try:
         script = os.path.join(folder, "round.sql")
@@ -153,10 +163,7 @@ def pgbench_reference(
             f"--file={script}",
             "--log",
             f"--log-prefix={folder}/log",
-            f"--host={socket_folder or url.host or '127.0.0.1'}",
-            f"--port={url.port or 5432}",
-            f"--username={url.user or 'postgres'}",
-            url.database or "postgres",
+            *pgbench_connection_options(url),
         ]
         environment = dict(os.environ)
         if url.password:
@@ -251,6 +258,17 @@ def write_sysbench_password(folder: str, password: str) -> str:
     return SYSBENCH_PASSWORD_FILE
 
 
+def sysbench_connection_options(url: DatabaseURL) -> list[str]:
+    """sysbench's options for where to connect: the URL's Unix socket (`?unix_socket=`) or its host
+    and port, the user and the database, each with the server's usual default."""
+    where = (
+        [f"--mysql-socket={url.params['unix_socket']}"]
+        if url.params.get("unix_socket")
+        else [f"--mysql-host={url.host or '127.0.0.1'}", f"--mysql-port={url.port or 3306}"]
+    )
+    return [*where, f"--mysql-user={url.user or 'root'}", f"--mysql-db={url.database or ''}"]
+
+
 def sysbench_reference(
     url: DatabaseURL, round_name: str, config: BenchConfig, sizes: dict[str, int]
 ) -> Reference | None:
@@ -268,8 +286,7 @@ def sysbench_reference(
             "sysbench",
             script,
             "--db-driver=mysql",
-            f"--mysql-user={url.user or 'root'}",
-            f"--mysql-db={url.database or ''}",
+            *sysbench_connection_options(url),
             f"--threads={connections}",
             f"--time={seconds}",
             "--events=0",
@@ -280,11 +297,6 @@ def sysbench_reference(
             command.append(
                 f"--config-file={os.path.join(folder, write_sysbench_password(folder, url.password))}"
             )
-        unix_socket = url.params.get("unix_socket")
-        if unix_socket:
-            command.append(f"--mysql-socket={unix_socket}")
-        else:
-            command += [f"--mysql-host={url.host or '127.0.0.1'}", f"--mysql-port={url.port or 3306}"]
         output = subprocess.run(
             [*command, "run"],
             check=True,

@@ -40,6 +40,11 @@ class Reference:
     measurement: Measurement
 
 
+def rows_per_operation(round_name: str, batch_rows: int) -> int:
+    """The rows one operation of the round writes or reads: a batch in batched_inserts, else one."""
+    return batch_rows if round_name == "batched_inserts" else 1
+
+
 def measure(
     url: DatabaseURL, info: EngineInfo, round_name: str, config: BenchConfig, sizes: dict[str, int]
 ) -> Reference | None:
@@ -88,7 +93,7 @@ def sqlite_reference(
             rows = count
         else:
             users = draw_ids(config.seed, 0, sizes["users"])
-            batch = config.batch_rows if round_name == "batched_inserts" else 1
+            batch = rows_per_operation(round_name, config.batch_rows)
             stamp = now()
             while (begun := clock()) < deadline:
                 execute("BEGIN IMMEDIATE")
@@ -119,7 +124,7 @@ def pgbench_script(round_name: str, sizes: dict[str, int], batch_rows: int) -> s
             f"\\set id random(1, {sizes['posts']})\n"
             "SELECT id, user_id, body, created_at FROM posts WHERE id = :id;\n"
         )
-    rows = batch_rows if round_name == "batched_inserts" else 1
+    rows = rows_per_operation(round_name, batch_rows)
     values = f"'{BENCH_BODY}', {now()}"
     lines = ["BEGIN;"]
     for j in range(rows):
@@ -182,7 +187,7 @@ def pgbench_reference(
                 _read_pgbench_log(os.path.join(folder, name), measured)
     finally:
         shutil.rmtree(folder, ignore_errors=True)
-    rows = config.batch_rows if round_name == "batched_inserts" else 1
+    rows = rows_per_operation(round_name, config.batch_rows)
     measured.rows = measured.operations * rows
     return Reference(f"pgbench -M prepared, {connections} connection(s)", measured)
 
@@ -231,7 +236,7 @@ def sysbench_script(round_name: str, sizes: dict[str, int], batch_rows: int) -> 
         body = f"  param:set(sysbench.rand.uniform(1, {sizes['posts']}))\n  stmt:execute()"
         return SYSBENCH_LUA.format(sql=POINT_READ, body=body)
     sql = f"INSERT INTO posts (user_id, body, created_at) VALUES (?, '{BENCH_BODY}', {now()})"
-    rows = batch_rows if round_name == "batched_inserts" else 1
+    rows = rows_per_operation(round_name, batch_rows)
     body = (
         '  con:query("BEGIN")\n'
         f"  for i = 1, {rows} do\n"
@@ -307,7 +312,7 @@ def sysbench_reference(
     finally:
         shutil.rmtree(folder, ignore_errors=True)
     measured = parse_sysbench_output(output)
-    rows = config.batch_rows if round_name == "batched_inserts" else 1
+    rows = rows_per_operation(round_name, config.batch_rows)
     measured.rows = measured.operations * rows
     return Reference(f"sysbench (libmariadb, prepared), {connections} connection(s)", measured)
 

@@ -35,14 +35,12 @@ import asyncio
 import statistics
 import tempfile
 import time
-import uuid
 from collections.abc import Awaitable, Callable
 from concurrent.futures import ThreadPoolExecutor
 from importlib.metadata import version
 from typing import Any
 
-import asyncmy
-import asyncpg
+from scratch import scratch_databases
 from sqlalchemy import create_engine, event, select
 from sqlalchemy.ext.asyncio import async_sessionmaker
 from sqlalchemy.orm import Session, sessionmaker
@@ -384,26 +382,14 @@ async def main() -> None:
         f"{'engine':<11} {'variant':<18} {'stmts':>5} {'wall us':>10} {'cpu us':>10} "
         f"{'cpu/stmt':>9} {'over raw':>9} {'x raw':>6}"
     )
-    name = f"dbl_bench_orm_{uuid.uuid4().hex[:8]}"
     engines = args.engines.split(",")
     with tempfile.TemporaryDirectory() as folder:
-        setup_django(django_databases(folder, name, name, args.unix))
-        admin_pg = await asyncpg.connect(user="postgres", host="127.0.0.1", port=5432, database="postgres")
-        admin_maria = await asyncmy.connect(user="root", host="127.0.0.1", port=3306)
-        await admin_pg.execute(f'CREATE DATABASE "{name}"')
-        async with admin_maria.cursor() as cursor:
-            await cursor.execute(f"CREATE DATABASE `{name}`")
-        try:
+        async with scratch_databases("dbl_bench_orm") as name:
+            setup_django(django_databases(folder, name, name, args.unix))
             for engine in engines:
                 async with opened(dbladder_url(engine, folder, name, False)) as loader:
                     await data.load(loader, SEED, data.scaled_sizes(1))
                 await measure_engine(engine, folder, name, args)
-        finally:
-            await admin_pg.execute(f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)')
-            await admin_pg.close()
-            async with admin_maria.cursor() as cursor:
-                await cursor.execute(f"DROP DATABASE IF EXISTS `{name}`")
-            await admin_maria.ensure_closed()
 
 
 if __name__ == "__main__":

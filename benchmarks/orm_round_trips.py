@@ -16,11 +16,9 @@ import argparse
 import asyncio
 import random
 import time
-import uuid
 from typing import Any
 
-import asyncmy
-import asyncpg
+from scratch import scratch_databases
 
 from dbladder.engines import opened
 from dbladder.transport import background_relay, relay_process, relay_target, through_relay
@@ -119,21 +117,9 @@ async def main() -> None:
         f"{'engine':<11} {'operation':<15} {'stmts':>6} {'trips':>8} {'0 ms':>9} {f'{d:g} ms':>9} "
         f"{'added':>9} {'trips x2d':>9} {'ratio':>6}"
     )
-    name = f"dbl_bench_ormrt_{uuid.uuid4().hex[:8]}"
-    admin_pg = await asyncpg.connect(user="postgres", host="127.0.0.1", port=5432, database="postgres")
-    admin_maria = await asyncmy.connect(user="root", host="127.0.0.1", port=3306)
-    await admin_pg.execute(f'CREATE DATABASE "{name}"')
-    async with admin_maria.cursor() as cursor:
-        await cursor.execute(f"CREATE DATABASE `{name}`")
-    try:
+    async with scratch_databases("dbl_bench_ormrt") as name:
         await measure("postgresql", f"postgresql://postgres@127.0.0.1:5432/{name}", args)
         await measure("mariadb", f"mariadb://root@127.0.0.1:3306/{name}", args)
-    finally:
-        await admin_pg.execute(f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)')
-        await admin_pg.close()
-        async with admin_maria.cursor() as cursor:
-            await cursor.execute(f"DROP DATABASE IF EXISTS `{name}`")
-        await admin_maria.ensure_closed()
 
 
 if __name__ == "__main__":

@@ -26,12 +26,10 @@ import json
 import statistics
 import sys
 import time
-import uuid
 from asyncio.subprocess import PIPE
 
-import asyncmy
-import asyncpg
 import psutil
+from scratch import scratch_databases
 
 from dbladder.engines import EngineOptions, opened
 from dbladder.transport import RelayStats, relay_process, relay_target, through_relay
@@ -158,23 +156,11 @@ async def main() -> None:
     parser.add_argument("--in-flight", type=int, default=50)
     args = parser.parse_args()
     print(f"SELECT 1 round trips over TCP on loopback; {args.rounds} rounds of {args.seconds:.0f} s, medians")
-    name = f"dbl_bench_relay_{uuid.uuid4().hex[:8]}"
-    admin_pg = await asyncpg.connect(user="postgres", host="127.0.0.1", port=5432, database="postgres")
-    admin_maria = await asyncmy.connect(user="root", host="127.0.0.1", port=3306)
-    await admin_pg.execute(f'CREATE DATABASE "{name}"')
-    async with admin_maria.cursor() as cursor:
-        await cursor.execute(f"CREATE DATABASE `{name}`")
-    try:
+    async with scratch_databases("dbl_bench_relay") as name:
         await measure("postgresql", f"postgresql://postgres@127.0.0.1:5432/{name}", args)
         await measure("mariadb", f"mariadb://root@127.0.0.1:3306/{name}", args)
         print("timer precision of the relay's event loop (PostgreSQL, one at a time):")
         await loop_lateness(f"postgresql://postgres@127.0.0.1:5432/{name}", args.rounds)
-    finally:
-        await admin_pg.execute(f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)')
-        await admin_pg.close()
-        async with admin_maria.cursor() as cursor:
-            await cursor.execute(f"DROP DATABASE IF EXISTS `{name}`")
-        await admin_maria.ensure_closed()
 
 
 if __name__ == "__main__":

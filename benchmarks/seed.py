@@ -30,6 +30,14 @@ from dbladder.workloads.shop.data import item_rows as item_rows_of
 GOALS_S = {"sqlite": 20, "postgresql": 20, "mariadb": 60}  # for 100k products + 1M orders + 2M items
 POSTGRES = "postgresql://postgres@127.0.0.1:5432/postgres"
 MARIADB = "mariadb://root@127.0.0.1:3306/test"
+ITEMS_SQLITE = (
+    "CREATE TABLE order_items (order_id INTEGER NOT NULL, product_id INTEGER NOT NULL, "
+    "qty INTEGER NOT NULL, price_cents INTEGER NOT NULL, PRIMARY KEY (order_id, product_id))"
+)
+ITEMS_MARIADB = (
+    "CREATE TABLE order_items (order_id BIGINT NOT NULL, product_id BIGINT NOT NULL, "
+    "qty INT NOT NULL, price_cents BIGINT NOT NULL, PRIMARY KEY (order_id, product_id)) ENGINE=InnoDB"
+)
 
 
 def scratch_database(engine: str) -> tuple[str, callable]:
@@ -81,8 +89,9 @@ def item_rows(config: DataSpec) -> list[tuple]:
     return [row for chunk in item_rows_of(data, product_prices(data)) for row in chunk]
 
 
-def sqlite_reference(rows: list[tuple]) -> float:
-    """Rows/s of the bare driver: apsw inserting ready-made rows in one transaction, no generation."""
+def sqlite_reference(rows: list[tuple], create_table: str, table: str) -> float:
+    """Rows/s of the bare driver: apsw inserting ready-made rows into a fresh `table` (made by
+    `create_table`) in one transaction, WAL, FULL; no generation."""
     import apsw
 
     folder = tempfile.mkdtemp(prefix="dbladder-bench-")
@@ -90,13 +99,11 @@ def sqlite_reference(rows: list[tuple]) -> float:
         db = apsw.Connection(f"{folder}/ref.db")
         db.execute("PRAGMA journal_mode=WAL").fetchall()
         db.execute("PRAGMA synchronous=FULL")
-        db.execute(
-            "CREATE TABLE order_items (order_id INTEGER NOT NULL, product_id INTEGER NOT NULL, "
-            "qty INTEGER NOT NULL, price_cents INTEGER NOT NULL, PRIMARY KEY (order_id, product_id))"
-        )
+        db.execute(create_table)
+        insert = f"INSERT INTO {table} VALUES ({', '.join('?' * len(rows[0]))})"
         started = time.perf_counter()
         with db:
-            db.executemany("INSERT INTO order_items VALUES (?, ?, ?, ?)", rows)
+            db.executemany(insert, rows)
         seconds = time.perf_counter() - started
         db.close()
         return len(rows) / seconds
@@ -104,27 +111,23 @@ def sqlite_reference(rows: list[tuple]) -> float:
         shutil.rmtree(folder)
 
 
-def mariadb_reference(rows: list[tuple]) -> float | None:
+def mariadb_reference(rows: list[tuple], create_table: str, table: str) -> float | None:
     """Rows/s of the server's own bulk loader: the mariadb client's LOAD DATA LOCAL INFILE of a
-    ready-made file (written before the clock starts)."""
+    ready-made file (written before the clock starts) into a fresh `table` made by `create_table`."""
     if not shutil.which("mariadb"):
         return None
     name = f"dbladder_bench_{uuid.uuid4().hex[:8]}"
     folder = tempfile.mkdtemp(prefix="dbladder-bench-")
     client = ["mariadb", "-h", "127.0.0.1", "-u", "root", "--local-infile=1"]
     try:
-        path = f"{folder}/items.tsv"
+        path = f"{folder}/{table}.tsv"
         with open(path, "w") as stream:
-            stream.writelines(f"{a}\t{b}\t{c}\t{d}\n" for a, b, c, d in rows)
+            stream.writelines("\t".join(map(str, row)) + "\n" for row in rows)
         subprocess.run([*client, "-e", f"CREATE DATABASE {name}"], check=True)
-        table = (
-            "CREATE TABLE order_items (order_id BIGINT NOT NULL, product_id BIGINT NOT NULL, "
-            "qty INT NOT NULL, price_cents BIGINT NOT NULL, PRIMARY KEY (order_id, product_id)) ENGINE=InnoDB"
-        )
-        subprocess.run([*client, name, "-e", table], check=True)
+        subprocess.run([*client, name, "-e", create_table], check=True)
         started = time.perf_counter()
         subprocess.run(
-            [*client, name, "-e", f"LOAD DATA LOCAL INFILE '{path}' INTO TABLE order_items"], check=True
+            [*client, name, "-e", f"LOAD DATA LOCAL INFILE '{path}' INTO TABLE {table}"], check=True
         )
         return len(rows) / (time.perf_counter() - started)
     finally:
@@ -178,14 +181,14 @@ def main() -> int:
     if "sqlite" in figures or "mariadb" in figures:
         rows = item_rows(config)
         if "sqlite" in figures:
-            reference = sqlite_reference(rows)
+            reference = sqlite_reference(rows, ITEMS_SQLITE, "order_items")
             print_reference(
                 "apsw executemany of ready-made order_items, SQLite",
                 reference,
                 items["sqlite"].rows_per_second,
             )
         if "mariadb" in figures:
-            reference = mariadb_reference(rows)
+            reference = mariadb_reference(rows, ITEMS_MARIADB, "order_items")
             name = "LOAD DATA LOCAL INFILE of ready-made order_items, MariaDB"
             print_reference(name, reference, items["mariadb"].rows_per_second)
     if "postgresql" in figures:

@@ -18,14 +18,15 @@ from __future__ import annotations
 import argparse
 import asyncio
 import os
-import shutil
-import subprocess
 import sys
-import tempfile
-import time
-import uuid
 
-from seed import pgbench_rows_per_second, print_reference, scratch_database
+from seed import (
+    mariadb_reference,
+    pgbench_rows_per_second,
+    print_reference,
+    scratch_database,
+    sqlite_reference,
+)
 
 from dbladder.data.seeding import SeedReport, seed
 from dbladder.engines import opened
@@ -47,47 +48,6 @@ LIKES_MARIADB = (
 async def load(url: str, data: DataSpec) -> SeedReport:
     async with opened(url, None) as engine:
         return await seed(engine, workload, data)
-
-
-def sqlite_reference(rows: list[tuple]) -> float:
-    """Rows/s of the bare driver: apsw inserting ready-made likes in one transaction, WAL, FULL."""
-    import apsw
-
-    folder = tempfile.mkdtemp(prefix="dbladder-bench-")
-    try:
-        db = apsw.Connection(f"{folder}/ref.db")
-        db.execute("PRAGMA journal_mode=WAL").fetchall()
-        db.execute("PRAGMA synchronous=FULL")
-        db.execute(LIKES_SQLITE)
-        started = time.perf_counter()
-        with db:
-            db.executemany("INSERT INTO likes VALUES (?, ?, ?)", rows)
-        seconds = time.perf_counter() - started
-        db.close()
-        return len(rows) / seconds
-    finally:
-        shutil.rmtree(folder)
-
-
-def mariadb_reference(rows: list[tuple]) -> float | None:
-    """Rows/s of LOAD DATA LOCAL INFILE of the likes, from a file written before the clock starts."""
-    if not shutil.which("mariadb"):
-        return None
-    name = f"dbladder_bench_{uuid.uuid4().hex[:8]}"
-    folder = tempfile.mkdtemp(prefix="dbladder-bench-")
-    client = ["mariadb", "-h", "127.0.0.1", "-u", "root", "--local-infile=1"]
-    try:
-        path = f"{folder}/likes.tsv"
-        with open(path, "w") as stream:
-            stream.writelines(f"{a}\t{b}\t{c}\n" for a, b, c in rows)
-        subprocess.run([*client, "-e", f"CREATE DATABASE {name}"], check=True)
-        subprocess.run([*client, name, "-e", LIKES_MARIADB], check=True)
-        started = time.perf_counter()
-        subprocess.run([*client, name, "-e", f"LOAD DATA LOCAL INFILE '{path}' INTO TABLE likes"], check=True)
-        return len(rows) / (time.perf_counter() - started)
-    finally:
-        subprocess.run([*client, "-e", f"DROP DATABASE IF EXISTS {name}"], check=True)
-        shutil.rmtree(folder)
 
 
 def main() -> int:
@@ -126,13 +86,13 @@ def main() -> int:
         if "sqlite" in figures:
             print_reference(
                 "apsw executemany of ready-made likes, SQLite",
-                sqlite_reference(rows),
+                sqlite_reference(rows, LIKES_SQLITE, "likes"),
                 likes["sqlite"].rows_per_second,
             )
         if "mariadb" in figures:
             print_reference(
                 "LOAD DATA LOCAL INFILE of ready-made likes, MariaDB",
-                mariadb_reference(rows),
+                mariadb_reference(rows, LIKES_MARIADB, "likes"),
                 likes["mariadb"].rows_per_second,
             )
         del rows

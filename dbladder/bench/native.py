@@ -51,6 +51,8 @@ from .references import (
     SYSBENCH_PASSWORD_FILE,
     TOOL_TIMEOUT_MARGIN_S,
     parse_sysbench_output,
+    pgbench_connection_options,
+    sysbench_connection_options,
     write_sysbench_password,
 )
 
@@ -423,10 +425,7 @@ def pgbench_command(
         f"--time={seconds}",
         f"--random-seed={config.seed}",
         *pgbench_file_options(scripts),
-        f"--host={url.params.get('host') or url.host or '127.0.0.1'}",
-        f"--port={url.port or 5432}",
-        f"--username={url.user or 'postgres'}",
-        url.database or "postgres",
+        *pgbench_connection_options(url),
     ]
 
 
@@ -539,18 +538,11 @@ def sysbench_script(workload: Workload, sizes: dict[str, int]) -> str:
 def sysbench_command(url: DatabaseURL, seconds: int, config: NativeConfig) -> list[str]:
     """sysbench's command line (run in the script's folder). A password goes in an option file
     beside the script (`--config-file`, readable by the user alone), never on the command line."""
-    where = (
-        [f"--mysql-socket={url.params['unix_socket']}"]
-        if url.params.get("unix_socket")
-        else [f"--mysql-host={url.host or '127.0.0.1'}", f"--mysql-port={url.port or 3306}"]
-    )
     return [
         "sysbench",
         SYSBENCH_SCRIPT_NAME,
         "--db-driver=mysql",
-        *where,
-        f"--mysql-user={url.user or 'root'}",
-        f"--mysql-db={url.database or ''}",
+        *sysbench_connection_options(url),
         *([f"--config-file={SYSBENCH_PASSWORD_FILE}"] if url.password else []),
         f"--threads={config.connections}",
         f"--time={seconds}",

@@ -40,6 +40,11 @@ class Reference:
     measurement: Measurement
 
 
+def rows_per_operation(round_name: str, batch_rows: int) -> int:
+    """The rows one operation of the round writes or reads: a batch in batched_inserts, else one."""
+    return batch_rows if round_name == "batched_inserts" else 1
+
+
 def measure(
     url: DatabaseURL, info: EngineInfo, round_name: str, config: BenchConfig, sizes: dict[str, int]
 ) -> Reference | None:
@@ -88,7 +93,7 @@ def sqlite_reference(
             rows = count
         else:
             users = draw_ids(config.seed, 0, sizes["users"])
-            batch = config.batch_rows if round_name == "batched_inserts" else 1
+            batch = rows_per_operation(round_name, config.batch_rows)
             stamp = now()
             while (begun := clock()) < deadline:
                 execute("BEGIN IMMEDIATE")
@@ -119,7 +124,7 @@ def pgbench_script(round_name: str, sizes: dict[str, int], batch_rows: int) -> s
             f"\\set id random(1, {sizes['posts']})\n"
             "SELECT id, user_id, body, created_at FROM posts WHERE id = :id;\n"
         )
-    rows = batch_rows if round_name == "batched_inserts" else 1
+    rows = rows_per_operation(round_name, batch_rows)
     values = f"'{BENCH_BODY}', {now()}"
     lines = ["BEGIN;"]
     for j in range(rows):
@@ -127,6 +132,17 @@ def pgbench_script(round_name: str, sizes: dict[str, int], batch_rows: int) -> s
         lines.append(f"INSERT INTO posts (user_id, body, created_at) VALUES (:u{j}, {values});")
     lines.append("END;")
     return "\n".join(lines) + "\n"
+
+
+def pgbench_connection_options(url: DatabaseURL) -> list[str]:
+    """pgbench's options for where to connect, the database last: a socket folder (`?host=`) or the
+    host and port, the user, each with the server's usual default."""
+    return [
+        f"--host={url.params.get('host') or url.host or '127.0.0.1'}",
+        f"--port={url.port or 5432}",
+        f"--username={url.user or 'postgres'}",
+        url.database or "postgres",
+    ]
 
 
 def pgbench_reference(
@@ -137,7 +153,6 @@ def pgbench_reference(
         return None
     seconds = max(1, math.ceil(config.seconds))  # pgbench -T takes whole seconds
     connections = config.connections
-    socket_folder = url.params.get("host")
     folder = tempfile.mkdtemp(prefix="dbladder-pgbench-")
     try:
         script = os.path.join(folder, "round.sql")
@@ -153,10 +168,7 @@ def pgbench_reference(
             f"--file={script}",
             "--log",
             f"--log-prefix={folder}/log",
-            f"--host={socket_folder or url.host or '127.0.0.1'}",
-            f"--port={url.port or 5432}",
-            f"--username={url.user or 'postgres'}",
-            url.database or "postgres",
+            *pgbench_connection_options(url),
         ]
         environment = dict(os.environ)
         if url.password:
@@ -175,7 +187,7 @@ def pgbench_reference(
                 _read_pgbench_log(os.path.join(folder, name), measured)
     finally:
         shutil.rmtree(folder, ignore_errors=True)
-    rows = config.batch_rows if round_name == "batched_inserts" else 1
+    rows = rows_per_operation(round_name, config.batch_rows)
     measured.rows = measured.operations * rows
     return Reference(f"pgbench -M prepared, {connections} connection(s)", measured)
 
@@ -224,7 +236,7 @@ def sysbench_script(round_name: str, sizes: dict[str, int], batch_rows: int) -> 
         body = f"  param:set(sysbench.rand.uniform(1, {sizes['posts']}))\n  stmt:execute()"
         return SYSBENCH_LUA.format(sql=POINT_READ, body=body)
     sql = f"INSERT INTO posts (user_id, body, created_at) VALUES (?, '{BENCH_BODY}', {now()})"
-    rows = batch_rows if round_name == "batched_inserts" else 1
+    rows = rows_per_operation(round_name, batch_rows)
     body = (
         '  con:query("BEGIN")\n'
         f"  for i = 1, {rows} do\n"
@@ -251,6 +263,17 @@ def write_sysbench_password(folder: str, password: str) -> str:
     return SYSBENCH_PASSWORD_FILE
 
 
+def sysbench_connection_options(url: DatabaseURL) -> list[str]:
+    """sysbench's options for where to connect: the URL's Unix socket (`?unix_socket=`) or its host
+    and port, the user and the database, each with the server's usual default."""
+    where = (
+        [f"--mysql-socket={url.params['unix_socket']}"]
+        if url.params.get("unix_socket")
+        else [f"--mysql-host={url.host or '127.0.0.1'}", f"--mysql-port={url.port or 3306}"]
+    )
+    return [*where, f"--mysql-user={url.user or 'root'}", f"--mysql-db={url.database or ''}"]
+
+
 def sysbench_reference(
     url: DatabaseURL, round_name: str, config: BenchConfig, sizes: dict[str, int]
 ) -> Reference | None:
@@ -268,8 +291,7 @@ def sysbench_reference(
             "sysbench",
             script,
             "--db-driver=mysql",
-            f"--mysql-user={url.user or 'root'}",
-            f"--mysql-db={url.database or ''}",
+            *sysbench_connection_options(url),
             f"--threads={connections}",
             f"--time={seconds}",
             "--events=0",
@@ -280,11 +302,6 @@ def sysbench_reference(
             command.append(
                 f"--config-file={os.path.join(folder, write_sysbench_password(folder, url.password))}"
             )
-        unix_socket = url.params.get("unix_socket")
-        if unix_socket:
-            command.append(f"--mysql-socket={unix_socket}")
-        else:
-            command += [f"--mysql-host={url.host or '127.0.0.1'}", f"--mysql-port={url.port or 3306}"]
         output = subprocess.run(
             [*command, "run"],
             check=True,
@@ -295,7 +312,7 @@ def sysbench_reference(
     finally:
         shutil.rmtree(folder, ignore_errors=True)
     measured = parse_sysbench_output(output)
-    rows = config.batch_rows if round_name == "batched_inserts" else 1
+    rows = rows_per_operation(round_name, config.batch_rows)
     measured.rows = measured.operations * rows
     return Reference(f"sysbench (libmariadb, prepared), {connections} connection(s)", measured)
 

@@ -2,7 +2,7 @@
 
     python benchmarks/drivers.py [--seconds 3] [--in-flight 50]
 
-For every engine the same `SELECT ... FROM products WHERE id = ?` (shop.PRODUCT_BY_ID) runs
+For every engine the same `SELECT ... FROM products WHERE id = ?` (the shop schema's PRODUCT_BY_ID) runs
 through dbladder's engine (its driver, its statement preparation, its pool), from one asyncio
 task on one connection (the round-trip rate), then from `--in-flight` tasks on a pool of that many
 connections (what one worker process can get when requests overlap). SQLite also runs through
@@ -27,6 +27,8 @@ import asyncpg
 from dbladder.data.seeding import seed
 from dbladder.engines import EngineOptions, opened
 from dbladder.workloads import shop
+from dbladder.workloads.shop.operations import product_by_id
+from dbladder.workloads.shop.schema import PRODUCT_BY_ID
 
 PRODUCTS = 10_000
 SEED = shop.dataset(products=PRODUCTS, orders=100)
@@ -44,7 +46,7 @@ async def point_reads(url: str, seconds: float, tasks: int) -> float:
             product_id = number
             while time.perf_counter() < deadline:
                 product_id = product_id % PRODUCTS + 1
-                await shop.product_by_id(engine, product_id)
+                await product_by_id(engine, product_id)
                 counts[number] += 1
 
         started = time.perf_counter()
@@ -59,7 +61,7 @@ def raw_sqlite_reads(path: str, seconds: float, driver: str) -> float:
     started = time.perf_counter()
     deadline = started + seconds
     while time.perf_counter() < deadline:
-        connection.execute(shop.PRODUCT_BY_ID, (count % PRODUCTS + 1,)).fetchone()
+        connection.execute(PRODUCT_BY_ID, (count % PRODUCTS + 1,)).fetchone()
         count += 1
     connection.close()
     return count / (time.perf_counter() - started)
@@ -100,7 +102,7 @@ async def main() -> None:
     admin = await asyncpg.connect(user="postgres", host="127.0.0.1", port=5432, database="postgres")
     await admin.execute(f'CREATE DATABASE "{name}"')
     try:
-        await seed(f"postgresql://postgres@127.0.0.1:5432/{name}")
+        await seed_database(f"postgresql://postgres@127.0.0.1:5432/{name}")
         await measure(
             "postgresql (asyncpg, TCP loopback)",
             f"postgresql://postgres@127.0.0.1:5432/{name}",
@@ -121,7 +123,7 @@ async def main() -> None:
     async with connection.cursor() as cursor:
         await cursor.execute(f"CREATE DATABASE `{name}`")
     try:
-        await seed(f"mariadb://root@127.0.0.1:3306/{name}")
+        await seed_database(f"mariadb://root@127.0.0.1:3306/{name}")
         await measure(
             "mariadb (asyncmy, TCP loopback)",
             f"mariadb://root@127.0.0.1:3306/{name}",

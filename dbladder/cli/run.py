@@ -346,15 +346,18 @@ def _fraction(text: str | None, option: str) -> float | None:
         raise UsageError(f"{option} takes a percentage (5%) or a fraction (0.05), not {text!r}") from None
 
 
+def _refuse(flags: list[str], applies_to: str) -> None:
+    """UsageError when any of `flags` was given to a plan it does not apply to."""
+    if flags:
+        verb = "apply" if len(flags) > 1 else "applies"
+        raise UsageError(f"{', '.join(flags)} {verb} to {applies_to}")
+
+
 def _search(options: dict[str, Any]) -> Search:
     """The ceiling search with --start, --hold, --warmup, --budget and --resolution over its defaults."""
     ladder_only = ["--users"] if options["users_levels"] else []
     ladder_only += ["--ramp"] if options["ramp"] is not None else []
-    if ladder_only:
-        verb = "apply" if len(ladder_only) > 1 else "applies"
-        raise UsageError(
-            f"{', '.join(ladder_only)} {verb} to presets, not to the ceiling search; add --preset"
-        )
+    _refuse(ladder_only, "presets, not to the ceiling search; add --preset")
     changes = {
         "start": options["start"],
         "hold": options["hold"],
@@ -404,9 +407,7 @@ def build_config(options: dict[str, Any]) -> RunConfig:
     if preset_name == SEARCH_PLAN:
         return _config(options, SEARCH_PLAN, search=_search(options))
     search_only = [f"--{name}" for name in ("budget", "resolution") if options[name] is not None]
-    if search_only:
-        verb = "apply" if len(search_only) > 1 else "applies"
-        raise UsageError(f"{', '.join(search_only)} {verb} to the ceiling search, not to a preset")
+    _refuse(search_only, "the ceiling search, not to a preset")
     preset = get_preset(workload, preset_name)
     ladder, users = preset.ladder, preset.users
     if users is not None:

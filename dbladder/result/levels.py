@@ -101,7 +101,8 @@ def level_row(snapshot: dict[str, Any], pass_mark: PassMark) -> dict[str, Any]:
     failed = sum(outcomes[cause] for cause in FAILURES) + abandoned
     measured_seconds = snapshot["hold"] - snapshot["warmup"]
     fail_pct = 100 * failed / requests if requests else 0.0
-    everything = every_request(answered, failed, _timeout_us(snapshot, answered, failed_after))
+    timeout_us = _timeout_us(snapshot, answered, failed_after)
+    everything = every_request(answered, failed, timeout_us)
     headline = _percentiles(everything)
     sent = _percentiles(from_send)
 
@@ -142,9 +143,7 @@ def level_row(snapshot: dict[str, Any], pass_mark: PassMark) -> dict[str, Any]:
         "histograms": {name: snapshot[name] for name in HISTOGRAMS if name in snapshot},
     }
     if "operations" in snapshot:
-        row["operations"] = operation_rows(
-            snapshot["operations"], _timeout_us(snapshot, answered, failed_after)
-        )
+        row["operations"] = operation_rows(snapshot["operations"], timeout_us)
     if snapshot.get("queries") is not None:  # direct mode, a workload that counts its queries
         row["queries"] = query_rows(snapshot["queries"])
     if "users" in snapshot:  # closed model: the phase's users and their arrival ramp

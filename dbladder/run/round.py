@@ -27,7 +27,7 @@ import ipaddress
 import os
 import platform
 import time
-from collections.abc import Iterator
+from collections.abc import Iterable, Iterator
 from dataclasses import asdict, dataclass, field, replace
 from datetime import UTC, datetime
 from pathlib import Path
@@ -566,6 +566,25 @@ SEARCH_STOPS = {
 """Why a search stopped, in words (`Search.stop_reason`)."""
 
 
+def _rows(
+    events: Iterable[LevelDone | LiveView],
+    run: Run,
+    observer: RunObserver,
+    progress: Progress,
+    interrupted: Interrupted,
+) -> Iterator[dict[str, Any]]:
+    """The result row of each level as the fleet finishes it, added to the run and reported; the
+    live views in between go to `progress`. Stops at a Ctrl-C noted by `interrupted`."""
+    for event in events:
+        interrupted.check()
+        if not isinstance(event, LevelDone):
+            progress.live(event)
+            continue
+        row = run.add_level(event.level, observer)
+        progress.level(row)
+        yield row
+
+
 def _search(
     search: Search,
     fleet: Fleet,
@@ -584,13 +603,7 @@ def _search(
     while (rate := search.next_rate(probes, time.monotonic() - started)) is not None:
         level = fleet.start_probe(rate)
         observer.watch(level)
-        for event in fleet.probe_events(level.index):
-            interrupted.check()
-            if not isinstance(event, LevelDone):
-                progress.live(event)
-                continue
-            row = run.add_level(event.level, observer)
-            progress.level(row)
+        for row in _rows(fleet.probe_events(level.index), run, observer, progress, interrupted):
             probes.append(Probe(rate, row["passed"]))
         if len(probes) < fleet.probes:  # the fleet stopped before the probe reported
             return "the generator stopped before the probe finished"
@@ -737,28 +750,23 @@ def _run_ladder(config: RunConfig, progress: Progress, server: ManagedServer | N
                         stopped_because = _search(
                             config.plan_search, fleet, run, observer, progress, interrupted
                         )
-                    for event in () if config.searching else fleet.events():
-                        interrupted.check()
-                        if not isinstance(event, LevelDone):
-                            progress.live(event)
-                            continue
-                        row = run.add_level(event.level, observer)
-                        progress.level(row)
-                        # A closed model runs every users level, as "Postgres vs MariaDB on two
-                        # dedicated CPUs" did: it slows itself down instead of failing. A level with
-                        # a fault is expected to fail; the run goes on through it.
-                        if (
-                            not row["passed"]
-                            and not config.continue_after_fail
-                            and not closed
-                            and row["index"] not in fault_levels
-                        ):
-                            stopped_because = (
-                                f"level {row['index'] + 1} ({row['offered_rps']:g} req/s) failed: "
-                                + "; ".join(row["reasons"])
-                            )
-                            fleet.stop()
-                            break
+                    else:
+                        for row in _rows(fleet.events(), run, observer, progress, interrupted):
+                            # A closed model runs every users level, as "Postgres vs MariaDB on two
+                            # dedicated CPUs" did: it slows itself down instead of failing. A level with
+                            # a fault is expected to fail; the run goes on through it.
+                            if (
+                                not row["passed"]
+                                and not config.continue_after_fail
+                                and not closed
+                                and row["index"] not in fault_levels
+                            ):
+                                stopped_because = (
+                                    f"level {row['index'] + 1} ({row['offered_rps']:g} req/s) failed: "
+                                    + "; ".join(row["reasons"])
+                                )
+                                fleet.stop()
+                                break
             except KeyboardInterrupt:
                 status, stopped_because = "interrupted", "interrupted by the user (Ctrl-C)"
                 progress.message("interrupted: stopping the load and saving the finished levels")

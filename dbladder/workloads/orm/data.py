@@ -41,6 +41,8 @@ ASSET_KINDS = ("primary", "supporting")
 ASSESSMENT_STATUSES = ("planned", "in_progress", "in_review", "done")
 CONTROL_CATEGORIES = tuple(f"A.{n}" for n in range(5, 19))  # ISO 27001:2013 Annex A's chapters
 PAGE_SIZE = 20  # assets on a page of the list endpoint
+ASSET_NAME_LENGTH = 64  # assets.name
+TITLE_LENGTH = 128  # findings.title
 CREATED_FROM = 1_700_000_000  # unix seconds of the first row; row n is n minutes later
 
 POPULATED: dict[str, int] = {
@@ -81,7 +83,7 @@ SCHEMA = Schema(
             "assets",
             (
                 Column("id", "bigint", generated_id=True),
-                Column("name", "text", max_length=64),
+                Column("name", "text", max_length=ASSET_NAME_LENGTH),
                 Column("kind", "text", max_length=16),
                 Column("criticality", "int"),
                 Column("owner_id", "bigint"),
@@ -108,7 +110,7 @@ SCHEMA = Schema(
                 Column("asset_id", "bigint"),
                 Column("assessment_id", "bigint"),
                 Column("control_id", "bigint"),
-                Column("title", "text", max_length=128),
+                Column("title", "text", max_length=TITLE_LENGTH),
                 Column("severity", "int"),
                 Column("status", "text", max_length=16),
                 Column("reporter_id", "bigint"),

@@ -26,6 +26,7 @@ import numpy as np
 
 from ...engines.base import Column, Engine, Index, Row, Schema, Table
 from ...errors import InvalidConfig
+from .. import hashing
 
 Sizes = Mapping[str, int]
 
@@ -176,9 +177,8 @@ def planned_rows(sizes: Sizes) -> dict[str, int]:
 
 
 # ---------------------------------------------------------------------------------------------
-# splitmix64 over the row number, vectorised; uint64 arithmetic wraps, which is what the hash wants.
+# splitmix64 over the row number (`hashing.py`), a stream per column drawn.
 
-_MASK = (1 << 64) - 1
 _STREAMS = {
     "kind": 1,
     "criticality": 2,
@@ -198,12 +198,7 @@ _STREAMS = {
 
 def _below(seed: int, stream: str, index: np.ndarray, bound: int) -> np.ndarray:
     """A value from 0 to bound-1 for each index, as int64."""
-    offset = np.uint64((seed * 0x9E3779B97F4A7C15 + _STREAMS[stream] * 0xD1B54A32D192ED03) & _MASK)
-    z = index.astype(np.uint64) * np.uint64(0x9E3779B97F4A7C15) + offset
-    z = (z ^ (z >> np.uint64(30))) * np.uint64(0xBF58476D1CE4E5B9)
-    z = (z ^ (z >> np.uint64(27))) * np.uint64(0x94D049BB133111EB)
-    z = z ^ (z >> np.uint64(31))
-    return (z % np.uint64(bound)).astype(np.int64)
+    return hashing.below(seed, _STREAMS[stream], index, bound)
 
 
 def _id_chunks(count: int) -> Iterator[np.ndarray]:

@@ -30,6 +30,7 @@ import numpy as np
 
 from ...engines.base import Row, Table
 from ...errors import InvalidConfig
+from .. import hashing
 from .schema import SCHEMA
 
 # The post's cardinalities ("SQLite handled 315 million daily requests on a laptop").
@@ -44,8 +45,6 @@ FOLLOW_DELAY = 30 * 24 * 3600  # a follow comes up to a month after the follower
 LIKE_DELAY = 7 * 24 * 3600  # a like comes up to a week after the post
 MAX_WEIGHT = 199  # per-user weights 1..199: a user follows (likes) 1/100 to 2x the average
 
-_MASK = (1 << 64) - 1
-_GOLDEN = 0x9E3779B97F4A7C15
 _STREAMS = {
     "name_first": 1,
     "name_last": 2,
@@ -99,35 +98,15 @@ _ENDINGS = (
 _TAGS = ("sqlite", "databases", "webdev", "performance", "devlife", "shipit", "python", "backend")
 
 
-def _offset(seed: int, stream: str) -> np.uint64:
-    return np.uint64((seed * _GOLDEN + _STREAMS[stream] * 0xD1B54A32D192ED03) & _MASK)
-
-
-def _hash(seed: int, stream: str, index: np.ndarray) -> np.ndarray:
-    """splitmix64 of each index, in a stream of its own per (seed, stream name)."""
-    z = index.astype(np.uint64) * np.uint64(_GOLDEN) + _offset(seed, stream)
-    z = (z ^ (z >> np.uint64(30))) * np.uint64(0xBF58476D1CE4E5B9)
-    z = (z ^ (z >> np.uint64(27))) * np.uint64(0x94D049BB133111EB)
-    return z ^ (z >> np.uint64(31))
-
-
 def _below(seed: int, stream: str, index: np.ndarray, bound: int) -> np.ndarray:
-    """A value from 0 to bound-1 per index, as int64."""
-    return (_hash(seed, stream, index) % np.uint64(bound)).astype(np.int64)
-
-
-def _hash_one(seed: int, stream: str, index: int) -> int:
-    """`_hash` of one index in plain Python, for code that draws one value at a time."""
-    z = (index * _GOLDEN + int(_offset(seed, stream))) & _MASK
-    z = ((z ^ (z >> 30)) * 0xBF58476D1CE4E5B9) & _MASK
-    z = ((z ^ (z >> 27)) * 0x94D049BB133111EB) & _MASK
-    return z ^ (z >> 31)
+    """A value from 0 to bound-1 per index, as int64 (splitmix64, `hashing.py`)."""
+    return hashing.below(seed, _STREAMS[stream], index, bound)
 
 
 def handle_of(user_id: int) -> str:
     """A user's handle: a word and the id, so unique; the same for every seed, so a load generator
     can name a user's profile page knowing only the number of users."""
-    return f"{_HANDLE_WORDS[_hash_one(0, 'handle', user_id) % len(_HANDLE_WORDS)]}{user_id}"
+    return f"{_HANDLE_WORDS[hashing.hash_one(0, _STREAMS['handle'], user_id) % len(_HANDLE_WORDS)]}{user_id}"
 
 
 def _handles(ids: np.ndarray) -> list[str]:

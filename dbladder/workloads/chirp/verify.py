@@ -3,12 +3,12 @@ invariants of a social graph holding over the whole data set."""
 
 from __future__ import annotations
 
-import zlib
 from collections.abc import Mapping, Sequence
 from typing import Any
 
 from ...engines.base import Engine, Session
 from .data import ChirpConfig
+from .endpoints import body_crc
 
 POST_BY_ID = "SELECT user_id, created_at, body FROM posts WHERE id = ?"
 LIKE_THERE = "SELECT count(*) FROM likes WHERE user_id = ? AND post_id = ?"
@@ -75,7 +75,7 @@ async def verify(
             row = await session.fetch_one(POST_BY_ID, (post_id,))
             if row is None:
                 lost += 1
-            elif (row[0], row[1], zlib.crc32(str(row[2]).encode())) != (author, created_at, crc):
+            elif (row[0], row[1], body_crc(str(row[2]))) != (author, created_at, crc):
                 corrupted += 1
         for name, sql in (("like", LIKE_THERE), ("follow", FOLLOW_THERE)):
             for pair in acknowledged.get(name, ()):
@@ -86,7 +86,7 @@ async def verify(
             if count:
                 violations.append(f"{problem}: {count:,}")
         violations += await _seeded_rows_missing(session, seeded)
-    count = sum(len(acknowledged.get(name, ())) for name in ("create_post", "like", "follow"))
+    count = sum(len(acknowledged.get(name, ())) for name in WRITES)
     return {
         "checked": True,
         "acknowledged": count,

@@ -26,6 +26,7 @@ import numpy as np
 
 from ...engines.base import Column, Engine, Index, Row, Schema, Table
 from ...errors import InvalidConfig
+from .. import hashing
 
 Sizes = Mapping[str, int]
 
@@ -41,6 +42,8 @@ ASSET_KINDS = ("primary", "supporting")
 ASSESSMENT_STATUSES = ("planned", "in_progress", "in_review", "done")
 CONTROL_CATEGORIES = tuple(f"A.{n}" for n in range(5, 19))  # ISO 27001:2013 Annex A's chapters
 PAGE_SIZE = 20  # assets on a page of the list endpoint
+ASSET_NAME_LENGTH = 64  # assets.name
+TITLE_LENGTH = 128  # findings.title
 CREATED_FROM = 1_700_000_000  # unix seconds of the first row; row n is n minutes later
 
 POPULATED: dict[str, int] = {
@@ -81,7 +84,7 @@ SCHEMA = Schema(
             "assets",
             (
                 Column("id", "bigint", generated_id=True),
-                Column("name", "text", max_length=64),
+                Column("name", "text", max_length=ASSET_NAME_LENGTH),
                 Column("kind", "text", max_length=16),
                 Column("criticality", "int"),
                 Column("owner_id", "bigint"),
@@ -108,7 +111,7 @@ SCHEMA = Schema(
                 Column("asset_id", "bigint"),
                 Column("assessment_id", "bigint"),
                 Column("control_id", "bigint"),
-                Column("title", "text", max_length=128),
+                Column("title", "text", max_length=TITLE_LENGTH),
                 Column("severity", "int"),
                 Column("status", "text", max_length=16),
                 Column("reporter_id", "bigint"),
@@ -174,9 +177,8 @@ def planned_rows(sizes: Sizes) -> dict[str, int]:
 
 
 # ---------------------------------------------------------------------------------------------
-# splitmix64 over the row number, vectorised; uint64 arithmetic wraps, which is what the hash wants.
+# splitmix64 over the row number (`hashing.py`), a stream per column drawn.
 
-_MASK = (1 << 64) - 1
 _STREAMS = {
     "kind": 1,
     "criticality": 2,
@@ -196,12 +198,7 @@ _STREAMS = {
 
 def _below(seed: int, stream: str, index: np.ndarray, bound: int) -> np.ndarray:
     """A value from 0 to bound-1 for each index, as int64."""
-    offset = np.uint64((seed * 0x9E3779B97F4A7C15 + _STREAMS[stream] * 0xD1B54A32D192ED03) & _MASK)
-    z = index.astype(np.uint64) * np.uint64(0x9E3779B97F4A7C15) + offset
-    z = (z ^ (z >> np.uint64(30))) * np.uint64(0xBF58476D1CE4E5B9)
-    z = (z ^ (z >> np.uint64(27))) * np.uint64(0x94D049BB133111EB)
-    z = z ^ (z >> np.uint64(31))
-    return (z % np.uint64(bound)).astype(np.int64)
+    return hashing.below(seed, _STREAMS[stream], index, bound)
 
 
 def _id_chunks(count: int) -> Iterator[np.ndarray]:

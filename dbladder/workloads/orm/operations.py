@@ -29,12 +29,17 @@ import numpy as np
 from ...errors import InvalidRequest
 from ..base import Answer, Args, Draw, HttpRequest, Operation, Run, Sizes
 from ..parsing import MAX_ID, decode_body, parse_id, parse_query
-from .data import ADMIN_USER_ID, ASSET_KINDS, EDIT, SEVERITIES, VIEW, permission_level
-
-PAGE_SIZE = 20  # PAGE_SIZE: assets per page of the list
-
-NAME_LENGTH = 64  # assets.name
-TITLE_LENGTH = 128  # findings.title
+from .data import (
+    ADMIN_USER_ID,
+    ASSET_KINDS,
+    ASSET_NAME_LENGTH,
+    EDIT,
+    PAGE_SIZE,
+    SEVERITIES,
+    TITLE_LENGTH,
+    VIEW,
+    permission_level,
+)
 
 Id = Annotated[int, msgspec.Meta(ge=1, le=MAX_ID)]
 
@@ -54,7 +59,7 @@ class NewAsset(msgspec.Struct, forbid_unknown_fields=True, frozen=True):
     """The body of `POST /assets`."""
 
     user_id: Id
-    name: Annotated[str, msgspec.Meta(min_length=1, max_length=NAME_LENGTH)]
+    name: Annotated[str, msgspec.Meta(min_length=1, max_length=ASSET_NAME_LENGTH)]
     kind: str
     criticality: Annotated[int, msgspec.Meta(ge=1, le=4)]
 

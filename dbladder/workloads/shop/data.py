@@ -14,6 +14,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from ...engines.base import Row, Table
+from .. import hashing
 from .schema import CATEGORIES, CUSTOMERS, FIRST_ORDER_AT, INITIAL_STOCK, SCHEMA, category_name
 
 CHUNK_ROWS = 50_000
@@ -29,21 +30,12 @@ class ShopData:
     chunk_rows: int = CHUNK_ROWS
 
 
-_MASK = (1 << 64) - 1
 _STREAMS = {"category": 1, "price": 2, "customer": 3, "item_a": 4, "item_b": 5, "qty_a": 6, "qty_b": 7}
-
-
-def _hash(seed: int, stream: str, index: np.ndarray) -> np.ndarray:
-    offset = np.uint64((seed * 0x9E3779B97F4A7C15 + _STREAMS[stream] * 0xD1B54A32D192ED03) & _MASK)
-    z = index.astype(np.uint64) * np.uint64(0x9E3779B97F4A7C15) + offset
-    z = (z ^ (z >> np.uint64(30))) * np.uint64(0xBF58476D1CE4E5B9)
-    z = (z ^ (z >> np.uint64(27))) * np.uint64(0x94D049BB133111EB)
-    return z ^ (z >> np.uint64(31))
 
 
 def _below(seed: int, stream: str, index: np.ndarray, bound: int) -> np.ndarray:
     """A value from 0 to bound-1 per index, as int64."""
-    return (_hash(seed, stream, index) % np.uint64(bound)).astype(np.int64)
+    return hashing.below(seed, _STREAMS[stream], index, bound)
 
 
 def product_prices(config: ShopData) -> np.ndarray:

@@ -9,14 +9,16 @@ import secrets
 import shutil
 import signal
 import subprocess
-import sys
 import tempfile
 import threading
 import time
+from functools import partial
 from pathlib import Path
 
 import apsw
 import pytest
+from cli_support import COMMAND
+from cli_support import dbladder as run_dbladder
 from conftest import MARIADB_URL, _mariadb_admin, unique_name
 from managed_support import require_programs
 
@@ -27,14 +29,7 @@ RUN = ["--steps", "2", "--start", "40", "--step", "0", "--hold", "3", "--warmup"
 LENIENT = ["--p95", "10000", "--max-fail", "100", "--continue-after-fail", "--workers", "1", "--pool", "8"]
 
 
-def dbladder(*args: str, env: dict[str, str] | None = None) -> subprocess.CompletedProcess[str]:
-    return subprocess.run(
-        [sys.executable, "-c", "from dbladder.cli import main; main()", *args],
-        capture_output=True,
-        text=True,
-        timeout=180,
-        env=env,
-    )
+dbladder = partial(run_dbladder, timeout=180)
 
 
 @pytest.mark.slow
@@ -157,14 +152,7 @@ def test_sigterm_stops_a_run_on_a_managed_server_and_leaves_nothing_behind(tmp_p
     registry.chmod(0o755)
     out = tmp_path / "out"
     env = {**os.environ, ROOT_ENV: str(registry)}
-    command = [
-        sys.executable,
-        "-c",
-        "from dbladder.cli import main; main()",
-        "run",
-        "--db",
-        "managed:mariadb",
-    ]
+    command = [*COMMAND, "run", "--db", "managed:mariadb"]
     command += [
         "--size",
         "products=500",

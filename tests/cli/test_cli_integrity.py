@@ -5,7 +5,6 @@ from __future__ import annotations
 
 import json
 import os
-import secrets
 import shutil
 import signal
 import subprocess
@@ -19,7 +18,7 @@ import apsw
 import pytest
 from cli_support import COMMAND
 from cli_support import dbladder as run_dbladder
-from conftest import MARIADB_URL, _mariadb_admin, unique_name
+from conftest import MARIADB_URL
 from managed_support import require_programs
 
 from dbladder.servers.registry import ROOT_ENV
@@ -72,28 +71,6 @@ def test_an_order_lost_and_one_changed_behind_dbladders_back_exit_4(tmp_path):
     assert ", 1 lost, 1 corrupted, 2 invariant violation(s)" in summary
     assert ran.stderr.splitlines()[-1].startswith("Error: integrity: ")
     assert "| 1 | 1 | 2 |" in (out / "report.md").read_text()  # lost, corrupted, violations
-
-
-@pytest.fixture
-def mariadb_user(mariadb_url):
-    """(user, password, database): a throwaway user with a random password on the test's database."""
-    admin = parse_url(MARIADB_URL)
-    database = parse_url(mariadb_url).database
-    user, password = unique_name("dbl_pw")[:32], secrets.token_urlsafe(16)
-    for host in ("127.0.0.1", "localhost"):
-        asyncio_run(_mariadb_admin(admin, f"CREATE USER '{user}'@'{host}' IDENTIFIED BY '{password}'"))
-        asyncio_run(_mariadb_admin(admin, f"GRANT ALL ON `{database}`.* TO '{user}'@'{host}'"))
-    try:
-        yield user, password, database
-    finally:
-        for host in ("127.0.0.1", "localhost"):
-            asyncio_run(_mariadb_admin(admin, f"DROP USER IF EXISTS '{user}'@'{host}'"))
-
-
-def asyncio_run(coroutine):
-    import asyncio
-
-    return asyncio.run(coroutine)
 
 
 def process_list() -> str:

@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import asyncio
 import os
+import secrets
 import uuid
 from collections.abc import Iterator
 
@@ -101,6 +102,23 @@ def mariadb_url() -> Iterator[str]:
         yield admin.with_database(name).raw
     finally:
         asyncio.run(_mariadb_admin(admin, f"DROP DATABASE IF EXISTS `{name}`"))
+
+
+@pytest.fixture
+def mariadb_user(mariadb_url) -> Iterator[tuple[str, str, str]]:
+    """(user, password, database): a user with a random password, allowed the test's database
+    and any database whose name starts with it (so a missing one is "unknown", not "denied")."""
+    admin = parse_url(MARIADB_URL)
+    database = parse_url(mariadb_url).database
+    user, password = unique_name("dbladder_user")[:32], secrets.token_urlsafe(16)
+    for host in ("127.0.0.1", "localhost"):
+        asyncio.run(_mariadb_admin(admin, f"CREATE USER '{user}'@'{host}' IDENTIFIED BY '{password}'"))
+        asyncio.run(_mariadb_admin(admin, f"GRANT ALL ON `{database}%`.* TO '{user}'@'{host}'"))
+    try:
+        yield user, password, database
+    finally:
+        for host in ("127.0.0.1", "localhost"):
+            asyncio.run(_mariadb_admin(admin, f"DROP USER IF EXISTS '{user}'@'{host}'"))
 
 
 @pytest.fixture(params=["sqlite", "postgresql", "mariadb"])

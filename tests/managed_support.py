@@ -1,4 +1,4 @@
-"""Helpers for tests outside tests/servers that start managed servers (faults, SIGTERM)."""
+"""Helpers for tests that start managed servers: tests/servers, and the faults and SIGTERM tests."""
 
 from __future__ import annotations
 

@@ -3,17 +3,8 @@
 from __future__ import annotations
 
 import json
-import subprocess
-import sys
 
-
-def dbladder(*args: str) -> subprocess.CompletedProcess[str]:
-    return subprocess.run(
-        [sys.executable, "-c", "from dbladder.cli import main; main()", *args],
-        capture_output=True,
-        text=True,
-        timeout=120,
-    )
+from cli_support import dbladder
 
 
 def test_bench_loads_and_prints_json(tmp_path) -> None:

@@ -4,24 +4,18 @@ from __future__ import annotations
 
 import json
 import subprocess
-import sys
+from functools import partial
 from pathlib import Path
 
 import pytest
+from cli_support import dbladder as run_dbladder
 
 from dbladder.report.bundle import load_bundle
 
 TINY = ("--size", "products=300", "--size", "orders=600")
 
 
-def dbladder(*args: str, env: dict[str, str] | None = None) -> subprocess.CompletedProcess[str]:
-    return subprocess.run(
-        [sys.executable, "-c", "from dbladder.cli import main; main()", *args],
-        capture_output=True,
-        text=True,
-        timeout=180,
-        env=env,
-    )
+dbladder = partial(run_dbladder, timeout=180)
 
 
 def one_line_error(done: subprocess.CompletedProcess[str], code: int, words: str) -> None:

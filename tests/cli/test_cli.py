@@ -2,20 +2,9 @@
 
 import json
 import os
-import subprocess
-import sys
 
 import pytest
-
-
-def dbladder(*args, cwd=None):
-    return subprocess.run(
-        [sys.executable, "-c", "from dbladder.cli import main; main()", *args],
-        capture_output=True,
-        text=True,
-        timeout=120,
-        cwd=cwd,
-    )
+from cli_support import dbladder
 
 
 def test_seed_creates_exact_counts(tmp_path):

@@ -4,25 +4,14 @@
 from __future__ import annotations
 
 import json
-import subprocess
-import sys
 
 import pytest
+from cli_support import dbladder
 from known_servers import known_server
 
 SMALL = ["--size", "products=2000", "--size", "orders=5000"]
 # Probes of 2 s from 150 req/s: 150, 300 and 600 (over the server's 400) fit in 12 s with their rests.
 QUICK_SEARCH = ["--start", "150", "--hold", "2", "--warmup", "0.5", "--budget", "12"]
-
-
-def dbladder(*args, cwd=None):
-    return subprocess.run(
-        [sys.executable, "-c", "from dbladder.cli import main; main()", *args],
-        capture_output=True,
-        text=True,
-        timeout=120,
-        cwd=cwd,
-    )
 
 
 @pytest.mark.slow

@@ -5,19 +5,20 @@ from __future__ import annotations
 
 import json
 import os
-import secrets
 import shutil
 import signal
 import subprocess
-import sys
 import tempfile
 import threading
 import time
+from functools import partial
 from pathlib import Path
 
 import apsw
 import pytest
-from conftest import MARIADB_URL, _mariadb_admin, unique_name
+from cli_support import COMMAND
+from cli_support import dbladder as run_dbladder
+from conftest import MARIADB_URL
 from managed_support import require_programs
 
 from dbladder.servers.registry import ROOT_ENV
@@ -27,14 +28,7 @@ RUN = ["--steps", "2", "--start", "40", "--step", "0", "--hold", "3", "--warmup"
 LENIENT = ["--p95", "10000", "--max-fail", "100", "--continue-after-fail", "--workers", "1", "--pool", "8"]
 
 
-def dbladder(*args: str, env: dict[str, str] | None = None) -> subprocess.CompletedProcess[str]:
-    return subprocess.run(
-        [sys.executable, "-c", "from dbladder.cli import main; main()", *args],
-        capture_output=True,
-        text=True,
-        timeout=180,
-        env=env,
-    )
+dbladder = partial(run_dbladder, timeout=180)
 
 
 @pytest.mark.slow
@@ -77,28 +71,6 @@ def test_an_order_lost_and_one_changed_behind_dbladders_back_exit_4(tmp_path):
     assert ", 1 lost, 1 corrupted, 2 invariant violation(s)" in summary
     assert ran.stderr.splitlines()[-1].startswith("Error: integrity: ")
     assert "| 1 | 1 | 2 |" in (out / "report.md").read_text()  # lost, corrupted, violations
-
-
-@pytest.fixture
-def mariadb_user(mariadb_url):
-    """(user, password, database): a throwaway user with a random password on the test's database."""
-    admin = parse_url(MARIADB_URL)
-    database = parse_url(mariadb_url).database
-    user, password = unique_name("dbl_pw")[:32], secrets.token_urlsafe(16)
-    for host in ("127.0.0.1", "localhost"):
-        asyncio_run(_mariadb_admin(admin, f"CREATE USER '{user}'@'{host}' IDENTIFIED BY '{password}'"))
-        asyncio_run(_mariadb_admin(admin, f"GRANT ALL ON `{database}`.* TO '{user}'@'{host}'"))
-    try:
-        yield user, password, database
-    finally:
-        for host in ("127.0.0.1", "localhost"):
-            asyncio_run(_mariadb_admin(admin, f"DROP USER IF EXISTS '{user}'@'{host}'"))
-
-
-def asyncio_run(coroutine):
-    import asyncio
-
-    return asyncio.run(coroutine)
 
 
 def process_list() -> str:
@@ -157,14 +129,7 @@ def test_sigterm_stops_a_run_on_a_managed_server_and_leaves_nothing_behind(tmp_p
     registry.chmod(0o755)
     out = tmp_path / "out"
     env = {**os.environ, ROOT_ENV: str(registry)}
-    command = [
-        sys.executable,
-        "-c",
-        "from dbladder.cli import main; main()",
-        "run",
-        "--db",
-        "managed:mariadb",
-    ]
+    command = [*COMMAND, "run", "--db", "managed:mariadb"]
     command += [
         "--size",
         "products=500",

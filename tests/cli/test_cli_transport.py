@@ -2,22 +2,11 @@
 
 from __future__ import annotations
 
-import subprocess
-import sys
-
 import pytest
+from cli_support import dbladder
 
 from dbladder.cli.compare import ORDER, compare, entry_routes
 from dbladder.errors import UsageError
-
-
-def dbladder(*args: str) -> subprocess.CompletedProcess[str]:
-    return subprocess.run(
-        [sys.executable, "-c", "from dbladder.cli import main; main()", *args],
-        capture_output=True,
-        text=True,
-        timeout=120,
-    )
 
 
 def routes(*args: str) -> tuple[tuple[str | None, ...], tuple[float | None, ...]]:

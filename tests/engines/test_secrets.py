@@ -20,7 +20,7 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
-from conftest import MARIADB_URL, POSTGRES_URL, _mariadb_admin, _postgres_admin, unique_name
+from conftest import MARIADB_URL, POSTGRES_URL, _postgres_admin, unique_name
 
 from dbladder.engines import Engine, create_engine
 from dbladder.errors import AuthenticationFailed, DbladderError, MissingDatabase
@@ -51,23 +51,6 @@ async def failure(engine: Engine) -> DbladderError:
 
 # ---------------------------------------------------------------------------------------------
 # MariaDB: the local server checks passwords.
-
-
-@pytest.fixture
-def mariadb_user(mariadb_url) -> Iterator[tuple[str, str, str]]:
-    """(user, password, database): a user with a random password, allowed the test's database
-    and any database whose name starts with it (so a missing one is "unknown", not "denied")."""
-    admin = parse_url(MARIADB_URL)
-    database = parse_url(mariadb_url).database
-    user, password = unique_name("dbladder_user")[:32], secrets.token_urlsafe(16)
-    for host in ("127.0.0.1", "localhost"):
-        run(_mariadb_admin(admin, f"CREATE USER '{user}'@'{host}' IDENTIFIED BY '{password}'"))
-        run(_mariadb_admin(admin, f"GRANT ALL ON `{database}%`.* TO '{user}'@'{host}'"))
-    try:
-        yield user, password, database
-    finally:
-        for host in ("127.0.0.1", "localhost"):
-            run(_mariadb_admin(admin, f"DROP USER IF EXISTS '{user}'@'{host}'"))
 
 
 def mariadb_url_for(user: str, database: str) -> str:

@@ -13,6 +13,7 @@ from dbladder.load.fleet import Fleet, ProcessSpec, run_processes
 from dbladder.load.targets.direct import DirectTarget, warm
 from dbladder.plans import Ladder
 from dbladder.run.round import RunConfig, generator_processes, spread
+from dbladder.servers.processes import alive
 from dbladder.workloads.base import DataSpec
 from dbladder.workloads.registry import load_workload
 
@@ -185,11 +186,4 @@ def test_ctrl_c_while_the_processes_get_ready_stops_them(sqlite_url, tmp_path):
     threading.Timer(1.0, os.kill, (os.getpid(), signal.SIGINT)).start()  # while one still opens
     with pytest.raises(KeyboardInterrupt), fleet:
         pytest.fail("the fleet was entered although Ctrl-C came while it got ready")
-    assert fleet.pids and not any(_alive(pid) for pid in fleet.pids)
-
-
-def _alive(pid: int) -> bool:
-    try:
-        return Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[0] != "Z"
-    except OSError:
-        return False
+    assert fleet.pids and not any(alive(pid) for pid in fleet.pids)

@@ -11,12 +11,12 @@ import copy
 import csv
 import json
 import re
-import subprocess
-import sys
+from functools import partial
 from pathlib import Path
 from typing import Any
 
 import pytest
+from cli_support import dbladder as run_dbladder
 
 from dbladder.errors import CorruptBundle, MissingBundle, UnknownBundleVersion
 from dbladder.histogram import Histogram
@@ -505,13 +505,7 @@ def test_missing_corrupt_and_unknown_bundles_raise_their_own_errors(tmp_path):
     assert UnknownBundleVersion.exit_code == 1
 
 
-def dbladder(*args: str) -> subprocess.CompletedProcess[str]:
-    return subprocess.run(
-        [sys.executable, "-c", "from dbladder.cli import main; main()", *args],
-        capture_output=True,
-        text=True,
-        timeout=60,
-    )
+dbladder = partial(run_dbladder, timeout=60)
 
 
 @pytest.mark.slow

@@ -8,12 +8,11 @@ minute); figures are checked against answers known in advance where the data giv
 from __future__ import annotations
 
 import json
-import subprocess
-import sys
 from pathlib import Path
 from typing import Any
 
 import pytest
+from cli_support import dbladder
 
 from dbladder.load.presets import get_preset
 from dbladder.plans import Phase, UserPlan
@@ -124,33 +123,26 @@ def test_direct_mode_counts_the_queries_itself(sqlite_url, tmp_path):
 @pytest.mark.slow
 def test_the_command_line_runs_the_orm_workload(tmp_path):
     out = tmp_path / "out"
-    result = subprocess.run(
-        [
-            sys.executable,
-            "-c",
-            "from dbladder.cli import main; main()",
-            "run",
-            "--workload",
-            "orm",
-            "--db",
-            f"sqlite:///{tmp_path}/orm.db",
-            "--transport",
-            "inproc",
-            "--scale",
-            "0.06",
-            "--users",
-            "2",
-            "--ramp",
-            "0.5",
-            "--hold",
-            "3",
-            "--workers",
-            "1",
-            "--out",
-            str(out),
-        ],
-        capture_output=True,
-        text=True,
+    result = dbladder(
+        "run",
+        "--workload",
+        "orm",
+        "--db",
+        f"sqlite:///{tmp_path}/orm.db",
+        "--transport",
+        "inproc",
+        "--scale",
+        "0.06",
+        "--users",
+        "2",
+        "--ramp",
+        "0.5",
+        "--hold",
+        "3",
+        "--workers",
+        "1",
+        "--out",
+        str(out),
         timeout=300,
     )
     assert result.returncode == 0, result.stderr

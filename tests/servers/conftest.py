@@ -7,30 +7,15 @@ which Debian package to install; under DBLADDER_REQUIRE_SERVERS=1 that is a fail
 
 from __future__ import annotations
 
-import os
 import shutil
 import tempfile
 from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
+from managed_support import require_programs
 
-from dbladder.servers import ServerBinariesMissing, ServerUserMissing, kind_for
 from dbladder.servers.registry import ROOT_ENV
-
-REQUIRE_SERVERS = os.environ.get("DBLADDER_REQUIRE_SERVERS") == "1"
-
-
-def require_programs(engine: str) -> None:
-    """Skip (or, under DBLADDER_REQUIRE_SERVERS=1, fail) unless `engine`'s server programs can run."""
-    kind = kind_for(engine)
-    try:
-        kind.find_binaries()
-        kind.os_user()
-    except (ServerBinariesMissing, ServerUserMissing) as exc:
-        if REQUIRE_SERVERS:
-            pytest.fail(f"{exc}; DBLADDER_REQUIRE_SERVERS=1 makes this a failure", pytrace=False)
-        pytest.skip(str(exc))
 
 
 @pytest.fixture

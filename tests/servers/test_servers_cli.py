@@ -11,20 +11,11 @@ import sys
 from pathlib import Path
 
 import pytest
+from cli_support import dbladder
 
 from dbladder.cli import main
 from dbladder.engines import EngineOptions, opened
 from dbladder.servers.registry import ROOT_ENV
-
-
-def dbladder(*args: str) -> subprocess.CompletedProcess[str]:
-    return subprocess.run(
-        [sys.executable, "-c", "from dbladder.cli import main; main()", *args],
-        capture_output=True,
-        text=True,
-        timeout=120,
-        env=os.environ,
-    )
 
 
 async def database_name(url: str) -> str:

@@ -169,6 +169,16 @@ def test_when_one_side_closes_the_relay_closes_the_other(closer):
     assert received == (b"last words" if closer == "client" else b"goodbye")
 
 
+async def rest_until_closed(reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> bytes:
+    """What the client reads until the relay closes its connection; a reset counts as nothing read."""
+    try:
+        return await reader.read()
+    except ConnectionResetError:
+        return b""
+    finally:
+        writer.close()
+
+
 def test_a_refused_target_closes_the_client():
     with socket.socket() as probe:  # a port with nothing listening
         probe.bind(("127.0.0.1", 0))
@@ -176,13 +186,7 @@ def test_a_refused_target_closes_the_client():
 
     async def scenario() -> bytes:
         with background_relay(Target(host="127.0.0.1", port=free_port), 0) as running:
-            reader, writer = await asyncio.open_connection(*running.relay.address)
-            try:
-                return await reader.read()
-            except ConnectionResetError:
-                return b""
-            finally:
-                writer.close()
+            return await rest_until_closed(*await asyncio.open_connection(*running.relay.address))
 
     assert run_quickly(scenario()) == b""
 
@@ -195,12 +199,7 @@ def test_stopping_closes_relayed_connections():
                 writer.write(b"ping")
                 assert await reader.readexactly(4) == b"ping"
             # The block ended: the relay stopped and closed the connection.
-            try:
-                return await reader.read()
-            except ConnectionResetError:
-                return b""
-            finally:
-                writer.close()
+            return await rest_until_closed(reader, writer)
 
     assert run_quickly(scenario()) == b""
 

@@ -3,11 +3,10 @@
 from __future__ import annotations
 
 import json
-import subprocess
-import sys
 from pathlib import Path
 
 import pytest
+from cli_support import dbladder
 
 from dbladder.urls import parse_url
 
@@ -17,13 +16,11 @@ def test_the_mixed_round_reaches_a_ceiling(any_url: str, tmp_path: Path) -> None
     # The mixed preset's mix, on a small data set, in short levels that climb steeply: the post's
     # round in a minute. Every level before the last passes; the last fails, so there is a ceiling.
     out = tmp_path / "out"
-    command = [
-        sys.executable, "-c", "from dbladder.cli import main; main()", "run",
-        "--workload", "chirp", "--preset", "mixed", "--db", any_url, "--scale", "0.01",
+    finished = dbladder(
+        "run", "--workload", "chirp", "--preset", "mixed", "--db", any_url, "--scale", "0.01",
         "--start", "200", "--step", "2000", "--steps", "10", "--hold", "2", "--warmup", "0.5",
-        "--workers", "1", "--out", str(out),
-    ]  # fmt: skip
-    finished = subprocess.run(command, capture_output=True, text=True, timeout=300)
+        "--workers", "1", "--out", str(out), timeout=300,
+    )  # fmt: skip
     assert finished.returncode == 0, finished.stderr[-2000:]
     # The post's own figure for this round, beside ours.
     assert "post     3,654 req/s on an Apple M1 with 50 connections (SQLite handled" in finished.stdout

@@ -14,15 +14,13 @@ from __future__ import annotations
 import asyncio
 import os
 import secrets
-import uuid
 from collections.abc import Iterator
 
 import pytest
+from database_support import MARIADB_URL, POSTGRES_URL, mariadb_admin, postgres_admin, unique_name
 
-from dbladder.urls import DatabaseURL, parse_url
+from dbladder.urls import parse_url
 
-POSTGRES_URL = os.environ.get("DBLADDER_TEST_POSTGRES_URL", "postgresql://postgres@127.0.0.1:5432/postgres")
-MARIADB_URL = os.environ.get("DBLADDER_TEST_MARIADB_URL", "mariadb://root@127.0.0.1:3306/test")
 REQUIRE_SERVERS = os.environ.get("DBLADDER_REQUIRE_SERVERS") == "1"
 
 # Every run watches the machine for 2 s before it starts; the suite runs about a hundred short
@@ -30,45 +28,11 @@ REQUIRE_SERVERS = os.environ.get("DBLADDER_REQUIRE_SERVERS") == "1"
 os.environ.setdefault("DBLADDER_IDLE_CHECK_SECONDS", "0.25")
 
 
-def unique_name(prefix: str = "dbladder_test") -> str:
-    return f"{prefix}_{uuid.uuid4().hex[:12]}"
-
-
 def _unavailable(what: str, exc: BaseException) -> None:
     message = f"{what} is not reachable ({type(exc).__name__}: {exc})"
     if REQUIRE_SERVERS:
         pytest.fail(message + "; DBLADDER_REQUIRE_SERVERS=1 makes this a failure", pytrace=False)
     pytest.skip(message)
-
-
-async def _postgres_admin(url: DatabaseURL, statement: str) -> None:
-    import asyncpg
-
-    connection = await asyncpg.connect(
-        user=url.user, password=url.password, host=url.host, port=url.port, database=url.database, timeout=5
-    )
-    try:
-        await connection.execute(statement)
-    finally:
-        await connection.close()
-
-
-async def _mariadb_admin(url: DatabaseURL, statement: str) -> None:
-    import asyncmy
-
-    connection = await asyncmy.connect(
-        user=url.user or "root",
-        password=url.password or "",
-        host=url.host or "127.0.0.1",
-        port=url.port or 3306,
-        connect_timeout=5,
-    )
-    try:
-        async with connection.cursor() as cursor:
-            await cursor.execute(statement)
-    finally:
-        # QUIT politely: a dropped socket is logged by the server as an aborted connection.
-        await connection.ensure_closed()
 
 
 @pytest.fixture
@@ -81,13 +45,13 @@ def postgres_url() -> Iterator[str]:
     admin = parse_url(POSTGRES_URL)
     name = unique_name()
     try:
-        asyncio.run(_postgres_admin(admin, f'CREATE DATABASE "{name}"'))
+        asyncio.run(postgres_admin(admin, f'CREATE DATABASE "{name}"'))
     except Exception as exc:
         _unavailable(f"PostgreSQL at {admin.redacted}", exc)
     try:
         yield admin.with_database(name).raw
     finally:
-        asyncio.run(_postgres_admin(admin, f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)'))
+        asyncio.run(postgres_admin(admin, f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)'))
 
 
 @pytest.fixture
@@ -95,13 +59,13 @@ def mariadb_url() -> Iterator[str]:
     admin = parse_url(MARIADB_URL)
     name = unique_name()
     try:
-        asyncio.run(_mariadb_admin(admin, f"CREATE DATABASE `{name}`"))
+        asyncio.run(mariadb_admin(admin, f"CREATE DATABASE `{name}`"))
     except Exception as exc:
         _unavailable(f"MariaDB at {admin.redacted}", exc)
     try:
         yield admin.with_database(name).raw
     finally:
-        asyncio.run(_mariadb_admin(admin, f"DROP DATABASE IF EXISTS `{name}`"))
+        asyncio.run(mariadb_admin(admin, f"DROP DATABASE IF EXISTS `{name}`"))
 
 
 @pytest.fixture
@@ -112,13 +76,13 @@ def mariadb_user(mariadb_url) -> Iterator[tuple[str, str, str]]:
     database = parse_url(mariadb_url).database
     user, password = unique_name("dbladder_user")[:32], secrets.token_urlsafe(16)
     for host in ("127.0.0.1", "localhost"):
-        asyncio.run(_mariadb_admin(admin, f"CREATE USER '{user}'@'{host}' IDENTIFIED BY '{password}'"))
-        asyncio.run(_mariadb_admin(admin, f"GRANT ALL ON `{database}%`.* TO '{user}'@'{host}'"))
+        asyncio.run(mariadb_admin(admin, f"CREATE USER '{user}'@'{host}' IDENTIFIED BY '{password}'"))
+        asyncio.run(mariadb_admin(admin, f"GRANT ALL ON `{database}%`.* TO '{user}'@'{host}'"))
     try:
         yield user, password, database
     finally:
         for host in ("127.0.0.1", "localhost"):
-            asyncio.run(_mariadb_admin(admin, f"DROP USER IF EXISTS '{user}'@'{host}'"))
+            asyncio.run(mariadb_admin(admin, f"DROP USER IF EXISTS '{user}'@'{host}'"))
 
 
 @pytest.fixture(params=["sqlite", "postgresql", "mariadb"])

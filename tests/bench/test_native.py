@@ -9,7 +9,7 @@ import shutil
 from pathlib import Path
 
 import pytest
-from conftest import MARIADB_URL, _mariadb_admin, unique_name
+from database_support import MARIADB_URL, mariadb_admin, unique_name
 
 from dbladder.bench.native import (
     CATEGORIES,
@@ -191,14 +191,14 @@ def test_the_mariadb_reference_runs_sysbench_with_the_password_off_its_command_l
     admin = parse_url(MARIADB_URL)
     hosts = ("127.0.0.1", "localhost")  # as tests/engines/test_secrets.py: TCP and the socket
     for host in hosts:
-        asyncio.run(_mariadb_admin(admin, f"CREATE USER '{user}'@'{host}' IDENTIFIED BY '{password}'"))
-        asyncio.run(_mariadb_admin(admin, f"GRANT SELECT ON `{url.database}`.* TO '{user}'@'{host}'"))
+        asyncio.run(mariadb_admin(admin, f"CREATE USER '{user}'@'{host}' IDENTIFIED BY '{password}'"))
+        asyncio.run(mariadb_admin(admin, f"GRANT SELECT ON `{url.database}`.* TO '{user}'@'{host}'"))
     try:
         own = url.raw.replace(f"{url.user}@", f"{user}:{password}@", 1)
         block = native_reference(NativeConfig(db_url=own, **ONE_SECOND))
     finally:
         for host in hosts:
-            asyncio.run(_mariadb_admin(admin, f"DROP USER IF EXISTS '{user}'@'{host}'"))
+            asyncio.run(mariadb_admin(admin, f"DROP USER IF EXISTS '{user}'@'{host}'"))
     check_block(block, "mariadb", "sysbench")
     assert block["version"].startswith("sysbench ") and "--threads=2" in block["command"]
     assert f"--mysql-user={user}" in block["command"] and "--config-file=password.cnf" in block["command"]

@@ -18,7 +18,7 @@ import apsw
 import pytest
 from cli_support import COMMAND
 from cli_support import dbladder as run_dbladder
-from conftest import MARIADB_URL
+from database_support import MARIADB_URL
 from managed_support import require_programs
 
 from dbladder.servers.registry import ROOT_ENV

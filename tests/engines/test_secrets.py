@@ -20,7 +20,7 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
-from conftest import MARIADB_URL, POSTGRES_URL, _postgres_admin, unique_name
+from database_support import MARIADB_URL, POSTGRES_URL, postgres_admin, unique_name
 
 from dbladder.engines import Engine, create_engine
 from dbladder.errors import AuthenticationFailed, DbladderError, MissingDatabase
@@ -118,7 +118,7 @@ def test_mariadb_takes_user_and_password_from_my_cnf_before_mysql_pwd(mariadb_us
 def test_postgres_never_shows_a_password_from_pgpassword(postgres_url, monkeypatch):
     admin = parse_url(POSTGRES_URL)
     role, password = unique_name("dbladder_role"), secrets.token_urlsafe(16)
-    run(_postgres_admin(admin, f"CREATE ROLE {role} LOGIN PASSWORD '{password}'"))
+    run(postgres_admin(admin, f"CREATE ROLE {role} LOGIN PASSWORD '{password}'"))
     monkeypatch.setenv("PGPASSWORD", password)
     try:
         url = parse_url(postgres_url)
@@ -141,7 +141,7 @@ def test_postgres_never_shows_a_password_from_pgpassword(postgres_url, monkeypat
         assert isinstance(error, MissingDatabase)
         assert_nowhere(password, missing, str(error))
     finally:
-        run(_postgres_admin(admin, f"DROP ROLE IF EXISTS {role}"))
+        run(postgres_admin(admin, f"DROP ROLE IF EXISTS {role}"))
 
 
 # ---------------------------------------------------------------------------------------------

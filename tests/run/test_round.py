@@ -5,7 +5,6 @@ from __future__ import annotations
 import asyncio
 import dataclasses
 import json
-import os
 import shutil
 import signal
 import subprocess
@@ -15,12 +14,14 @@ import time
 from collections.abc import Iterator
 from pathlib import Path
 
+import psutil
 import pytest
 
 from dbladder.errors import InvalidConfig
 from dbladder.plans import Ladder
 from dbladder.result.passmark import PassMark
 from dbladder.run.round import RunConfig, run_ladder
+from dbladder.servers.processes import alive
 
 SMALL = {"products": 2000, "orders": 5000}
 
@@ -254,27 +255,15 @@ def test_ctrl_c_keeps_the_finished_levels_and_leaves_no_process(run_in_subproces
     assert "Traceback" not in stderr
     # Helpers such as multiprocessing's resource tracker leave a moment after their parent.
     deadline = time.monotonic() + 10
-    while any(_alive(pid) for pid in descendants) and time.monotonic() < deadline:
+    while any(alive(pid) for pid in descendants) and time.monotonic() < deadline:
         time.sleep(0.1)
     for pid in descendants:
-        assert not _alive(pid), f"process {pid} ({_name(pid)}) outlived the run"
+        assert not alive(pid), f"process {pid} ({_name(pid)}) outlived the run"
 
 
 def _children(pid: int) -> list[int]:
     """Every descendant process of pid (the service, its workers, the generators)."""
-    found, frontier = [], [pid]
-    while frontier:
-        parent = frontier.pop()
-        for entry in os.listdir("/proc"):
-            if entry.isdigit():
-                try:
-                    stat = Path(f"/proc/{entry}/stat").read_text()
-                except OSError:
-                    continue
-                if int(stat.rsplit(")", 1)[1].split()[1]) == parent:
-                    found.append(int(entry))
-                    frontier.append(int(entry))
-    return found
+    return [child.pid for child in psutil.Process(pid).children(recursive=True)]
 
 
 def _name(pid: int) -> str:
@@ -282,14 +271,6 @@ def _name(pid: int) -> str:
         return Path(f"/proc/{pid}/cmdline").read_bytes().replace(b"\0", b" ").decode()[:120]
     except OSError:
         return "gone"
-
-
-def _alive(pid: int) -> bool:
-    try:
-        state = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[0]
-    except OSError:
-        return False
-    return state != "Z"
 
 
 @pytest.mark.slow

@@ -117,9 +117,15 @@ def parse_sizes(settings: tuple[str, ...]) -> dict[str, int]:
 @contextlib.contextmanager
 def sigterm_as_interrupt() -> Iterator[None]:
     """SIGTERM handled as Ctrl-C for the block: the run stops its load, keeps what it measured, and
-    removes what it started (a managed server, the service) instead of dying without `finally`."""
+    removes what it started (a managed server, the service) instead of dying without `finally`.
+
+    It calls whatever handles SIGINT at that moment, so a run noting Ctrl-C in a flag
+    (run/interrupts.py) notes SIGTERM too."""
 
     def interrupt(signum: int, frame: Any) -> None:
+        handler = signal.getsignal(signal.SIGINT)
+        if callable(handler):
+            handler(signal.SIGINT, frame)
         raise KeyboardInterrupt
 
     previous = signal.signal(signal.SIGTERM, interrupt)

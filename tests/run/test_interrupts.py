@@ -7,6 +7,7 @@ import signal
 
 import pytest
 
+from dbladder.cli.common import sigterm_as_interrupt
 from dbladder.run.interrupts import noting_interrupts
 
 
@@ -31,3 +32,13 @@ def test_an_interrupt_swallowed_on_the_way_is_still_noted_and_raised_by_check():
         with pytest.raises(KeyboardInterrupt):
             interrupted.check()
     assert signal.getsignal(signal.SIGINT) is before
+
+
+def test_sigterm_handled_as_ctrl_c_is_noted_too():
+    # `dbladder run` maps SIGTERM to Ctrl-C; it goes through the SIGINT handler of the moment, so
+    # the run's flag sees it as well.
+    with noting_interrupts() as interrupted, sigterm_as_interrupt():
+        with pytest.raises(KeyboardInterrupt):
+            os.kill(os.getpid(), signal.SIGTERM)
+            signal.sigtimedwait([], 0)
+        assert interrupted

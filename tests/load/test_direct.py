@@ -1,7 +1,4 @@
 import asyncio
-import os
-import signal
-import threading
 import time
 from pathlib import Path
 
@@ -181,9 +178,20 @@ def test_the_schedule_waits_for_the_slowest_process_to_be_ready(sqlite_url, tmp_
 @pytest.mark.slow
 def test_ctrl_c_while_the_processes_get_ready_stops_them(sqlite_url, tmp_path):
     # `with` calls no __exit__ when __enter__ fails: the fleet itself must stop the processes it
-    # started, or they would climb the ladder with nobody listening.
+    # started, or they would climb the ladder with nobody listening. The KeyboardInterrupt is
+    # raised where SIGINT would raise it, once the first process is ready and the other still
+    # opens (a real signal sent at a fixed moment raced the processes' start on a busy machine).
     fleet = Fleet(slow_to_open(sqlite_url, tmp_path, hold=30.0), 2)
-    threading.Timer(1.0, os.kill, (os.getpid(), signal.SIGINT)).start()  # while one still opens
+    receive = fleet._receive
+
+    def receive_then_ctrl_c():
+        message = receive()
+        if fleet._ready:
+            raise KeyboardInterrupt
+        return message
+
+    fleet._receive = receive_then_ctrl_c  # type: ignore[method-assign]
     with pytest.raises(KeyboardInterrupt), fleet:
         pytest.fail("the fleet was entered although Ctrl-C came while it got ready")
+    assert len(fleet._ready) == 1  # interrupted while the slow process still opened
     assert fleet.pids and not any(alive(pid) for pid in fleet.pids)

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from ..engines.sqlite.connection import JOURNAL_MODES
 from ..errors import DbladderError, InvalidConfig
 from ..workloads.registry import load_workload
 
@@ -93,6 +94,9 @@ class JournalConfig:
             problems.append(f"workers must be one of {', '.join(WORKER_KINDS)}, not {self.workers!r}")
         if not self.journal_modes:
             problems.append("journal_modes must name at least one mode")
+        for mode in self.journal_modes:
+            if mode not in JOURNAL_MODES:
+                problems.append(f"journal_modes must be among {', '.join(JOURNAL_MODES)}, not {mode!r}")
         if not 0 <= self.seed < 2**63:
             problems.append(f"seed must be from 0 to 2**63-1, not {self.seed}")
         return problems

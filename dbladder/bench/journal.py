@@ -316,7 +316,7 @@ def _sqlite_modes(
                 if progress:
                     progress(f"sqlite {mode}: {phase.name}")
                 copy = os.path.join(folder, f"{mode.lower()}.db")
-                _fresh_copy(base, copy)
+                _fresh_copy(base, copy, mode)
                 params = {**url.params, "journal_mode": mode}
                 copy_url = f"sqlite:///{copy}?{urlencode(params)}"
                 results = run_workers(_specs(copy_url, config, sizes, phase), config.workers)
@@ -342,8 +342,19 @@ def _consistent_copy(path: str, target: str) -> None:
         source.close()
 
 
-def _fresh_copy(base: str, copy: str) -> None:
+def _fresh_copy(base: str, copy: str, mode: str) -> None:
+    """A copy of `base` already in journal `mode`. Eight workers that each switched a DELETE-mode
+    file to WAL as they opened it raced for the lock that change needs, and one could fail with
+    "database is locked" before the test began; opened in the mode it has, their PRAGMA changes
+    nothing."""
+    import apsw
+
     for suffix in ("", "-wal", "-shm", "-journal"):
         with contextlib.suppress(FileNotFoundError):
             os.remove(copy + suffix)
     shutil.copyfile(base, copy)
+    connection = apsw.Connection(copy)
+    try:
+        connection.execute(f"PRAGMA journal_mode={mode}").fetchall()
+    finally:
+        connection.close()

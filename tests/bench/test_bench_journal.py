@@ -171,3 +171,8 @@ def test_processes_run_side_by_side(tmp_path) -> None:
     config = JournalConfig(db_url=url, seconds=0.5, readers=2, journal_modes=("WAL",), read_only_phase=False)
     rows = run_journal_test(config)["rows"]
     assert len(rows) == 2 and all(r["reads"] > 0 and r["writes"] > 0 for r in rows)
+
+
+def test_a_journal_mode_sqlite_does_not_have_is_refused_before_any_copy_is_made():
+    problems = JournalConfig(journal_modes=("WAL", "wal2")).validate()
+    assert problems == ["journal_modes must be among WAL, DELETE, TRUNCATE, PERSIST, MEMORY, OFF, not 'wal2'"]

@@ -196,13 +196,18 @@ async def _drive(
     acknowledged: AcknowledgedWrites | None = None,
 ) -> Recorder | dict[str, Any]:
     workload = load_workload(spec.workload)
-    acknowledges = any(operation.write and operation.acknowledge for operation in workload.operations)
+    weights = (spec.mix if spec.mix.weights else workload.mix()).weights
+    acknowledges = any(
+        operation.write and operation.acknowledge and weights.get(operation.name, 0) > 0
+        for operation in workload.operations
+    )
     async with _targets(spec, workload, part, parts) as (make_target, context):
         if isinstance(origin, StartLine):
             origin = await origin.wait(events, part)
 
         def target() -> Target:
-            # Only a workload whose writes leave a record pays for keeping the bodies of their answers.
+            # Only a mix that sends writes which leave a record pays for keeping the bodies of their
+            # answers (a read-only mix skips the wrapper's two calls per request).
             made = make_target()
             if acknowledged is None or not acknowledges:
                 return made

@@ -94,3 +94,34 @@ def test_failed_connect_frees_its_slot():
         assert await pool.acquire() == "ok"
 
     asyncio.run(scenario())
+
+
+def test_acquire_now_takes_only_an_idle_connection_nobody_waits_for():
+    async def scenario():
+        pool, opened, _ = make_pool(2, timeout=1.0)
+        assert pool.acquire_now() is None  # nothing open yet: acquire() must connect
+        first = await pool.acquire()
+        assert pool.release_now(first)
+        assert pool.acquire_now() == first and pool.in_use == 1
+        second = await pool.acquire()
+        assert pool.acquire_now() is None  # every slot taken
+        waiter = asyncio.ensure_future(pool.acquire())
+        await asyncio.sleep(0)
+        assert pool.release_now(second)  # handed straight to the waiter, first come first served
+        assert await waiter == second
+        assert pool.acquire_now() is None and opened == [0, 1]
+
+    asyncio.run(scenario())
+
+
+def test_release_now_leaves_a_closed_pool_to_release():
+    async def scenario():
+        pool, _, closed = make_pool(1)
+        connection = await pool.acquire()
+        await pool.close()
+        assert not pool.release_now(connection) and pool.in_use == 1
+        await pool.release(connection)  # what a caller does then: the connection is closed
+        assert closed == [connection] and pool.open_connections == 0
+        assert pool.acquire_now() is None
+
+    asyncio.run(scenario())

@@ -192,11 +192,14 @@ class _Read:
         self._pool = pool
 
     async def __aenter__(self) -> _Session:
-        self._connection = await self._pool.acquire()
+        connection = self._pool.acquire_now()
+        self._connection = await self._pool.acquire() if connection is None else connection
         return _Session(self._connection)
 
     async def __aexit__(self, exc_type: object, exc: BaseException | None, traceback: object) -> None:
-        await _give_back(self._pool, self._connection, exc)
+        broken = _left_broken(self._connection, exc)
+        if broken or not self._pool.release_now(self._connection):
+            await self._pool.release(self._connection, broken=broken)
 
 
 class MariaDBCore:
@@ -383,8 +386,13 @@ def _error_code(exc: BaseException) -> int | None:
 
 async def _give_back(pool: Pool[_Connection], connection: _Connection, exc: BaseException | None) -> None:
     """Return a connection to the pool, or close it if `exc` may have left it out of step."""
-    usable = exc is None or _in_step(exc)
-    await pool.release(connection, broken=not (usable and connection.raw.connected))
+    await pool.release(connection, broken=_left_broken(connection, exc))
+
+
+def _left_broken(connection: _Connection, exc: BaseException | None) -> bool:
+    """Whether a connection must be closed rather than reused: lost, or `exc` may have left it out
+    of step."""
+    return not ((exc is None or _in_step(exc)) and connection.raw.connected)
 
 
 def _in_step(exc: BaseException) -> bool:

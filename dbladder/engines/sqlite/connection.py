@@ -143,11 +143,13 @@ class _Read:
         self._pool = pool
 
     async def __aenter__(self) -> _Session:
-        self._connection = await self._pool.acquire()
+        connection = self._pool.acquire_now()
+        self._connection = await self._pool.acquire() if connection is None else connection
         return _Session(self._connection.db)
 
     async def __aexit__(self, *exc_info: object) -> None:
-        await self._pool.release(self._connection)
+        if not self._pool.release_now(self._connection):
+            await self._pool.release(self._connection)
 
 
 class SQLiteCore:

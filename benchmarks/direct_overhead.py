@@ -1,0 +1,297 @@
+"""dbladder's own CPU per direct-mode request, with the database taken out of the picture.
+
+    python benchmarks/direct_overhead.py [--requests 200000] [--repeats 5]
+
+Direct mode on PostgreSQL is a Python process sharing the machine with the server: every
+microsecond of CPU it spends per request is taken from the backends (docs/direct.md). This
+benchmark measures the Python part alone. The PostgreSQL engine runs as in a run, except that its
+connections are stubs: asyncpg's protocol is replaced by one whose `bind_execute` suspends once
+(an event-loop turn, as a round trip does) and answers with rows of the shop's shapes (a product,
+a page of 20, an order and 3 items). Four clients drive that stub flat out with the shop's read
+mix (8 connections; requests beyond them wait in a line), each adding one layer to the last:
+
+  bare        the least a Python client on asyncpg does: a task per request awaiting
+              `bind_execute` for the mix's statements, as benchmarks/direct.py's bare loop does
+  operations  the shop's operations instead: the engine's read(), pool and sessions, the rows
+              made into the answers the service would send
+  target      through DirectTarget.send, with a callback that only counts
+  dbladder    the whole direct path: the open-model Generator drawing the mix (behind schedule
+              from the start, so flat out), the recorder's histograms and outcomes
+
+It prints the CPU per request of each (best of `--repeats`, the four alternating) and what each
+layer adds, measured in the same run. `dbladder` minus `bare` is what dbladder itself costs per
+request before any byte reaches a server.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import gc
+import platform
+import time
+from collections.abc import Callable, Coroutine
+from typing import Any
+
+import uvloop
+
+from dbladder.engines import EngineOptions
+from dbladder.engines.postgres import PostgresEngine
+from dbladder.engines.postgres.connection import _Connection, rewrite_placeholders
+from dbladder.load.clock import MonotonicClock
+from dbladder.load.executors.open import LATE_BURST, Generator
+from dbladder.load.mix import Mix, requests
+from dbladder.load.targets.direct import DirectTarget
+from dbladder.plans import Level
+from dbladder.urls import parse_url
+from dbladder.workloads.registry import load_workload
+from dbladder.workloads.shop import schema as shop
+
+MIX = Mix({"product": 50, "page": 30, "order": 20})
+SIZES = {"products": 100_000, "orders": 1_000_000}
+CONNECTIONS = 8
+
+PRODUCT = (1, "product 1", "cat-01", 1999, 10)
+ANSWERS: dict[str, list[tuple[Any, ...]]] = {
+    shop.PRODUCT_BY_ID: [PRODUCT],
+    shop.PRODUCTS_PAGE: [PRODUCT] * 20,
+    shop.ORDER_BY_ID: [(1, 7, 5997, "2026-01-01 00:00:00+00")],
+    shop.ORDER_ITEMS: [(1, 3, 1999)] * 3,
+}
+REWRITTEN = {rewrite_placeholders(sql): rows for sql, rows in ANSWERS.items()}
+
+
+class _Statement:
+    """What the engine keeps of a prepared statement: asyncpg's `_state`, here the SQL's rows."""
+
+    def __init__(self, rows: list[tuple[Any, ...]]):
+        self._state = rows
+
+
+class _Protocol:
+    """asyncpg's protocol as the engine calls it: `bind_execute` suspends once and answers."""
+
+    async def bind_execute(
+        self, state: list[tuple[Any, ...]], args: Any, portal: str, limit: int, *_: Any
+    ) -> tuple[list[tuple[Any, ...]], bytes, bool]:
+        await _one_turn()
+        return (state[:limit] if limit else state), b"SELECT", True
+
+
+class _Raw:
+    """An asyncpg connection as far as the engine uses it during a read."""
+
+    def __init__(self) -> None:
+        self._protocol = _Protocol()
+
+    async def prepare(self, sql: str) -> _Statement:
+        return _Statement(REWRITTEN[sql])
+
+    def is_closed(self) -> bool:
+        return False
+
+    def is_in_transaction(self) -> bool:
+        return False
+
+    def terminate(self) -> None:
+        pass
+
+
+class _Turn:
+    """An awaitable that suspends for exactly one event-loop turn, as a future answered by the
+    loop's next callback would, without the cost of a socket."""
+
+    def __await__(self) -> Any:
+        loop = asyncio.get_running_loop()
+        future = loop.create_future()
+        loop.call_soon(future.set_result, None)
+        return future.__await__()
+
+
+def _one_turn() -> _Turn:
+    return _Turn()
+
+
+_tasks: set[asyncio.Task[None]] = set()
+
+
+def keep(task: asyncio.Task[None]) -> None:
+    """Hold a task until it ends (the loop keeps only a weak reference), as DirectTarget does."""
+    _tasks.add(task)
+    task.add_done_callback(_tasks.discard)
+
+
+def stub_engine() -> PostgresEngine:
+    """The PostgreSQL engine with stub connections: everything of a read but the server."""
+    engine = PostgresEngine(
+        parse_url("postgresql:///stub?host=/nonexistent"), EngineOptions(pool_size=CONNECTIONS)
+    )
+
+    async def connect(database: str | None = None) -> _Connection:
+        return _Connection(_Raw())  # type: ignore[arg-type]
+
+    engine._pool._connect = connect  # type: ignore[method-assign]
+    return engine
+
+
+async def bare(count: int) -> float:
+    """CPU seconds for `count` requests of the mix, a task each straight on the stub protocol."""
+    workload = load_workload("shop")
+    names = [operation.name for operation in workload.operations]
+    stream = requests(workload, MIX, SIZES, stream=0)
+    work = [(names[index], args) for index, args in (next(stream) for _ in range(count))]
+    protocols = [_Protocol() for _ in range(CONNECTIONS)]
+    product, page = ANSWERS[shop.PRODUCT_BY_ID], ANSWERS[shop.PRODUCTS_PAGE]
+    order, items = ANSWERS[shop.ORDER_BY_ID], ANSWERS[shop.ORDER_ITEMS]
+    free = list(protocols)
+    waiting: list[tuple[str, Any]] = []
+
+    async def one(protocol: _Protocol, kind: str, args: Any) -> None:
+        while True:
+            if kind == "product":
+                await protocol.bind_execute(product, args, "", 1, True, None)
+            elif kind == "page":
+                await protocol.bind_execute(page, args, "", 0, True, None)
+            elif (await protocol.bind_execute(order, args, "", 1, True, None))[0]:
+                await protocol.bind_execute(items, args, "", 0, True, None)
+            if not waiting:
+                break
+            kind, args = waiting.pop()
+        free.append(protocol)
+
+    loop = asyncio.get_running_loop()
+    started = time.process_time()
+    for position, (kind, args) in enumerate(work):
+        if free:
+            keep(loop.create_task(one(free.pop(), kind, args)))
+        else:
+            waiting.append((kind, args))
+        if position % LATE_BURST == LATE_BURST - 1:
+            await asyncio.sleep(0)
+    while len(free) < CONNECTIONS:
+        await asyncio.sleep(0)
+    return time.process_time() - started
+
+
+def drawn(count: int) -> list[Any]:
+    """The first `count` requests of the mix, as (operation index, args)."""
+    stream = requests(load_workload("shop"), MIX, SIZES, stream=0)
+    return [next(stream) for _ in range(count)]
+
+
+async def operations(count: int) -> float:
+    """CPU seconds for `count` requests run by the shop's operations on the stub engine, a task each."""
+    workload = load_workload("shop")
+    context = await workload.open(stub_engine())
+    work = drawn(count)
+    run = [operation.run for operation in workload.operations]
+    free = [True] * CONNECTIONS
+    waiting: list[Any] = []
+
+    async def one(request: Any) -> None:
+        while True:
+            await run[request[0]](context, request[1])
+            if not waiting:
+                break
+            request = waiting.pop()
+        free.append(True)
+
+    loop = asyncio.get_running_loop()
+    started = time.process_time()
+    for position, request in enumerate(work):
+        if free:
+            free.pop()
+            keep(loop.create_task(one(request)))
+        else:
+            waiting.append(request)
+        if position % LATE_BURST == LATE_BURST - 1:
+            await asyncio.sleep(0)
+    while len(free) < CONNECTIONS:
+        await asyncio.sleep(0)
+    return time.process_time() - started
+
+
+async def target(count: int) -> float:
+    """CPU seconds for `count` requests sent through DirectTarget, the callback only counting them."""
+    workload = load_workload("shop")
+    context = await workload.open(stub_engine())
+    direct = DirectTarget(workload, context, limit=count, timeout=60.0, connections=CONNECTIONS)
+    work = drawn(count)
+    answered = [0]
+
+    def counted(token: Any, result: Any, body: Any) -> None:
+        answered[0] += 1
+
+    send = direct.send
+    started = time.process_time()
+    for position, request in enumerate(work):
+        send(request, counted, None)
+        if position % LATE_BURST == LATE_BURST - 1:
+            await asyncio.sleep(0)
+    while answered[0] < count:
+        await asyncio.sleep(0)
+    spent = time.process_time() - started
+    direct.close()
+    return spent
+
+
+async def dbladder_direct(count: int) -> float:
+    """CPU seconds for `count` requests through the Generator, DirectTarget, the shop and the engine."""
+    workload = load_workload("shop")
+    engine = stub_engine()
+    context = await workload.open(engine)
+    direct = DirectTarget(workload, context, limit=count, timeout=60.0, connections=CONNECTIONS)
+    # One level whose due times are 1 us apart, on the real clock: the generator is behind from
+    # the start and sends flat out, letting answers in every LATE_BURST requests, as at a ceiling.
+    level = Level(index=0, rate=1_000_000, start=0.0, hold=count / 1_000_000, warmup=0.0)
+    stream = requests(workload, MIX, SIZES, stream=0)
+    names = tuple(operation.name for operation in workload.operations)
+    generator = Generator([level], MonotonicClock(spin=0), stream, direct, operation_names=names)
+    started = time.process_time()
+    recorder = await generator.run()
+    spent = time.process_time() - started
+    outcomes = recorder.levels[0].outcomes
+    if outcomes["2xx"] != count:
+        raise SystemExit(
+            f"the direct path answered {outcomes['2xx']:,} of {count:,} requests 2xx: {outcomes}"
+        )
+    await workload.close(context)
+    await engine.close()
+    return spent
+
+
+CLIENTS: dict[str, Callable[[int], Coroutine[Any, Any, float]]] = {
+    "bare": bare,
+    "operations": operations,
+    "target": target,
+    "dbladder": dbladder_direct,
+}
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--requests", type=int, default=200_000, help="requests per repeat")
+    parser.add_argument("--repeats", type=int, default=5, help="repeats of each client, alternating")
+    options = parser.parse_args()
+    n = options.requests
+    least = dict.fromkeys(CLIENTS, float("inf"))
+    for _ in range(options.repeats):  # alternating, so that a noisy minute hits every client
+        for name, client in CLIENTS.items():
+            gc.collect()
+            least[name] = min(least[name], uvloop.run(client(n)))
+    python = f"Python {platform.python_version()}, uvloop"
+    print(f"{python}, {n:,} requests of the shop's read mix, best of {options.repeats}")
+    print(f"{'client':<12} {'us CPU/request':>15} {'the layer adds':>15}")
+    previous = None
+    for name, seconds in least.items():
+        added = "" if previous is None else f"{(seconds - previous) / n * 1e6:+15.2f}"
+        print(f"{name:<12} {seconds / n * 1e6:15.2f} {added}")
+        previous = seconds
+    print(
+        f"dbladder costs {(least['dbladder'] - least['bare']) / n * 1e6:.2f} us per request of its own, "
+        f"{least['dbladder'] / least['bare']:.1f}x the bare client on the same stub"
+    )
+
+
+if __name__ == "__main__":
+    main()

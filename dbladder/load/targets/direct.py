@@ -14,8 +14,11 @@ target's own line and each task that finishes takes the next, as pgbench keeps o
 connection; deadlines are one sweep, not a timer per request. docs/direct.md has the figures.
 
 A write whose acknowledgement the integrity check needs is sent with `keep_body`: its callback then
-gets the Answer's body (the object the service would encode), and the request's coroutine gives
-(status, body) instead of the status alone.
+gets the Answer's body (the object the service would encode).
+
+The target awaits the workload's operation itself, with no coroutine of its own around it, and
+turns its Answer or its error into the status the service would give: a coroutine less per
+request (benchmarks/direct_overhead.py measures what each layer costs).
 """
 
 from __future__ import annotations
@@ -36,43 +39,19 @@ from . import TIMEOUT, ResultCallback
 UNAVAILABLE = (PoolTimeout, DatabaseTimeout)
 
 
-async def execute(workload: Workload, context: Any, request: Request) -> int:
-    """Run one request of the mix with the workload's context; the HTTP status the service would answer."""
-    index, args = request
-    try:
-        return (await workload.operations[index].run(context, args)).status
-    except Conflict:
+def failed_status(exc: Exception) -> int | str:
+    """The status the service would answer for an operation that raised `exc`: 409 for a conflict
+    with the data, 400 for a request the operation refused, 503 when no connection or no answer
+    came in time (a driver's own timeout is TIMEOUT), 500 for any other driver error."""
+    if isinstance(exc, Conflict):
         return 409
-    except InvalidRequest:
+    if isinstance(exc, InvalidRequest):
         return 400
-
-
-async def answer(workload: Workload, context: Any, request: Request) -> Answer:
-    """Run one request of the mix; the Answer, with the status the service would give an error."""
-    index, args = request
-    try:
-        return await workload.operations[index].run(context, args)
-    except Conflict:
-        return Answer(409)
-    except InvalidRequest:
-        return Answer(400)
-
-
-async def _with_body(workload: Workload, context: Any, request: Request) -> tuple[int, Any]:
-    reply = await answer(workload, context, request)
-    return reply.status, reply.body
-
-
-def _start(workload: Workload, context: Any, request: Request, keep_body: bool) -> Coroutine[Any, Any, Any]:
-    return _with_body(workload, context, request) if keep_body else execute(workload, context, request)
-
-
-def _settle(callback: ResultCallback, token: Any, value: Any, keep_body: bool) -> None:
-    """Hand a finished request's outcome to its callback: a status, or (status, body) with keep_body."""
-    if keep_body:
-        callback(token, value[0], value[1])
-    else:
-        callback(token, value, None)
+    if isinstance(exc, TimeoutError):
+        return TIMEOUT
+    if isinstance(exc, UNAVAILABLE):
+        return 503
+    return 500
 
 
 async def warm(engine: Engine, connections: int) -> None:
@@ -87,7 +66,7 @@ async def warm(engine: Engine, connections: int) -> None:
 
 
 @types.coroutine
-def _resume(coroutine: Coroutine[Any, Any, int], yielded: Any) -> Generator[Any, Any, int]:
+def _resume(coroutine: Coroutine[Any, Any, Answer], yielded: Any) -> Generator[Any, Any, Answer]:
     """Go on driving a coroutine that suspended on `yielded`, inside the task that awaits this."""
     while True:
         try:
@@ -118,6 +97,7 @@ class DirectTarget:
     def __init__(self, workload: Workload, context: Any, limit: int, timeout: float, connections: int = 100):
         self._workload = workload
         self._context = context
+        self._run = [operation.run for operation in workload.operations]
         self._limit = limit
         self._connections = connections
         self.timeout = timeout
@@ -149,20 +129,15 @@ class DirectTarget:
             self._line.append((time.monotonic() + self.timeout, payload, callback, token, keep_body))
             self._arm()
             return True
-        coroutine = _start(self._workload, self._context, payload, keep_body)
+        coroutine = self._run[payload[0]](self._context, payload[1])
         try:
             yielded = coroutine.send(None)
         except StopIteration as done:
-            _settle(callback, token, done.value, keep_body)
+            answer = done.value
+            callback(token, answer.status, answer.body if keep_body else None)
             return True
-        except TimeoutError:
-            callback(token, TIMEOUT, None)
-            return True
-        except UNAVAILABLE:
-            callback(token, 503, None)
-            return True
-        except Exception:
-            callback(token, 500, None)  # a driver error the service would answer with 500
+        except Exception as exc:
+            callback(token, failed_status(exc), None)
             return True
         task = asyncio.get_running_loop().create_task(
             self._work(_resume(coroutine, yielded), callback, token, keep_body)
@@ -180,33 +155,30 @@ class DirectTarget:
     async def _work(self, work: Any, callback: ResultCallback, token: Any, keep_body: bool) -> None:
         """Finish one request, then take the next from the line while there is one."""
         task = asyncio.current_task()
-        line, running = self._line, self._running
+        line, running, run, context = self._line, self._running, self._run, self._context
         try:
             while True:
-                result: Any
+                result: int | str
+                body = None
                 try:
-                    result = await work
-                except TimeoutError:
-                    result = TIMEOUT
-                except UNAVAILABLE:
-                    result = 503
+                    answer = await work
+                    result = answer.status
+                    if keep_body:
+                        body = answer.body
                 except asyncio.CancelledError:
                     if task not in self._expired:
                         raise
                     self._expired.discard(task)  # type: ignore[arg-type]
                     task.uncancel()  # type: ignore[union-attr]
                     result = TIMEOUT
-                except Exception:
-                    result = 500  # a driver error the service would answer with 500
-                if keep_body and result.__class__ is tuple:
-                    callback(token, result[0], result[1])
-                else:
-                    callback(token, result, None)
+                except Exception as exc:
+                    result = failed_status(exc)
+                callback(token, result, body)
                 if not line:
                     return
                 deadline, request, callback, token, keep_body = line.popleft()
                 running[task] = deadline  # type: ignore[index]
-                work = _start(self._workload, self._context, request, keep_body)
+                work = run[request[0]](context, request[1])
         finally:
             running.pop(task, None)  # type: ignore[arg-type]
 

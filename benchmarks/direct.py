@@ -18,6 +18,11 @@ database, then measures, in this order and on the same data:
   native   again, so the spread of the reference shows next to the direct figure
 
 and prints both figures and their ratio (direct / mean native). The goal is >= 0.6 for each engine.
+For PostgreSQL it then measures the driver direct mode runs on with nothing of dbladder around it:
+a bare asyncpg loop flat out (with the CPU it cost per operation and the share of the time its
+process waited for a CPU), and the same bare client on direct mode's schedule, its ceiling under
+the same pass mark found the same way; direct / that is what dbladder costs, that / native what
+a Python client on asyncpg can reach here at all.
 The mix is the shop's reads: 50 % a product by id, 30 % a page of a category, 20 % an order and its
 items, with the shop workload's SQL and ids drawn as dbladder/load/mix.py draws them.
 Servers are reached over their Unix sockets by both sides (`--tcp` for loopback TCP).
@@ -27,6 +32,7 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import collections
 import math
 import multiprocessing
 import os
@@ -256,27 +262,49 @@ def asyncmy_native(url: str, mix: Mix, processes: int, connections: int, seconds
     return Native(f"asyncmy prepared statements, bare loop x {len(children)} processes", rate)
 
 
-def _asyncpg_worker(url: str, mix: Mix, connections: int, seconds: float, out: Any) -> None:
-    """The bare asyncpg loop: one process (direct mode's layout for a server on this host),
-    `connections` tasks, each on its own connection with the mix's statements prepared."""
+async def _asyncpg_statements(url: str, connections: int) -> list[tuple[Any, ...]]:
+    """`connections` asyncpg connections, each with the mix's statements prepared on it: (connection,
+    product, page, order, items)."""
     import asyncpg
-    import uvloop
 
     from dbladder.engines.postgres.connection import rewrite_placeholders
     from dbladder.urls import parse_url
 
-    async def main() -> tuple[int, float]:
-        parsed = parse_url(url)
+    parsed = parse_url(url)
+    prepared = []
+    for _ in range(connections):
+        connection = await asyncpg.connect(
+            host=parsed.params.get("host") or parsed.host,
+            port=parsed.port,
+            user=parsed.user,
+            password=parsed.password,
+            database=parsed.database,
+        )
+        sqls = (shop.PRODUCT_BY_ID, shop.PRODUCTS_PAGE, shop.ORDER_BY_ID, shop.ORDER_ITEMS)
+        prepared.append((connection, *[await connection.prepare(rewrite_placeholders(sql)) for sql in sqls]))
+    return prepared
+
+
+def _schedstat() -> tuple[float, float]:
+    """Seconds this process has run on a CPU and waited, runnable, for one (Linux's schedstat)."""
+    on_cpu, waiting, _ = Path("/proc/self/schedstat").read_text().split()
+    return int(on_cpu) / 1e9, int(waiting) / 1e9
+
+
+def _asyncpg_worker(url: str, mix: Mix, connections: int, seconds: float, out: Any) -> None:
+    """The bare asyncpg loop: one process (direct mode's layout for a server on this host),
+    `connections` tasks, each on its own connection with the mix's statements prepared. Puts
+    (operations, wall seconds, CPU seconds, seconds on a CPU, seconds waiting for one)."""
+    import uvloop
+
+    async def main() -> tuple[float, ...]:
         work = operations(mix, 0, 100_000)
         counts = [0] * connections
-        start_at = time.perf_counter() + 1.0
+        prepared = await _asyncpg_statements(url, connections)
+        start_at = time.perf_counter() + 0.5
         deadline = start_at + seconds
 
-        async def loop(number: int, connection: Any) -> None:
-            every_sql = [sql for sqls in READ_SQL.values() for sql in sqls]
-            statements = {sql: await connection.prepare(rewrite_placeholders(sql)) for sql in every_sql}
-            product, page = statements[shop.PRODUCT_BY_ID], statements[shop.PRODUCTS_PAGE]
-            order, items = statements[shop.ORDER_BY_ID], statements[shop.ORDER_ITEMS]
+        async def loop(number: int, product: Any, page: Any, order: Any, items: Any) -> None:
             await asyncio.sleep(start_at - time.perf_counter())
             done = 0
             for kind, args in work[number::connections] * 100:
@@ -291,21 +319,17 @@ def _asyncpg_worker(url: str, mix: Mix, connections: int, seconds: float, out: A
                     break
             counts[number] = done
 
-        raws = [
-            await asyncpg.connect(
-                host=parsed.params.get("host") or parsed.host,
-                port=parsed.port,
-                user=parsed.user,
-                password=parsed.password,
-                database=parsed.database,
-            )
-            for _ in range(connections)
-        ]
-        await asyncio.gather(*(loop(n, raw) for n, raw in enumerate(raws)))
+        loops = [asyncio.ensure_future(loop(n, *statements)) for n, (_, *statements) in enumerate(prepared)]
+        await asyncio.sleep(start_at - time.perf_counter())
+        cpu, (on_cpu, waiting) = time.process_time(), _schedstat()
+        await asyncio.gather(*loops)
         elapsed = time.perf_counter() - start_at
-        for raw in raws:
-            await raw.close()
-        return sum(counts), elapsed
+        cpu, on_cpu, waiting = (
+            b - a for a, b in zip((cpu, on_cpu, waiting), (time.process_time(), *_schedstat()), strict=True)
+        )
+        for connection, *_ in prepared:
+            await connection.close()
+        return sum(counts), elapsed, cpu, on_cpu, waiting
 
     with asyncio.Runner(loop_factory=uvloop.new_event_loop) as runner:
         out.put(runner.run(main()))
@@ -313,14 +337,89 @@ def _asyncpg_worker(url: str, mix: Mix, connections: int, seconds: float, out: A
 
 def asyncpg_alone(url: str, mix: Mix, connections: int, seconds: float) -> Native:
     """What the driver direct mode uses can do by itself, flat out, in one process: the most a
-    Python client on asyncpg could hold here, whatever dbladder does around it."""
+    Python client on asyncpg could hold here, whatever dbladder does around it. The note says
+    what the process cost and how much of the time it waited for a CPU held by the server."""
     context = multiprocessing.get_context("spawn")
     out = context.Queue()
     child = context.Process(target=_asyncpg_worker, args=(url, mix, connections, seconds, out))
     child.start()
-    done, wall = out.get(timeout=seconds + 60)
+    done, wall, cpu, on_cpu, waiting = out.get(timeout=seconds + 60)
     child.join()
-    return Native("a bare asyncpg loop, 1 process", done / wall)
+    note = (
+        f"({cpu / done * 1e6:.1f} us CPU per op; its process was on a CPU {on_cpu / wall:.0%} of the "
+        f"time and waited, runnable, for one {waiting / wall:.0%})"
+    )
+    return Native("a bare asyncpg loop, 1 process", done / wall, note)
+
+
+def _asyncpg_paced(
+    url: str, mix: Mix, connections: int, rate: float, seconds: float, warmup: float, out: Any
+) -> None:
+    """The bare asyncpg client on a schedule: requests due at `rate`, each sent at once on a free
+    connection or else kept in a first-come line, as direct mode does; puts the latencies from
+    the due time of the requests due after `warmup` seconds."""
+    import uvloop
+
+    async def main() -> list[float]:
+        work = operations(mix, 0, int(rate * seconds) + 1)
+        prepared = await _asyncpg_statements(url, connections)
+        free = list(prepared)
+        line: collections.deque[tuple[tuple[str, Any], float]] = collections.deque()
+        latencies: list[float] = []
+        tasks: set[asyncio.Task[None]] = set()
+
+        async def run(entry: tuple[Any, ...], request: tuple[str, Any], due: float) -> None:
+            # asyncpg's protocol straight, as the engine's sessions call it.
+            protocol = entry[0]._protocol
+            product, page, order, items = (statement._state for statement in entry[1:])
+            while True:
+                kind, args = request
+                if kind == "product":
+                    await protocol.bind_execute(product, args, "", 1, True, None)
+                elif kind == "page":
+                    await protocol.bind_execute(page, args, "", 0, True, None)
+                elif (await protocol.bind_execute(order, args, "", 1, True, None))[0]:
+                    await protocol.bind_execute(items, args, "", 0, True, None)
+                latencies.append(time.perf_counter() - due)
+                if not line:
+                    break
+                request, due = line.popleft()
+            free.append(entry)
+
+        start = time.perf_counter() + 0.2
+        interval = 1 / rate
+        for k, request in enumerate(work):
+            due = start + k * interval
+            if due > time.perf_counter():
+                await asyncio.sleep(max(0.001, due - time.perf_counter()))
+            if free:
+                task = asyncio.ensure_future(run(free.pop(), request, due))
+                tasks.add(task)
+                task.add_done_callback(tasks.discard)
+            else:
+                line.append((request, due))
+        while len(free) < connections:
+            await asyncio.sleep(0.005)
+        for connection, *_ in prepared:
+            await connection.close()
+        return latencies[int(rate * warmup) :]
+
+    with asyncio.Runner(loop_factory=uvloop.new_event_loop) as runner:
+        out.put(runner.run(main()))
+
+
+def asyncpg_scheduled(url: str, mix: Mix, rate: float, args: argparse.Namespace) -> Probe:
+    """One probe of the bare asyncpg client on a schedule, judged by direct mode's pass mark."""
+    context = multiprocessing.get_context("spawn")
+    out = context.Queue()
+    child = context.Process(
+        target=_asyncpg_paced, args=(url, mix, args.connections, rate, args.hold, args.warmup, out)
+    )
+    child.start()
+    latencies = sorted(out.get(timeout=args.hold + 120))
+    child.join()
+    p95 = latencies[int(0.95 * (len(latencies) - 1))] * 1000
+    return Probe(rate, p95 < 50, len(latencies) / (args.hold - args.warmup), p95, 0.0)
 
 
 def mariadb_native(scratch: Scratch, mix: Mix, processes: int, connections: int, seconds: float) -> Native:
@@ -579,8 +678,21 @@ def measure(engine: str, config: Mix, args: argparse.Namespace) -> dict[str, Any
                 # how much of the gap is the driver's and how much dbladder's.
                 alone = asyncpg_alone(scratch.url, mix, args.connections, args.seconds)
                 print(
-                    f"  driver alone, {alone.label}: {alone.rate:,.0f} ops/s; direct / that: "
+                    f"  driver alone, {alone.label}: {alone.rate:,.0f} ops/s {alone.note}; direct / that: "
                     f"{direct / alone.rate:.2f}; that / native: {alone.rate / reference:.2f}",
+                    flush=True,
+                )
+                # And on direct mode's schedule and pass mark: the ceiling of a Python client on
+                # asyncpg with nothing of dbladder around it.
+                paced = ceiling(
+                    "bare asyncpg on a schedule",
+                    lambda rate: asyncpg_scheduled(scratch.url, mix, rate, args),
+                    direct,
+                    args,
+                )
+                print(
+                    f"  driver alone on a schedule, same pass mark: {paced:,.0f} req/s; direct / that: "
+                    f"{direct / paced:.2f}; that / native: {paced / reference:.2f}",
                     flush=True,
                 )
             rounds.append(ratio)

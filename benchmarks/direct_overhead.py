@@ -1,6 +1,6 @@
 """dbladder's own CPU per direct-mode request, with the database taken out of the picture.
 
-    python benchmarks/direct_overhead.py [--requests 200000] [--repeats 5]
+    python benchmarks/direct_overhead.py [--engine stub|sqlite] [--requests 200000] [--repeats 5]
 
 Direct mode on PostgreSQL is a Python process sharing the machine with the server: every
 microsecond of CPU it spends per request is taken from the backends (docs/direct.md). This
@@ -21,6 +21,11 @@ mix (8 connections; requests beyond them wait in a line), each adding one layer 
 It prints the CPU per request of each (best of `--repeats`, the four alternating) and what each
 layer adds, measured in the same run. `dbladder` minus `bare` is what dbladder itself costs per
 request before any byte reaches a server.
+
+`--engine sqlite` runs the same four layers on a real SQLite file instead (the shop seeded with
+20,000 products and 100,000 orders, 4 connections): there the engine runs in the generator
+process, so this is direct mode's whole cost per request, and `bare` is a plain apsw loop over the
+same statements, the native reference's own loop.
 """
 
 from __future__ import annotations
@@ -29,13 +34,18 @@ import argparse
 import asyncio
 import gc
 import platform
+import tempfile
 import time
 from collections.abc import Callable, Coroutine
 from typing import Any
 
+import apsw
 import uvloop
 
-from dbladder.engines import EngineOptions
+from dbladder.bench.native import draw_requests, read_statements
+from dbladder.data.seeding import seed as seed_data
+from dbladder.engines import EngineOptions, create_engine
+from dbladder.engines.base import Engine
 from dbladder.engines.postgres import PostgresEngine
 from dbladder.engines.postgres.connection import _Connection, rewrite_placeholders
 from dbladder.load.clock import MonotonicClock
@@ -44,12 +54,14 @@ from dbladder.load.mix import Mix, requests
 from dbladder.load.targets.direct import DirectTarget
 from dbladder.plans import Level
 from dbladder.urls import parse_url
+from dbladder.workloads.base import DataSpec
 from dbladder.workloads.registry import load_workload
 from dbladder.workloads.shop import schema as shop
 
 MIX = Mix({"product": 50, "page": 30, "order": 20})
-SIZES = {"products": 100_000, "orders": 1_000_000}
+SIZES = {"products": 20_000, "orders": 100_000}
 CONNECTIONS = 8
+SQLITE_CONNECTIONS = 4  # direct mode's per process on 2 cores: 2 processes share a pool of 8
 
 PRODUCT = (1, "product 1", "cat-01", 1999, 10)
 ANSWERS: dict[str, list[tuple[Any, ...]]] = {
@@ -134,7 +146,56 @@ def stub_engine() -> PostgresEngine:
     return engine
 
 
-async def bare(count: int) -> float:
+class Setup:
+    """Where the four clients run: the stub engine, or a seeded SQLite file."""
+
+    def __init__(self, kind: str, folder: str = ""):
+        self.kind = kind
+        self.path = f"{folder}/shop.db"
+        self.connections = CONNECTIONS if kind == "stub" else SQLITE_CONNECTIONS
+
+    async def engine(self) -> Engine:
+        if self.kind == "stub":
+            return stub_engine()
+        engine = create_engine(f"sqlite:///{self.path}", EngineOptions(pool_size=self.connections))
+        await engine.open()
+        return engine
+
+    async def seed(self) -> None:
+        if self.kind == "sqlite":
+            engine = create_engine(f"sqlite:///{self.path}", EngineOptions(pool_size=1))
+            await engine.open()
+            try:
+                await seed_data(engine, load_workload("shop"), DataSpec(1, dict(SIZES)))
+            finally:
+                await engine.close()
+
+
+async def bare(setup: Setup, count: int) -> float:
+    """CPU seconds for `count` requests of the mix straight on the driver: a task each on the stub
+    protocol, or one plain apsw loop."""
+    if setup.kind == "sqlite":
+        return bare_apsw(setup.path, count)
+    return await bare_stub(count)
+
+
+def bare_apsw(path: str, count: int) -> float:
+    """CPU seconds for `count` requests of the mix run by a plain apsw loop, as the native reference's."""
+    workload = load_workload("shop")
+    statements = read_statements(workload)
+    work = [(statements[name], args) for name, args in draw_requests(workload, dict(SIZES), count)]
+    db = apsw.Connection(path, flags=apsw.SQLITE_OPEN_READONLY, statementcachesize=100)
+    execute = db.execute
+    started = time.process_time()
+    for sqls, args in work:
+        for sql in sqls:
+            execute(sql, args).fetchall()
+    spent = time.process_time() - started
+    db.close()
+    return spent
+
+
+async def bare_stub(count: int) -> float:
     """CPU seconds for `count` requests of the mix, a task each straight on the stub protocol."""
     workload = load_workload("shop")
     names = [operation.name for operation in workload.operations]
@@ -179,12 +240,25 @@ def drawn(count: int) -> list[Any]:
     return [next(stream) for _ in range(count)]
 
 
-async def operations(count: int) -> float:
-    """CPU seconds for `count` requests run by the shop's operations on the stub engine, a task each."""
+async def operations(setup: Setup, count: int) -> float:
+    """CPU seconds for `count` requests run by the shop's operations on the engine: a task each on
+    the stub, driven inline on SQLite (whose calls never suspend, as DirectTarget runs them)."""
     workload = load_workload("shop")
-    context = await workload.open(stub_engine())
+    engine = await setup.engine()
+    context = await workload.open(engine)
     work = drawn(count)
     run = [operation.run for operation in workload.operations]
+    if setup.kind == "sqlite":
+        started = time.process_time()
+        for index, args in work:
+            try:
+                run[index](context, args).send(None)
+            except StopIteration:
+                continue
+            raise SystemExit("a SQLite operation suspended; this layer drives them inline")
+        spent = time.process_time() - started
+        await engine.close()
+        return spent
     free = [True] * CONNECTIONS
     waiting: list[Any] = []
 
@@ -211,11 +285,12 @@ async def operations(count: int) -> float:
     return time.process_time() - started
 
 
-async def target(count: int) -> float:
+async def target(setup: Setup, count: int) -> float:
     """CPU seconds for `count` requests sent through DirectTarget, the callback only counting them."""
     workload = load_workload("shop")
-    context = await workload.open(stub_engine())
-    direct = DirectTarget(workload, context, limit=count, timeout=60.0, connections=CONNECTIONS)
+    engine = await setup.engine()
+    context = await workload.open(engine)
+    direct = DirectTarget(workload, context, limit=count, timeout=60.0, connections=setup.connections)
     work = drawn(count)
     answered = [0]
 
@@ -232,15 +307,16 @@ async def target(count: int) -> float:
         await asyncio.sleep(0)
     spent = time.process_time() - started
     direct.close()
+    await engine.close()
     return spent
 
 
-async def dbladder_direct(count: int) -> float:
+async def dbladder_direct(setup: Setup, count: int) -> float:
     """CPU seconds for `count` requests through the Generator, DirectTarget, the shop and the engine."""
     workload = load_workload("shop")
-    engine = stub_engine()
+    engine = await setup.engine()
     context = await workload.open(engine)
-    direct = DirectTarget(workload, context, limit=count, timeout=60.0, connections=CONNECTIONS)
+    direct = DirectTarget(workload, context, limit=count, timeout=60.0, connections=setup.connections)
     # One level whose due times are 1 us apart, on the real clock: the generator is behind from
     # the start and sends flat out, letting answers in every LATE_BURST requests, as at a ceiling.
     level = Level(index=0, rate=1_000_000, start=0.0, hold=count / 1_000_000, warmup=0.0)
@@ -260,7 +336,7 @@ async def dbladder_direct(count: int) -> float:
     return spent
 
 
-CLIENTS: dict[str, Callable[[int], Coroutine[Any, Any, float]]] = {
+CLIENTS: dict[str, Callable[[Setup, int], Coroutine[Any, Any, float]]] = {
     "bare": bare,
     "operations": operations,
     "target": target,
@@ -270,17 +346,22 @@ CLIENTS: dict[str, Callable[[int], Coroutine[Any, Any, float]]] = {
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--engine", choices=("stub", "sqlite"), default="stub")
     parser.add_argument("--requests", type=int, default=200_000, help="requests per repeat")
     parser.add_argument("--repeats", type=int, default=5, help="repeats of each client, alternating")
     options = parser.parse_args()
     n = options.requests
     least = dict.fromkeys(CLIENTS, float("inf"))
-    for _ in range(options.repeats):  # alternating, so that a noisy minute hits every client
-        for name, client in CLIENTS.items():
-            gc.collect()
-            least[name] = min(least[name], uvloop.run(client(n)))
+    with tempfile.TemporaryDirectory(prefix="dbladder-overhead-") as folder:
+        setup = Setup(options.engine, folder)
+        uvloop.run(setup.seed())
+        for _ in range(options.repeats):  # alternating, so that a noisy minute hits every client
+            for name, client in CLIENTS.items():
+                gc.collect()
+                least[name] = min(least[name], uvloop.run(client(setup, n)))
     python = f"Python {platform.python_version()}, uvloop"
-    print(f"{python}, {n:,} requests of the shop's read mix, best of {options.repeats}")
+    where = "a stub of asyncpg's protocol" if options.engine == "stub" else "a SQLite file"
+    print(f"{python}, {n:,} requests of the shop's read mix on {where}, best of {options.repeats}")
     print(f"{'client':<12} {'us CPU/request':>15} {'the layer adds':>15}")
     previous = None
     for name, seconds in least.items():
@@ -289,7 +370,7 @@ def main() -> None:
         previous = seconds
     print(
         f"dbladder costs {(least['dbladder'] - least['bare']) / n * 1e6:.2f} us per request of its own, "
-        f"{least['dbladder'] / least['bare']:.1f}x the bare client on the same stub"
+        f"{least['dbladder'] / least['bare']:.1f}x the bare client on the same engine"
     )
 
 

@@ -49,6 +49,8 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
+from bare_client import ProcessCost, read_on_protocol
+
 from dbladder.bench.native import (
     READ_MIX,
     NativeClientMissing,
@@ -285,12 +287,6 @@ async def _asyncpg_statements(url: str, connections: int) -> list[tuple[Any, ...
     return prepared
 
 
-def _schedstat() -> tuple[float, float]:
-    """Seconds this process has run on a CPU and waited, runnable, for one (Linux's schedstat)."""
-    on_cpu, waiting, _ = Path("/proc/self/schedstat").read_text().split()
-    return int(on_cpu) / 1e9, int(waiting) / 1e9
-
-
 def _asyncpg_worker(url: str, mix: Mix, connections: int, seconds: float, out: Any) -> None:
     """The bare asyncpg loop: one process (direct mode's layout for a server on this host),
     `connections` tasks, each on its own connection with the mix's statements prepared. Puts
@@ -321,12 +317,11 @@ def _asyncpg_worker(url: str, mix: Mix, connections: int, seconds: float, out: A
 
         loops = [asyncio.ensure_future(loop(n, *statements)) for n, (_, *statements) in enumerate(prepared)]
         await asyncio.sleep(start_at - time.perf_counter())
-        cpu, (on_cpu, waiting) = time.process_time(), _schedstat()
+        cost = ProcessCost()
+        cost.start()
         await asyncio.gather(*loops)
         elapsed = time.perf_counter() - start_at
-        cpu, on_cpu, waiting = (
-            b - a for a, b in zip((cpu, on_cpu, waiting), (time.process_time(), *_schedstat()), strict=True)
-        )
+        cpu, on_cpu, waiting = cost.stop()
         for connection, *_ in prepared:
             await connection.close()
         return sum(counts), elapsed, cpu, on_cpu, waiting
@@ -371,15 +366,9 @@ def _asyncpg_paced(
         async def run(entry: tuple[Any, ...], request: tuple[str, Any], due: float) -> None:
             # asyncpg's protocol straight, as the engine's sessions call it.
             protocol = entry[0]._protocol
-            product, page, order, items = (statement._state for statement in entry[1:])
+            states = tuple(statement._state for statement in entry[1:])
             while True:
-                kind, args = request
-                if kind == "product":
-                    await protocol.bind_execute(product, args, "", 1, True, None)
-                elif kind == "page":
-                    await protocol.bind_execute(page, args, "", 0, True, None)
-                elif (await protocol.bind_execute(order, args, "", 1, True, None))[0]:
-                    await protocol.bind_execute(items, args, "", 0, True, None)
+                await read_on_protocol(protocol, states, *request)
                 latencies.append(time.perf_counter() - due)
                 if not line:
                     break

@@ -41,6 +41,7 @@ from typing import Any
 
 import apsw
 import uvloop
+from bare_client import read_on_protocol
 
 from dbladder.bench.native import draw_requests, read_statements
 from dbladder.data.seeding import seed as seed_data
@@ -207,14 +208,11 @@ async def bare_stub(count: int) -> float:
     free = list(protocols)
     waiting: list[tuple[str, Any]] = []
 
+    states = (product, page, order, items)
+
     async def one(protocol: _Protocol, kind: str, args: Any) -> None:
         while True:
-            if kind == "product":
-                await protocol.bind_execute(product, args, "", 1, True, None)
-            elif kind == "page":
-                await protocol.bind_execute(page, args, "", 0, True, None)
-            elif (await protocol.bind_execute(order, args, "", 1, True, None))[0]:
-                await protocol.bind_execute(items, args, "", 0, True, None)
+            await read_on_protocol(protocol, states, kind, args)
             if not waiting:
                 break
             kind, args = waiting.pop()

@@ -25,11 +25,11 @@ import importlib.util
 import multiprocessing
 import random
 import time
-from pathlib import Path
 from typing import Any
 
 import asyncpg
 import uvloop
+from bare_client import ProcessCost
 from scratch import scratch_databases
 
 from dbladder.engines import EngineOptions, opened
@@ -38,12 +38,6 @@ from dbladder.workloads.shop import schema as shop
 
 PRODUCTS = 100_000
 SOCKET = "/var/run/postgresql"
-
-
-def _schedstat() -> tuple[float, float]:
-    """Seconds this process has run on a CPU and waited, runnable, for one (Linux's schedstat)."""
-    on_cpu, waiting, _ = Path("/proc/self/schedstat").read_text().split()
-    return int(on_cpu) / 1e9, int(waiting) / 1e9
 
 
 async def _asyncpg_reader(database: str, sql: str) -> tuple[Any, Any]:
@@ -111,12 +105,11 @@ def _worker(driver: str, database: str, connections: int, seconds: float, out: A
 
         loops = [asyncio.ensure_future(loop(n, read)) for n, (_, read) in enumerate(readers)]
         await asyncio.sleep(start - time.perf_counter())
-        cpu, (on_cpu, waiting) = time.process_time(), _schedstat()
+        cost = ProcessCost()
+        cost.start()
         await asyncio.gather(*loops)
         wall = time.perf_counter() - start
-        cpu, on_cpu, waiting = (
-            b - a for a, b in zip((cpu, on_cpu, waiting), (time.process_time(), *_schedstat()), strict=True)
-        )
+        cpu, on_cpu, waiting = cost.stop()
         for connection, _ in readers:
             result = connection.close()
             if asyncio.iscoroutine(result):

@@ -1,0 +1,41 @@
+"""What the benchmarks' bare clients share: one request of the shop's read mix straight on asyncpg's
+protocol, and how long a process ran and waited for a CPU (`from bare_client import ...`, as the
+benchmarks run from this folder)."""
+
+from __future__ import annotations
+
+import time
+from pathlib import Path
+from typing import Any
+
+
+async def read_on_protocol(protocol: Any, states: tuple[Any, Any, Any, Any], kind: str, args: Any) -> None:
+    """Run one read of the mix (`kind` product, page or order) on an asyncpg connection's protocol,
+    as the engine's sessions call it: `states` are the prepared statements' `_state` for the
+    product, the page, the order and its items."""
+    product, page, order, items = states
+    if kind == "product":
+        await protocol.bind_execute(product, args, "", 1, True, None)
+    elif kind == "page":
+        await protocol.bind_execute(page, args, "", 0, True, None)
+    elif (await protocol.bind_execute(order, args, "", 1, True, None))[0]:
+        await protocol.bind_execute(items, args, "", 0, True, None)
+
+
+def schedstat() -> tuple[float, float]:
+    """Seconds this process has run on a CPU and waited, runnable, for one (Linux's schedstat)."""
+    on_cpu, waiting, _ = Path("/proc/self/schedstat").read_text().split()
+    return int(on_cpu) / 1e9, int(waiting) / 1e9
+
+
+class ProcessCost:
+    """CPU seconds, seconds on a CPU and seconds waiting for one, of this process between `start()`
+    and `stop()`."""
+
+    def start(self) -> None:
+        self._cpu = time.process_time()
+        self._on_cpu, self._waiting = schedstat()
+
+    def stop(self) -> tuple[float, float, float]:
+        on_cpu, waiting = schedstat()
+        return time.process_time() - self._cpu, on_cpu - self._on_cpu, waiting - self._waiting

@@ -4,6 +4,7 @@ benchmarks run from this folder)."""
 
 from __future__ import annotations
 
+import asyncio
 import time
 from pathlib import Path
 from typing import Any
@@ -39,3 +40,14 @@ class ProcessCost:
     def stop(self) -> tuple[float, float, float]:
         on_cpu, waiting = schedstat()
         return time.process_time() - self._cpu, on_cpu - self._on_cpu, waiting - self._waiting
+
+
+async def measured(loops: list[asyncio.Future[None]], start: float) -> tuple[float, float, float, float]:
+    """Wait for `start` (a time.perf_counter() value), then for every loop; the span's wall seconds,
+    CPU seconds, seconds on a CPU and seconds waiting for one."""
+    await asyncio.sleep(start - time.perf_counter())
+    cost = ProcessCost()
+    cost.start()
+    await asyncio.gather(*loops)
+    wall = time.perf_counter() - start
+    return (wall, *cost.stop())

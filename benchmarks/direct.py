@@ -49,7 +49,7 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
-from bare_client import ProcessCost, read_on_protocol
+from bare_client import measured, read_on_protocol
 
 from dbladder.bench.native import (
     READ_MIX,
@@ -316,12 +316,7 @@ def _asyncpg_worker(url: str, mix: Mix, connections: int, seconds: float, out: A
             counts[number] = done
 
         loops = [asyncio.ensure_future(loop(n, *statements)) for n, (_, *statements) in enumerate(prepared)]
-        await asyncio.sleep(start_at - time.perf_counter())
-        cost = ProcessCost()
-        cost.start()
-        await asyncio.gather(*loops)
-        elapsed = time.perf_counter() - start_at
-        cpu, on_cpu, waiting = cost.stop()
+        elapsed, cpu, on_cpu, waiting = await measured(loops, start_at)
         for connection, *_ in prepared:
             await connection.close()
         return sum(counts), elapsed, cpu, on_cpu, waiting

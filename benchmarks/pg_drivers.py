@@ -29,7 +29,7 @@ from typing import Any
 
 import asyncpg
 import uvloop
-from bare_client import ProcessCost
+from bare_client import measured
 from scratch import scratch_databases
 
 from dbladder.engines import EngineOptions, opened
@@ -104,12 +104,7 @@ def _worker(driver: str, database: str, connections: int, seconds: float, out: A
             counts[number] = done
 
         loops = [asyncio.ensure_future(loop(n, read)) for n, (_, read) in enumerate(readers)]
-        await asyncio.sleep(start - time.perf_counter())
-        cost = ProcessCost()
-        cost.start()
-        await asyncio.gather(*loops)
-        wall = time.perf_counter() - start
-        cpu, on_cpu, waiting = cost.stop()
+        wall, cpu, on_cpu, waiting = await measured(loops, start)
         for connection, _ in readers:
             result = connection.close()
             if asyncio.iscoroutine(result):

@@ -195,3 +195,38 @@ def test_ctrl_c_while_the_processes_get_ready_stops_them(sqlite_url, tmp_path):
         pytest.fail("the fleet was entered although Ctrl-C came while it got ready")
     assert len(fleet._ready) == 1  # interrupted while the slow process still opened
     assert fleet.pids and not any(alive(pid) for pid in fleet.pids)
+
+
+def test_an_operation_error_gets_the_status_the_service_would_answer():
+    from dbladder.errors import Conflict, DatabaseTimeout, InvalidRequest, PoolTimeout
+    from dbladder.load.targets import TIMEOUT
+    from dbladder.load.targets.direct import failed_status
+
+    assert failed_status(Conflict("out_of_stock", "no stock")) == 409
+    assert failed_status(InvalidRequest("bad id")) == 400
+    assert failed_status(TimeoutError()) == TIMEOUT
+    assert failed_status(PoolTimeout("all busy")) == 503
+    assert failed_status(DatabaseTimeout("no answer")) == 503
+    assert failed_status(RuntimeError("a driver error")) == 500
+
+
+def test_a_conflict_after_a_round_trip_is_answered_409_with_nothing_kept(postgres_url):
+    async def scenario():
+        async with opened(postgres_url, EngineOptions(pool_size=1)) as engine:
+            await seed(engine, SHOP, SMALL)
+            target = DirectTarget(SHOP, await SHOP.open(engine), limit=10, timeout=5.0, connections=1)
+            answers = []
+            # An order naming a product that does not exist: the transaction's first statements
+            # go to the server (the request suspends), then the operation raises a Conflict.
+            for token, items in (("unknown", ((999, 1),)), ("known", ((1, 1),))):
+                target.send(
+                    _request("create", 1, items),
+                    lambda token, result, body: answers.append((token, result, body is not None)),
+                    token,
+                    keep_body=True,
+                )
+            while target.in_flight:
+                await asyncio.sleep(0.01)
+            assert sorted(answers) == [("known", 201, True), ("unknown", 409, False)]
+
+    asyncio.run(scenario())

@@ -11,7 +11,7 @@ from dbladder.load.targets.direct import DirectTarget, warm
 from dbladder.plans import Ladder
 from dbladder.run.round import RunConfig, generator_processes, spread
 from dbladder.servers.processes import alive
-from dbladder.workloads.base import DataSpec
+from dbladder.workloads.base import Answer, DataSpec
 from dbladder.workloads.registry import load_workload
 
 SHOP = load_workload("shop")
@@ -228,5 +228,27 @@ def test_a_conflict_after_a_round_trip_is_answered_409_with_nothing_kept(postgre
             while target.in_flight:
                 await asyncio.sleep(0.01)
             assert sorted(answers) == [("known", 201, True), ("unknown", 409, False)]
+
+    asyncio.run(scenario())
+
+
+def test_an_operation_that_returns_no_answer_is_a_500_not_a_crash():
+    from types import SimpleNamespace
+
+    async def not_an_answer(context, args):
+        return {"status": 200}  # a workload's defect: a dict, not an Answer
+
+    async def answered(context, args):
+        return Answer(200, {"ok": True})
+
+    async def scenario():
+        workload = SimpleNamespace(
+            operations=[SimpleNamespace(run=not_an_answer), SimpleNamespace(run=answered)]
+        )
+        target = DirectTarget(workload, None, limit=10, timeout=5.0, connections=1)
+        answers = []
+        for index in (0, 1):
+            target.send((index, ()), lambda token, result, body: answers.append((token, result, body)), index)
+        assert answers == [(0, 500, None), (1, 200, None)]
 
     asyncio.run(scenario())

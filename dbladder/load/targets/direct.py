@@ -134,7 +134,12 @@ class DirectTarget:
             yielded = coroutine.send(None)
         except StopIteration as done:
             answer = done.value
-            callback(token, answer.status, answer.body if keep_body else None)
+            try:
+                status = answer.status
+            except AttributeError:  # not an Answer: a defect of the workload, which the service answers 500
+                callback(token, 500, None)
+                return True
+            callback(token, status, answer.body if keep_body else None)
             return True
         except Exception as exc:
             callback(token, failed_status(exc), None)

@@ -306,5 +306,42 @@ def test_verify_finds_lost_and_corrupted_writes_and_broken_invariants(any_url: s
     ]
 
 
+def test_verify_looks_up_writes_in_batches_and_counts_each_acknowledgement(any_url: str) -> None:
+    from dbladder.workloads.chirp.verify import BATCH
+
+    async def main() -> tuple[dict, int, int]:
+        async with opened(any_url) as engine:
+            await seed_tiny(engine)
+            async with engine.read() as session:
+                posts = await session.fetch_all("SELECT id, user_id, created_at, body FROM posts ORDER BY id")
+                likes = [
+                    tuple(pair)
+                    for pair in await session.fetch_all("SELECT user_id, post_id FROM likes ORDER BY 1, 2")
+                ]
+            # Every seeded post and like acknowledged, more than one batch of each (the last one
+            # padded), and one like acknowledged twice (answered "already" the second time).
+            acknowledged = {
+                "create_post": [(p[0], p[1], p[2], endpoints.body_crc(str(p[3]))) for p in posts],
+                "like": [*likes, likes[-1]],
+                "follow": [],
+            }
+            assert len(posts) > 3 * BATCH and len(likes) > BATCH
+            gone, changed = posts[-1][0], posts[BATCH + 7][0]
+            async with engine.transaction() as session:
+                await session.execute("DELETE FROM likes WHERE post_id = ?", (gone,))
+                await session.execute("DELETE FROM posts WHERE id = ?", (gone,))
+                await session.execute("UPDATE posts SET body = ? WHERE id = ?", ("changed", changed))
+                await session.execute("DELETE FROM likes WHERE user_id = ? AND post_id = ?", likes[-1])
+            deleted = {pair for pair in likes if pair[1] == gone} | {likes[-1]}
+            lost_likes = sum(1 for pair in acknowledged["like"] if pair in deleted)
+            result = await chirp.workload.verify(engine, TINY_DATA, acknowledged)
+            return result, lost_likes, len(posts) + len(likes) + 1
+
+    result, lost_likes, acknowledged = asyncio.run(main())
+    assert lost_likes >= 2  # the like deleted on purpose, acknowledged twice
+    assert (result["acknowledged"], result["lost"], result["corrupted"]) == (acknowledged, 1 + lost_likes, 1)
+    assert result["present"] == acknowledged - 1 - lost_likes
+
+
 def test_body_checksum_is_what_verify_compares() -> None:
     assert endpoints.body_crc("hello") == 907060870

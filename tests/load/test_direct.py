@@ -1,5 +1,6 @@
 import asyncio
 import time
+from contextlib import asynccontextmanager
 from pathlib import Path
 
 import pytest
@@ -19,15 +20,22 @@ SMALL = DataSpec(1, {"products": 50, "orders": 20})
 INDEX = {op.name: number for number, op in enumerate(SHOP.operations)}
 
 
+@asynccontextmanager
+async def shop_target(url, connections, limit=10, timeout=5.0):
+    """The shop seeded small at `url`, and a DirectTarget on it holding `connections` connections."""
+    async with opened(url, EngineOptions(pool_size=connections)) as engine:
+        await seed(engine, SHOP, SMALL)
+        context = await SHOP.open(engine)
+        yield engine, DirectTarget(SHOP, context, limit=limit, timeout=timeout, connections=connections)
+
+
 def _request(name, *args):
     return (INDEX[name], args)
 
 
 def test_a_sqlite_request_is_answered_inside_send_without_a_task(sqlite_url):
     async def scenario():
-        async with opened(sqlite_url, EngineOptions(pool_size=2)) as engine:
-            await seed(engine, SHOP, SMALL)
-            target = DirectTarget(SHOP, await SHOP.open(engine), limit=10, timeout=5.0, connections=2)
+        async with shop_target(sqlite_url, 2) as (_engine, target):
             answers = []
             requests = [
                 ("product", _request("product", 3)),
@@ -48,10 +56,8 @@ def test_a_sqlite_request_is_answered_inside_send_without_a_task(sqlite_url):
 
 def test_server_requests_beyond_the_connections_wait_in_line_and_all_are_answered(postgres_url):
     async def scenario():
-        async with opened(postgres_url, EngineOptions(pool_size=2)) as engine:
-            await seed(engine, SHOP, SMALL)
+        async with shop_target(postgres_url, 2, limit=100) as (engine, target):
             await warm(engine, 2)
-            target = DirectTarget(SHOP, await SHOP.open(engine), limit=100, timeout=5.0, connections=2)
             answers = []
             for number in range(1, 41):
                 target.send(
@@ -71,9 +77,7 @@ def test_server_requests_beyond_the_connections_wait_in_line_and_all_are_answere
 
 def test_the_in_flight_limit_counts_the_line(postgres_url):
     async def scenario():
-        async with opened(postgres_url, EngineOptions(pool_size=1)) as engine:
-            await seed(engine, SHOP, SMALL)
-            target = DirectTarget(SHOP, await SHOP.open(engine), limit=3, timeout=5.0, connections=1)
+        async with shop_target(postgres_url, 1, limit=3) as (_engine, target):
             sent = [target.send(_request("product", 1), lambda *answer: None) for _ in range(5)]
             assert sent == [True, True, True, False, False]
             while target.in_flight:
@@ -84,9 +88,7 @@ def test_the_in_flight_limit_counts_the_line(postgres_url):
 
 def test_a_request_still_waiting_at_its_deadline_is_answered_timeout(postgres_url):
     async def scenario():
-        async with opened(postgres_url, EngineOptions(pool_size=1)) as engine:
-            await seed(engine, SHOP, SMALL)
-            target = DirectTarget(SHOP, await SHOP.open(engine), limit=10, timeout=0.05, connections=1)
+        async with shop_target(postgres_url, 1, timeout=0.05) as (engine, target):
             answers = []
             # The one connection is held outside the target, so the target's request cannot finish
             # and the next one waits in line: both are past their deadline at the sweep.
@@ -212,9 +214,7 @@ def test_an_operation_error_gets_the_status_the_service_would_answer():
 
 def test_a_conflict_after_a_round_trip_is_answered_409_with_nothing_kept(postgres_url):
     async def scenario():
-        async with opened(postgres_url, EngineOptions(pool_size=1)) as engine:
-            await seed(engine, SHOP, SMALL)
-            target = DirectTarget(SHOP, await SHOP.open(engine), limit=10, timeout=5.0, connections=1)
+        async with shop_target(postgres_url, 1) as (_engine, target):
             answers = []
             # An order naming a product that does not exist: the transaction's first statements
             # go to the server (the request suspends), then the operation raises a Conflict.

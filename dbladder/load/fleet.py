@@ -53,7 +53,7 @@ from .clock import MonotonicClock
 from .executors import Executor
 from .executors.closed import UsersGenerator
 from .executors.open import Generator
-from .mix import requests
+from .mix import Request, requests
 from .queries import QueryWindows
 from .recorder import LiveView, Recorder, merge_levels, merge_snapshots, merge_users_snapshots
 from .search import Search
@@ -196,9 +196,11 @@ async def _drive(
     acknowledged: AcknowledgedWrites | None = None,
 ) -> Recorder | dict[str, Any]:
     workload = load_workload(spec.workload)
-    weights = (spec.mix if spec.mix.weights else workload.mix()).weights
+    mix = spec.mix if spec.mix.weights else workload.mix()
+    stream = requests(workload, mix, spec.sizes or workload.sizes, seed=spec.mix_seed, stream=part)
+    names = tuple(operation.name for operation in workload.operations)
     acknowledges = any(
-        operation.write and operation.acknowledge and weights.get(operation.name, 0) > 0
+        operation.write and operation.acknowledge and mix.weights.get(operation.name, 0) > 0
         for operation in workload.operations
     )
     async with _targets(spec, workload, part, parts) as (make_target, context):
@@ -215,13 +217,14 @@ async def _drive(
 
         watch = _Watch(part, events, stop, acknowledged, workload, context)
         if spec.search is not None:
-            return await _run_probes(spec, workload, target, part, parts, origin, commands, watch)
-        return await _run_executor(spec, workload, target(), part, parts, origin, watch)
+            return await _run_probes(spec, stream, names, target, part, parts, origin, commands, watch)
+        return await _run_executor(spec, stream, names, target(), part, parts, origin, watch)
 
 
 async def _run_probes(
     spec: ProcessSpec,
-    workload: Workload,
+    stream: Iterator[Request],
+    names: tuple[str, ...],
     make_target: Callable[[], Target],
     part: int,
     parts: int,
@@ -236,9 +239,6 @@ async def _run_probes(
         raise ValueError("_run_probes needs a ProcessSpec with a search")
     loop = asyncio.get_running_loop()
     clock_origin = origin if origin is not None else time.perf_counter()
-    mix = spec.mix if spec.mix.weights else workload.mix()
-    stream = requests(workload, mix, spec.sizes or workload.sizes, seed=spec.mix_seed, stream=part)
-    names = tuple(operation.name for operation in workload.operations)
     levels: list[dict[str, Any]] = []
     late_start, interrupted = 0.0, False
     while True:
@@ -267,7 +267,8 @@ async def _run_probes(
 
 async def _run_executor(
     spec: ProcessSpec,
-    workload: Workload,
+    stream: Iterator[Request],
+    names: tuple[str, ...],
     target: Target,
     part: int,
     parts: int,
@@ -277,9 +278,6 @@ async def _run_executor(
     clock = MonotonicClock(spin=0.002 if spec.precise_clock else 0.0)
     if origin is not None:
         clock.origin = origin
-    mix = spec.mix if spec.mix.weights else workload.mix()
-    stream = requests(workload, mix, spec.sizes or workload.sizes, seed=spec.mix_seed, stream=part)
-    names = tuple(operation.name for operation in workload.operations)
     generator: Executor
     if spec.users is not None:
         generator = UsersGenerator(spec.users, clock, stream, target, part, parts, operation_names=names)

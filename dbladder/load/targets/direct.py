@@ -95,7 +95,6 @@ class DirectTarget:
     """
 
     def __init__(self, workload: Workload, context: Any, limit: int, timeout: float, connections: int = 100):
-        self._workload = workload
         self._context = context
         self._run = [operation.run for operation in workload.operations]
         self._limit = limit

@@ -1,6 +1,6 @@
 """What the benchmarks' bare clients share: one request of the shop's read mix straight on asyncpg's
-protocol, and how long a process ran and waited for a CPU (`from bare_client import ...`, as the
-benchmarks run from this folder)."""
+protocol, a task held until it ends, and how long a process ran and waited for a CPU
+(`from bare_client import ...`, as the benchmarks run from this folder)."""
 
 from __future__ import annotations
 
@@ -21,6 +21,15 @@ async def read_on_protocol(protocol: Any, states: tuple[Any, Any, Any, Any], kin
         await protocol.bind_execute(page, args, "", 0, True, None)
     elif (await protocol.bind_execute(order, args, "", 1, True, None))[0]:
         await protocol.bind_execute(items, args, "", 0, True, None)
+
+
+_tasks: set[asyncio.Task[None]] = set()
+
+
+def keep(task: asyncio.Task[None]) -> None:
+    """Hold a task until it ends (the loop keeps only a weak reference), as DirectTarget does."""
+    _tasks.add(task)
+    task.add_done_callback(_tasks.discard)
 
 
 def schedstat() -> tuple[float, float]:

@@ -41,7 +41,7 @@ from typing import Any
 
 import apsw
 import uvloop
-from bare_client import read_on_protocol
+from bare_client import keep, read_on_protocol
 
 from dbladder.bench.native import draw_requests, read_statements
 from dbladder.data.seeding import seed as seed_data
@@ -123,15 +123,6 @@ class _Turn:
 
 def _one_turn() -> _Turn:
     return _Turn()
-
-
-_tasks: set[asyncio.Task[None]] = set()
-
-
-def keep(task: asyncio.Task[None]) -> None:
-    """Hold a task until it ends (the loop keeps only a weak reference), as DirectTarget does."""
-    _tasks.add(task)
-    task.add_done_callback(_tasks.discard)
 
 
 def stub_engine() -> PostgresEngine:

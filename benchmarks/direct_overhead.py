@@ -45,7 +45,7 @@ from bare_client import keep, read_on_protocol
 
 from dbladder.bench.native import draw_requests, read_statements
 from dbladder.data.seeding import seed as seed_data
-from dbladder.engines import EngineOptions, create_engine
+from dbladder.engines import EngineOptions, create_engine, opened
 from dbladder.engines.base import Engine
 from dbladder.engines.postgres import PostgresEngine
 from dbladder.engines.postgres.connection import _Connection, rewrite_placeholders
@@ -87,7 +87,7 @@ class _Protocol:
     async def bind_execute(
         self, state: list[tuple[Any, ...]], args: Any, portal: str, limit: int, *_: Any
     ) -> tuple[list[tuple[Any, ...]], bytes, bool]:
-        await _one_turn()
+        await _Turn()
         return (state[:limit] if limit else state), b"SELECT", True
 
 
@@ -121,10 +121,6 @@ class _Turn:
         return future.__await__()
 
 
-def _one_turn() -> _Turn:
-    return _Turn()
-
-
 def stub_engine() -> PostgresEngine:
     """The PostgreSQL engine with stub connections: everything of a read but the server."""
     engine = PostgresEngine(
@@ -155,12 +151,8 @@ class Setup:
 
     async def seed(self) -> None:
         if self.kind == "sqlite":
-            engine = create_engine(f"sqlite:///{self.path}", EngineOptions(pool_size=1))
-            await engine.open()
-            try:
+            async with opened(f"sqlite:///{self.path}", EngineOptions(pool_size=1)) as engine:
                 await seed_data(engine, load_workload("shop"), DataSpec(1, dict(SIZES)))
-            finally:
-                await engine.close()
 
 
 async def bare(setup: Setup, count: int) -> float:
@@ -189,17 +181,10 @@ def bare_apsw(path: str, count: int) -> float:
 
 async def bare_stub(count: int) -> float:
     """CPU seconds for `count` requests of the mix, a task each straight on the stub protocol."""
-    workload = load_workload("shop")
-    names = [operation.name for operation in workload.operations]
-    stream = requests(workload, MIX, SIZES, stream=0)
-    work = [(names[index], args) for index, args in (next(stream) for _ in range(count))]
-    protocols = [_Protocol() for _ in range(CONNECTIONS)]
-    product, page = ANSWERS[shop.PRODUCT_BY_ID], ANSWERS[shop.PRODUCTS_PAGE]
-    order, items = ANSWERS[shop.ORDER_BY_ID], ANSWERS[shop.ORDER_ITEMS]
-    free = list(protocols)
+    work = draw_requests(load_workload("shop"), dict(SIZES), count)
+    free = [_Protocol() for _ in range(CONNECTIONS)]
     waiting: list[tuple[str, Any]] = []
-
-    states = (product, page, order, items)
+    states = tuple(ANSWERS.values())  # the product, the page, the order and its items, in that order
 
     async def one(protocol: _Protocol, kind: str, args: Any) -> None:
         while True:

@@ -32,7 +32,10 @@ import uvloop
 from bare_client import measured
 from scratch import scratch_databases
 
+from dbladder.data.seeding import seed as seed_data
 from dbladder.engines import EngineOptions, opened
+from dbladder.engines.postgres.connection import rewrite_placeholders
+from dbladder.workloads.base import DataSpec
 from dbladder.workloads.registry import load_workload
 from dbladder.workloads.shop import schema as shop
 
@@ -42,7 +45,7 @@ SOCKET = "/var/run/postgresql"
 
 async def _asyncpg_reader(database: str, sql: str) -> tuple[Any, Any]:
     connection = await asyncpg.connect(host=SOCKET, user="postgres", database=database)
-    statement = await connection.prepare(sql.replace("?", "$1"))
+    statement = await connection.prepare(rewrite_placeholders(sql))
     protocol, state = connection._protocol, statement._state
 
     async def read(product_id: int) -> Any:
@@ -71,7 +74,7 @@ async def _psqlpy_reader(database: str, sql: str) -> tuple[Any, Any]:
     import psqlpy
 
     connection = await psqlpy.connect(dsn=f"postgresql://postgres@localhost/{database}?host={SOCKET}")
-    text = sql.replace("?", "$1")
+    text = rewrite_placeholders(sql)
 
     async def read(product_id: int) -> Any:
         return (await connection.execute(text, [product_id], prepared=True)).result()
@@ -128,14 +131,9 @@ def measure(driver: str, database: str, connections: int, seconds: float) -> tup
 
 
 async def seed(database: str) -> None:
-    from dbladder.data.seeding import seed as seed_data
-    from dbladder.workloads import base
-
     url = f"postgresql:///{database}?host={SOCKET}"
     async with opened(url, EngineOptions(pool_size=2)) as engine:
-        await seed_data(
-            engine, load_workload("shop"), base.DataSpec(1, {"products": PRODUCTS, "orders": 1000})
-        )
+        await seed_data(engine, load_workload("shop"), DataSpec(1, {"products": PRODUCTS, "orders": 1000}))
 
 
 async def main_async(options: argparse.Namespace) -> None:

@@ -48,21 +48,9 @@ async def one_by_one(session: Session, acknowledged: dict[str, list[tuple[Any, .
 
 
 async def batched(session: Session, acknowledged: dict[str, list[tuple[Any, ...]]]) -> int:
-    """The writes found, BATCH a query, as `verify` looks them up."""
-    posts = acknowledged["create_post"]
-    rows = await verify._rows_of(session, verify.POSTS_BY_ID, [(post[0],) for post in posts])
-    there = {row[0]: row[1:] for row in rows}
-    found = sum(
-        1
-        for post_id, author, created_at, crc in posts
-        if (row := there.get(post_id)) is not None
-        and (row[0], row[1], body_crc(str(row[2]))) == (author, created_at, crc)
-    )
-    for name, sql in (("like", verify.LIKES_THERE), ("follow", verify.FOLLOWS_THERE)):
-        pairs = acknowledged[name]
-        present = {tuple(row) for row in await verify._rows_of(session, sql, pairs)}
-        found += sum(1 for pair in pairs if pair in present)
-    return found
+    """The writes found, as `verify` looks them up (BATCH a query)."""
+    lost, corrupted = await verify.lost_and_corrupted(session, acknowledged)
+    return sum(len(records) for records in acknowledged.values()) - lost - corrupted
 
 
 async def measure(url: str, scale: float) -> None:

@@ -84,22 +84,9 @@ async def verify(
     or 201 must be there. No write deletes, so the seeded rows must all be there too.
     """
     seeded = ChirpConfig.of(users, posts)
-    lost, corrupted = 0, 0
     violations: list[str] = []
     async with engine.read() as session:
-        new_posts = acknowledged.get("create_post", ())
-        keys = [(post[0],) for post in new_posts]
-        found = {row[0]: row[1:] for row in await _rows_of(session, POSTS_BY_ID, keys)}
-        for post_id, author, created_at, crc in new_posts:
-            row = found.get(post_id)
-            if row is None:
-                lost += 1
-            elif (row[0], row[1], body_crc(str(row[2]))) != (author, created_at, crc):
-                corrupted += 1
-        for name, sql in (("like", LIKES_THERE), ("follow", FOLLOWS_THERE)):
-            pairs = acknowledged.get(name, ())
-            there = {tuple(row) for row in await _rows_of(session, sql, pairs)}
-            lost += sum(1 for pair in pairs if tuple(pair) not in there)
+        lost, corrupted = await lost_and_corrupted(session, acknowledged)
         for problem, sql in INVARIANTS:
             count = await _count(session, sql)
             if count:
@@ -118,6 +105,28 @@ async def verify(
         "no self-follow, no row pointing at a missing user or post, no duplicate like, follow or "
         "handle, every seeded row still there",
     }
+
+
+async def lost_and_corrupted(
+    session: Session, acknowledged: Mapping[str, Sequence[tuple[Any, ...]]]
+) -> tuple[int, int]:
+    """How many acknowledged writes are not there, and how many posts are there changed (another
+    author, time or text), looked up BATCH at a time; each acknowledgement counts."""
+    lost, corrupted = 0, 0
+    new_posts = acknowledged.get("create_post", ())
+    keys = [(post[0],) for post in new_posts]
+    found = {row[0]: row[1:] for row in await _rows_of(session, POSTS_BY_ID, keys)}
+    for post_id, author, created_at, crc in new_posts:
+        row = found.get(post_id)
+        if row is None:
+            lost += 1
+        elif (row[0], row[1], body_crc(str(row[2]))) != (author, created_at, crc):
+            corrupted += 1
+    for name, sql in (("like", LIKES_THERE), ("follow", FOLLOWS_THERE)):
+        pairs = acknowledged.get(name, ())
+        there = {tuple(row) for row in await _rows_of(session, sql, pairs)}
+        lost += sum(1 for pair in pairs if tuple(pair) not in there)
+    return lost, corrupted
 
 
 async def _rows_of(session: Session, sql: str, keys: Sequence[Sequence[Any]]) -> list[Any]:

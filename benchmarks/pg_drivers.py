@@ -6,7 +6,8 @@ Direct mode's client shares the machine with the server, so the driver's CPU per
 from the backends (docs/direct.md). This runs the shop's point read (`PRODUCT_BY_ID` on 100,000
 products, ids drawn uniformly) flat out from one process with `--connections` connections, one
 task each, for every driver installed, alternating over `--rounds`, and prints the reads per second,
-the client's CPU per read, and the share of the time its process was on a CPU and waited for one:
+the client's CPU per read (and as a multiple of asyncpg's in the same round), and the share of the
+time its process was on a CPU and waited for one:
 
   asyncpg   the engine's driver, called as the engine calls it (a prepared statement's
             `bind_execute` on the connection's protocol)
@@ -144,15 +145,21 @@ async def main_async(options: argparse.Namespace) -> None:
     async with scratch_databases("dbladder_pg_drivers") as database:
         await seed(database)
         print(f"{PRODUCTS:,} products; point reads flat out, 1 process, {options.connections} connections")
-        print(f"{'driver':<9} {'round':>5} {'reads/s':>9} {'us CPU/read':>12} {'on CPU':>7} {'waiting':>8}")
+        print(
+            f"{'driver':<9} {'round':>5} {'reads/s':>9} {'us CPU/read':>12} {'x asyncpg':>10} "
+            f"{'on CPU':>7} {'waiting':>8}"
+        )
         loop = asyncio.get_running_loop()
         for number in range(options.rounds):  # alternating, so that a noisy minute hits each driver
+            reference = 0.0  # asyncpg's CPU per read in this round: the others are read against it
             for driver in installed:
                 rate, cpu, on_cpu, waiting = await loop.run_in_executor(
                     None, measure, driver, database, options.connections, options.seconds
                 )
+                reference = reference or cpu
                 print(
-                    f"{driver:<9} {number + 1:>5} {rate:>9,.0f} {cpu:>12.1f} {on_cpu:>7.0%} {waiting:>8.0%}",
+                    f"{driver:<9} {number + 1:>5} {rate:>9,.0f} {cpu:>12.1f} {cpu / reference:>10.2f} "
+                    f"{on_cpu:>7.0%} {waiting:>8.0%}",
                     flush=True,
                 )
 

@@ -1,6 +1,7 @@
 """dbladder's own CPU per direct-mode request, with the database taken out of the picture.
 
     python benchmarks/direct_overhead.py [--engine stub|sqlite] [--requests 200000] [--repeats 5]
+                                         [--instructions]
 
 Direct mode on PostgreSQL is a Python process sharing the machine with the server: every
 microsecond of CPU it spends per request is taken from the backends (docs/direct.md). This
@@ -26,6 +27,15 @@ request before any byte reaches a server.
 20,000 products and 100,000 orders, 4 connections): there the engine runs in the generator
 process, so this is direct mode's whole cost per request, and `bare` is a plain apsw loop over the
 same statements, the native reference's own loop.
+
+`--instructions` counts instead of timing: each client runs once under valgrind's callgrind for
+2,000 and for 12,000 requests (`--requests`), and the difference over 10,000 is its instructions
+per request. A CPU second moves by a fifth from one minute to the next on a shared machine
+(docs/direct.md); an instruction count is the same on every run, so a change of a few hundred
+instructions per request shows. It does not see what cache misses or a slower core cost. On SQLite
+it also prints the bound the counts put on direct mode: at equal instructions per cycle, a process
+running direct mode flat out does at most bare / dbladder of what the same process does with the
+bare loop, before any headroom for the pass mark.
 """
 
 from __future__ import annotations
@@ -33,10 +43,16 @@ from __future__ import annotations
 import argparse
 import asyncio
 import gc
+import os
 import platform
+import re
+import shutil
+import subprocess
+import sys
 import tempfile
 import time
 from collections.abc import Callable, Coroutine
+from concurrent.futures import ThreadPoolExecutor
 from typing import Any
 
 import apsw
@@ -318,13 +334,9 @@ CLIENTS: dict[str, Callable[[Setup, int], Coroutine[Any, Any, float]]] = {
 }
 
 
-def main() -> None:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--engine", choices=("stub", "sqlite"), default="stub")
-    parser.add_argument("--requests", type=int, default=200_000, help="requests per repeat")
-    parser.add_argument("--repeats", type=int, default=5, help="repeats of each client, alternating")
-    options = parser.parse_args()
-    n = options.requests
+def timed(options: argparse.Namespace) -> None:
+    """Each client's CPU per request, best of `--repeats`, the clients alternating."""
+    n = options.requests or 200_000
     least = dict.fromkeys(CLIENTS, float("inf"))
     with tempfile.TemporaryDirectory(prefix="dbladder-overhead-") as folder:
         setup = Setup(options.engine, folder)
@@ -346,6 +358,87 @@ def main() -> None:
         f"dbladder costs {(least['dbladder'] - least['bare']) / n * 1e6:.2f} us per request of its own, "
         f"{least['dbladder'] / least['bare']:.1f}x the bare client on the same engine"
     )
+
+
+def callgrind_instructions(engine: str, folder: str, client: str, count: int) -> int:
+    """What callgrind counted in a whole run of this script doing `count` requests of one client."""
+    command = [
+        "valgrind", "--tool=callgrind", "--callgrind-out-file=/dev/null",
+        sys.executable, __file__, "--engine", engine, "--one", client, "--requests", str(count),
+        "--folder", folder,
+    ]  # fmt: skip
+    # A fixed hash seed: str hashing decides dict layouts, and with them a few instructions per lookup.
+    done = subprocess.run(command, capture_output=True, text=True, env={**os.environ, "PYTHONHASHSEED": "0"})
+    collected = re.search(r"Collected\s*:\s*([\d,]+)", done.stderr)
+    if done.returncode or collected is None:
+        raise SystemExit(f"callgrind could not count {client} ({count:,} requests):\n{done.stderr[-2000:]}")
+    return int(collected.group(1).replace(",", ""))
+
+
+def counted(options: argparse.Namespace) -> None:
+    """Each client's instructions per request: (count(N) - count(N / 6)) / (N - N / 6), under callgrind."""
+    if shutil.which("valgrind") is None:
+        raise SystemExit("--instructions needs valgrind on the PATH (Debian: apt-get install valgrind)")
+    large = options.requests or 12_000
+    small = large // 6
+    with tempfile.TemporaryDirectory(prefix="dbladder-overhead-") as folder:
+        uvloop.run(Setup(options.engine, folder).seed())
+        runs = [(client, count) for client in CLIENTS for count in (small, large)]
+        # Counts do not depend on what else runs, so the runs share the cores.
+        with ThreadPoolExecutor(max_workers=os.cpu_count() or 1) as pool:
+            counts = pool.map(lambda run: callgrind_instructions(options.engine, folder, *run), runs)
+            totals = dict(zip(runs, counts, strict=True))
+    per_request = {
+        client: (totals[client, large] - totals[client, small]) / (large - small) for client in CLIENTS
+    }
+    where = "a stub of asyncpg's protocol" if options.engine == "stub" else "a SQLite file"
+    print(
+        f"Python {platform.python_version()}, uvloop, the shop's read mix on {where}: instructions per "
+        f"request, (callgrind's count at {large:,} requests - at {small:,}) / {large - small:,}"
+    )
+    print(f"{'client':<12} {'instructions':>13} {'the layer adds':>15}")
+    previous = None
+    for name, count in per_request.items():
+        added = "" if previous is None else f"{count - previous:+15,.0f}"
+        print(f"{name:<12} {count:13,.0f} {added}")
+        previous = count
+    bare, whole = per_request["bare"], per_request["dbladder"]
+    own = whole - bare
+    print(f"dbladder costs {own:,.0f} instructions per request of its own, {whole / bare:.2f}x the bare one")
+    if options.engine == "sqlite":
+        print(
+            f"at equal instructions per cycle, direct mode flat out does at most {bare / whole:.2f} of the "
+            "bare loop's rate in the same processes, before any headroom for the pass mark"
+        )
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--engine", choices=("stub", "sqlite"), default="stub")
+    parser.add_argument(
+        "--requests",
+        type=int,
+        default=0,
+        help="requests per repeat (default 200,000; 12,000 with --instructions)",
+    )
+    parser.add_argument("--repeats", type=int, default=5, help="repeats of each client, alternating")
+    parser.add_argument(
+        "--instructions",
+        action="store_true",
+        help="count instructions per request under callgrind instead of timing",
+    )
+    # One client once, in a process of its own: what --instructions runs under callgrind.
+    parser.add_argument("--one", choices=tuple(CLIENTS), help=argparse.SUPPRESS)
+    parser.add_argument("--folder", default="", help=argparse.SUPPRESS)
+    options = parser.parse_args()
+    if options.requests < 0:
+        parser.error(f"--requests must be 1 or more, not {options.requests}")
+    if options.one:
+        uvloop.run(CLIENTS[options.one](Setup(options.engine, options.folder), options.requests))
+    elif options.instructions:
+        counted(options)
+    else:
+        timed(options)
 
 
 if __name__ == "__main__":

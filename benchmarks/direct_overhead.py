@@ -31,11 +31,14 @@ same statements, the native reference's own loop.
 `--instructions` counts instead of timing: each client runs once under valgrind's callgrind for
 2,000 and for 12,000 requests (`--requests`), and the difference over 10,000 is its instructions
 per request. A CPU second moves by a fifth from one minute to the next on a shared machine
-(docs/direct.md); an instruction count is the same on every run, so a change of a few hundred
-instructions per request shows. It does not see what cache misses or a slower core cost. On SQLite
-it also prints the bound the counts put on direct mode: at equal instructions per cycle, a process
-running direct mode flat out does at most bare / dbladder of what the same process does with the
-bare loop, before any headroom for the pass mark.
+(docs/direct.md); an instruction count stays within about 1 % from run to run, so a change of a
+thousand instructions per request shows. It does not see what cache misses or a slower core cost,
+and work the wall clock drives (a timer every 0.1 s, say) is counted some 50 times too often per
+request, as callgrind runs the program that much slower: the direct path has no such work on
+SQLite, and on the stub only the target's deadline sweep. On SQLite it also prints the bound the
+counts put on direct mode: at equal instructions per cycle, a process running direct mode flat
+out does at most bare / dbladder of what the same process does with the bare loop, before any
+headroom for the pass mark.
 """
 
 from __future__ import annotations
@@ -345,19 +348,31 @@ def timed(options: argparse.Namespace) -> None:
             for name, client in CLIENTS.items():
                 gc.collect()
                 least[name] = min(least[name], uvloop.run(client(setup, n)))
-    python = f"Python {platform.python_version()}, uvloop"
-    where = "a stub of asyncpg's protocol" if options.engine == "stub" else "a SQLite file"
-    print(f"{python}, {n:,} requests of the shop's read mix on {where}, best of {options.repeats}")
-    print(f"{'client':<12} {'us CPU/request':>15} {'the layer adds':>15}")
-    previous = None
-    for name, seconds in least.items():
-        added = "" if previous is None else f"{(seconds - previous) / n * 1e6:+15.2f}"
-        print(f"{name:<12} {seconds / n * 1e6:15.2f} {added}")
-        previous = seconds
+    print_layers(
+        f"{n:,} requests of the shop's read mix on {where(options)}, best of {options.repeats}",
+        "us CPU/request",
+        {name: seconds / n * 1e6 for name, seconds in least.items()},
+        ".2f",
+    )
     print(
         f"dbladder costs {(least['dbladder'] - least['bare']) / n * 1e6:.2f} us per request of its own, "
         f"{least['dbladder'] / least['bare']:.1f}x the bare client on the same engine"
     )
+
+
+def where(options: argparse.Namespace) -> str:
+    return "a stub of asyncpg's protocol" if options.engine == "stub" else "a SQLite file"
+
+
+def print_layers(heading: str, column: str, per_request: dict[str, float], spec: str) -> None:
+    """The clients' figures per request, each with what its layer adds to the one before."""
+    print(f"Python {platform.python_version()}, uvloop, {heading}")
+    print(f"{'client':<12} {column:>15} {'the layer adds':>15}")
+    previous = None
+    for name, value in per_request.items():
+        added = "" if previous is None else f"{value - previous:+15{spec}}"
+        print(f"{name:<12} {value:15{spec}} {added}")
+        previous = value
 
 
 def callgrind_instructions(engine: str, folder: str, client: str, count: int) -> int:
@@ -391,17 +406,13 @@ def counted(options: argparse.Namespace) -> None:
     per_request = {
         client: (totals[client, large] - totals[client, small]) / (large - small) for client in CLIENTS
     }
-    where = "a stub of asyncpg's protocol" if options.engine == "stub" else "a SQLite file"
-    print(
-        f"Python {platform.python_version()}, uvloop, the shop's read mix on {where}: instructions per "
-        f"request, (callgrind's count at {large:,} requests - at {small:,}) / {large - small:,}"
+    print_layers(
+        f"the shop's read mix on {where(options)}: instructions per request, "
+        f"(callgrind's count at {large:,} requests - at {small:,}) / {large - small:,}",
+        "instructions",
+        per_request,
+        ",.0f",
     )
-    print(f"{'client':<12} {'instructions':>13} {'the layer adds':>15}")
-    previous = None
-    for name, count in per_request.items():
-        added = "" if previous is None else f"{count - previous:+15,.0f}"
-        print(f"{name:<12} {count:13,.0f} {added}")
-        previous = count
     bare, whole = per_request["bare"], per_request["dbladder"]
     own = whole - bare
     print(f"dbladder costs {own:,.0f} instructions per request of its own, {whole / bare:.2f}x the bare one")

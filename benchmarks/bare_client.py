@@ -1,11 +1,14 @@
 """What the benchmarks' bare clients share: one request of the shop's read mix straight on asyncpg's
-protocol, a task held until it ends, and how long a process ran and waited for a CPU
-(`from bare_client import ...`, as the benchmarks run from this folder)."""
+protocol, a task held until it ends, how long a process ran and waited for a CPU, and a client run
+in a fresh process of its own (`from bare_client import ...`, as the benchmarks run from this
+folder)."""
 
 from __future__ import annotations
 
 import asyncio
+import multiprocessing
 import time
+from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -51,7 +54,18 @@ class ProcessCost:
         return time.process_time() - self._cpu, on_cpu - self._on_cpu, waiting - self._waiting
 
 
-async def measured(loops: list[asyncio.Future[None]], start: float) -> tuple[float, float, float, float]:
+def in_child(target: Callable[..., None], *args: Any, timeout: float) -> Any:
+    """Run `target(*args, out)` in a fresh spawned process; what it put on the queue `out`."""
+    context = multiprocessing.get_context("spawn")
+    out = context.Queue()
+    child = context.Process(target=target, args=(*args, out))
+    child.start()
+    result = out.get(timeout=timeout)
+    child.join()
+    return result
+
+
+async def measured(loops: Sequence[asyncio.Future[None]], start: float) -> tuple[float, float, float, float]:
     """Wait for `start` (a time.perf_counter() value), then for every loop; the span's wall seconds,
     CPU seconds, seconds on a CPU and seconds waiting for one."""
     await asyncio.sleep(start - time.perf_counter())

@@ -49,7 +49,7 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
-from bare_client import keep, measured, read_on_protocol
+from bare_client import in_child, keep, measured, read_on_protocol
 
 from dbladder.bench.native import (
     READ_MIX,
@@ -329,12 +329,9 @@ def asyncpg_alone(url: str, mix: Mix, connections: int, seconds: float) -> Nativ
     """What the driver direct mode uses can do by itself, flat out, in one process: the most a
     Python client on asyncpg could hold here, whatever dbladder does around it. The note says
     what the process cost and how much of the time it waited for a CPU held by the server."""
-    context = multiprocessing.get_context("spawn")
-    out = context.Queue()
-    child = context.Process(target=_asyncpg_worker, args=(url, mix, connections, seconds, out))
-    child.start()
-    done, wall, cpu, on_cpu, waiting = out.get(timeout=seconds + 60)
-    child.join()
+    done, wall, cpu, on_cpu, waiting = in_child(
+        _asyncpg_worker, url, mix, connections, seconds, timeout=seconds + 60
+    )
     note = (
         f"({cpu / done * 1e6:.1f} us CPU per op; its process was on a CPU {on_cpu / wall:.0%} of the "
         f"time and waited, runnable, for one {waiting / wall:.0%})"
@@ -391,15 +388,10 @@ def _asyncpg_paced(
 
 def asyncpg_scheduled(url: str, mix: Mix, rate: float, args: argparse.Namespace) -> Probe:
     """One probe of the bare asyncpg client on a schedule, judged by direct mode's pass mark."""
-    context = multiprocessing.get_context("spawn")
-    out = context.Queue()
-    child = context.Process(
-        target=_asyncpg_paced, args=(url, mix, args.connections, rate, args.hold, args.warmup, out)
+    latencies = in_child(
+        _asyncpg_paced, url, mix, args.connections, rate, args.hold, args.warmup, timeout=args.hold + 120
     )
-    child.start()
-    latencies = sorted(out.get(timeout=args.hold + 120))
-    child.join()
-    return latency_probe(rate, latencies, args)
+    return latency_probe(rate, sorted(latencies), args)
 
 
 def mariadb_native(scratch: Scratch, mix: Mix, processes: int, connections: int, seconds: float) -> Native:

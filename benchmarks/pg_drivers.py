@@ -23,14 +23,13 @@ from __future__ import annotations
 import argparse
 import asyncio
 import importlib.util
-import multiprocessing
 import random
 import time
 from typing import Any
 
 import asyncpg
 import uvloop
-from bare_client import measured
+from bare_client import in_child, measured
 from scratch import scratch_databases
 
 from dbladder.data.seeding import seed as seed_data
@@ -122,13 +121,7 @@ def _worker(driver: str, database: str, connections: int, seconds: float, out: A
 
 def measure(driver: str, database: str, connections: int, seconds: float) -> tuple[float, ...]:
     """One flat-out run of `driver` in a fresh process: reads/s, CPU us per read, on-CPU and waiting."""
-    context = multiprocessing.get_context("spawn")
-    out = context.Queue()
-    child = context.Process(target=_worker, args=(driver, database, connections, seconds, out))
-    child.start()
-    result = out.get(timeout=seconds + 60)
-    child.join()
-    return result  # type: ignore[no-any-return]
+    return in_child(_worker, driver, database, connections, seconds, timeout=seconds + 60)
 
 
 async def seed(database: str) -> None:

@@ -30,15 +30,17 @@ same statements, the native reference's own loop.
 
 `--instructions` counts instead of timing: each client runs once under valgrind's callgrind for
 2,000 and for 12,000 requests (`--requests`), and the difference over 10,000 is its instructions
-per request. A CPU second moves by a fifth from one minute to the next on a shared machine
-(docs/direct.md); an instruction count stays within about 1 % from run to run, so a change of a
-thousand instructions per request shows. It does not see what cache misses or a slower core cost,
-and work the wall clock drives (a timer every 0.1 s, say) is counted some 50 times too often per
-request, as callgrind runs the program that much slower: the direct path has no such work on
-SQLite, and on the stub only the target's deadline sweep. On SQLite it also prints the bound the
-counts put on direct mode: at equal instructions per cycle, a process running direct mode flat
-out does at most bare / dbladder of what the same process does with the bare loop, before any
-headroom for the pass mark.
+per request (start-up and seeding cancel out). A CPU second moves by a fifth from one minute to the
+next on a shared machine (docs/direct.md); a whole path's count stays within about 1.5 % from run
+to run and a layer's within about 2,000, so a change of a few thousand instructions per request
+shows. It does not see what cache misses or a slower core cost, and work the wall clock drives (a
+timer every 0.1 s, say) is counted some 50 times too often per request, as callgrind runs the
+program that much slower: the direct path has no such work on SQLite, and on the stub only the
+target's deadline sweep. Every client's count includes drawing its requests, which is also
+counted on its own. On SQLite it prints the bound the counts put on direct mode: at equal
+instructions per cycle, a process running direct mode flat out does at most (bare - draw) /
+dbladder of what the same process does with the bare loop (the reference draws before its clock
+starts, direct mode as it goes), before any headroom for the pass mark.
 """
 
 from __future__ import annotations
@@ -360,6 +362,10 @@ def timed(options: argparse.Namespace) -> None:
     )
 
 
+DRAW = "draw"
+"""What --instructions also counts on its own: drawing the requests, as the bare clients do first."""
+
+
 def where(options: argparse.Namespace) -> str:
     return "a stub of asyncpg's protocol" if options.engine == "stub" else "a SQLite file"
 
@@ -398,7 +404,7 @@ def counted(options: argparse.Namespace) -> None:
     small = large // 6
     with tempfile.TemporaryDirectory(prefix="dbladder-overhead-") as folder:
         uvloop.run(Setup(options.engine, folder).seed())
-        runs = [(client, count) for client in CLIENTS for count in (small, large)]
+        runs = [(client, count) for client in (*CLIENTS, DRAW) for count in (small, large)]
         # Counts do not depend on what else runs, so the runs share the cores.
         with ThreadPoolExecutor(max_workers=os.cpu_count() or 1) as pool:
             counts = pool.map(lambda run: callgrind_instructions(options.engine, folder, *run), runs)
@@ -406,6 +412,7 @@ def counted(options: argparse.Namespace) -> None:
     per_request = {
         client: (totals[client, large] - totals[client, small]) / (large - small) for client in CLIENTS
     }
+    drawing = (totals[DRAW, large] - totals[DRAW, small]) / (large - small)
     print_layers(
         f"the shop's read mix on {where(options)}: instructions per request, "
         f"(callgrind's count at {large:,} requests - at {small:,}) / {large - small:,}",
@@ -413,9 +420,13 @@ def counted(options: argparse.Namespace) -> None:
         per_request,
         ",.0f",
     )
-    bare, whole = per_request["bare"], per_request["dbladder"]
-    own = whole - bare
-    print(f"dbladder costs {own:,.0f} instructions per request of its own, {whole / bare:.2f}x the bare one")
+    # The bare clients draw their requests before they start, as the native reference does before
+    # its clock starts; direct mode draws as it goes, so the draw is dbladder's own cost.
+    bare, whole = per_request["bare"] - drawing, per_request["dbladder"]
+    print(
+        f"every count includes drawing the requests, {drawing:,.0f} instructions a request; without it the "
+        f"bare client is {bare:,.0f}, and dbladder costs {whole - bare:,.0f} of its own ({whole / bare:.2f}x)"
+    )
     if options.engine == "sqlite":
         print(
             f"at equal instructions per cycle, direct mode flat out does at most {bare / whole:.2f} of the "
@@ -439,12 +450,14 @@ def main() -> None:
         help="count instructions per request under callgrind instead of timing",
     )
     # One client once, in a process of its own: what --instructions runs under callgrind.
-    parser.add_argument("--one", choices=tuple(CLIENTS), help=argparse.SUPPRESS)
+    parser.add_argument("--one", choices=(*CLIENTS, DRAW), help=argparse.SUPPRESS)
     parser.add_argument("--folder", default="", help=argparse.SUPPRESS)
     options = parser.parse_args()
     if options.requests < 0:
         parser.error(f"--requests must be 1 or more, not {options.requests}")
-    if options.one:
+    if options.one == DRAW:
+        draw_requests(load_workload("shop"), dict(SIZES), options.requests)
+    elif options.one:
         uvloop.run(CLIENTS[options.one](Setup(options.engine, options.folder), options.requests))
     elif options.instructions:
         counted(options)

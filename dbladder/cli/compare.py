@@ -127,7 +127,7 @@ def compare(
     db_urls = db_texts(db_urls)
     order = click.get_current_context().meta.get(ORDER, [])
     transports, latencies = entry_routes(order, len(db_urls), transport, added_latency)
-    base = build_config({**options, "db_url": db_urls[0], "transport": None, "added_latency": None})
+    base, _ = build_config({**options, "db_url": db_urls[0], "transport": None, "added_latency": None})
     config = CompareConfig(
         db_urls=db_urls,
         base=base,

@@ -3,7 +3,6 @@ table and the ceiling; exit 3 when an `--expect-*` is not met."""
 
 from __future__ import annotations
 
-import dataclasses
 import json
 import sys
 from pathlib import Path
@@ -14,20 +13,17 @@ from rich.console import Console
 from rich.status import Status
 
 from ..engines.base import DEFAULT_POOL_SIZE
-from ..errors import UsageError
-from ..load.presets import DEFAULT_PRESET, get_preset
 from ..load.recorder import LiveView
 from ..load.search import Search
-from ..plans import Phase, UserPlan
 from ..report import terminal
 from ..report.integrity import integrity_lines
 from ..result.expectations import EXIT_UNMET, Expectations, parse_at_rate, unmet
 from ..result.passmark import PassMark
 from ..run.faults import KINDS
 from ..run.integrity import raise_if_lost
-from ..run.round import SEARCH_PLAN, TARGETS, RunConfig, default_out_dir, run_ladder
+from ..run.plan_choice import PlanChoice, PlanOptions, choose_plan
+from ..run.round import TARGETS, RunConfig, default_out_dir, run_ladder
 from ..transport import TRANSPORTS
-from ..workloads.registry import load_workload
 from .common import DATA_OPTIONS, db_option, parse_sizes, sigterm_as_interrupt, workload_option
 
 
@@ -297,7 +293,7 @@ def run(
         None if expect_p95 is None else parse_at_rate(expect_p95, "--expect-p95"),
         None if expect_fail_pct is None else parse_at_rate(expect_fail_pct, "--expect-fail-pct"),
     ).checked()
-    config = build_config(options)
+    config, plan = build_config(options)
     console = Console(stderr=True)
     progress = TerminalProgress(console)
     try:
@@ -310,11 +306,7 @@ def run(
     if not result["levels"]:
         echo("no level finished")
     echo(terminal.summary(result))
-    preset = (
-        get_preset(load_workload(config.workload), config.preset)
-        if config.preset is not None and config.preset != SEARCH_PLAN
-        else None
-    )
+    preset = plan.preset
     if preset is not None and preset.reference:  # the published figure this round reproduces
         echo(f"post     {preset.reference} ({preset.description})")
     for line in integrity_lines(result):
@@ -336,123 +328,31 @@ def _echo(as_json: bool) -> Any:
     return lambda text: click.echo(text, err=as_json)
 
 
-def _fraction(text: str | None, option: str) -> float | None:
-    """ "5%" or "0.05" as 0.05; None stays None."""
-    if text is None:
-        return None
-    try:
-        return float(text[:-1]) / 100 if text.endswith("%") else float(text)
-    except ValueError:
-        raise UsageError(f"{option} takes a percentage (5%) or a fraction (0.05), not {text!r}") from None
-
-
-def _refuse(flags: list[str], applies_to: str) -> None:
-    """UsageError when any of `flags` was given to a plan it does not apply to."""
-    if flags:
-        verb = "apply" if len(flags) > 1 else "applies"
-        raise UsageError(f"{', '.join(flags)} {verb} to {applies_to}")
-
-
-def _search(options: dict[str, Any]) -> Search:
-    """The ceiling search with --start, --hold, --warmup, --budget and --resolution over its defaults."""
-    ladder_only = ["--users"] if options["users_levels"] else []
-    ladder_only += ["--ramp"] if options["ramp"] is not None else []
-    _refuse(ladder_only, "presets, not to the ceiling search; add --preset")
-    changes = {
-        "start": options["start"],
-        "hold": options["hold"],
-        "warmup": options["warmup"],
-        "budget": options["budget"],
-        "resolution": _fraction(options["resolution"], "--resolution"),
-    }
-    return Search(**{name: value for name, value in changes.items() if value is not None})
-
-
-def _users_plan(plan: UserPlan, options: dict[str, Any]) -> UserPlan:
-    """The preset's users plan with --users, --ramp and --hold over it."""
-    ladder_only = [f"--{name}" for name in ("start", "step", "steps", "warmup") if options[name] is not None]
-    if ladder_only:
-        raise UsageError(f"{', '.join(ladder_only)} apply to ladder presets; this preset is closed (users)")
-    phases = list(plan.phases)
-    if options["users_levels"]:
-        try:
-            counts = [int(part) for part in options["users_levels"].split(",")]
-        except ValueError:
-            raise UsageError(
-                f"--users takes whole numbers separated by commas, not {options['users_levels']!r}"
-            ) from None
-        first = phases[0]
-        phases = [Phase(count, first.ramp, first.hold) for count in counts]
-    # --ramp sets every ramp except the spike's "at once" (0) jumps after the first phase.
-    phases = [
-        Phase(
-            phase.users,
-            phase.ramp if options["ramp"] is None or (phase.ramp == 0 and i) else options["ramp"],
-            phase.hold if options["hold"] is None else options["hold"],
-        )
-        for i, phase in enumerate(phases)
-    ]
-    return dataclasses.replace(plan, phases=tuple(phases))
-
-
-def build_config(options: dict[str, Any]) -> RunConfig:
-    """A RunConfig from the command's options: the preset, with explicit options over it."""
-    workload = load_workload(options["workload"])
-    preset_name = options["preset"]
-    if preset_name is None and (options["step"] is not None or options["steps"] is not None):
-        # --step or --steps ask for a ladder: the generic short one, with them over it.
-        preset_name = DEFAULT_PRESET
-    if preset_name is None:
-        preset_name = workload.default_preset or SEARCH_PLAN
-    if preset_name == SEARCH_PLAN:
-        return _config(options, SEARCH_PLAN, search=_search(options))
-    search_only = [f"--{name}" for name in ("budget", "resolution") if options[name] is not None]
-    _refuse(search_only, "the ceiling search, not to a preset")
-    preset = get_preset(workload, preset_name)
-    ladder, users = preset.ladder, preset.users
-    if users is not None:
-        users = _users_plan(users, options)
-    elif ladder is not None:
-        names = ("start", "step", "steps", "hold", "warmup")
-        ladder = dataclasses.replace(
-            ladder, **{name: options[name] for name in names if options[name] is not None}
-        )
-    return _config(
-        options,
-        preset.name,
-        ladder=ladder if users is None else None,
-        users=users,
-        write_share=preset.write_share if options["writes"] is None else options["writes"],
-        weights=dict(preset.weights) if preset.weights is not None and options["writes"] is None else None,
-        sqlite_writers=preset.sqlite_writers,
-        preset_sizes=preset.sizes,
+def plan_options(options: dict[str, Any]) -> PlanOptions:
+    """The plan's options of `run` and `compare`, as the library takes them."""
+    names = ("preset", "start", "step", "steps", "hold", "warmup", "budget", "resolution", "ramp", "writes")
+    return PlanOptions(
+        **{name: options[name] for name in names},
+        users=options["users_levels"],
+        sqlite_writers=options["sqlite_writers"],
     )
 
 
-def _config(
-    options: dict[str, Any],
-    preset: str,
-    sqlite_writers: int | None = None,
-    preset_sizes: tuple[tuple[str, int], ...] = (),
-    **plan: Any,
-) -> RunConfig:
-    """The RunConfig of a plan (search, ladder or users, with the preset's mix) and the other options."""
-    if options["sqlite_writers"] is not None:
-        sqlite_writers = options["sqlite_writers"]
-    plan.setdefault("write_share", options["writes"])
-    return RunConfig(
+def build_config(options: dict[str, Any]) -> tuple[RunConfig, PlanChoice]:
+    """A RunConfig from the command's options: the preset, with explicit options over it; and the
+    plan chosen (its preset's reference to a published figure)."""
+    plan = choose_plan(options["workload"], plan_options(options))
+    config = RunConfig(
         db_url=options["db_url"],
         workload=options["workload"],
-        preset=preset,
-        **plan,
+        **plan.config_fields(),
         pass_mark=PassMark(options["p95_ms"], options["max_fail_pct"]),
         seed=None if options["no_seed"] else options["seed_number"],
         scale=options["scale"],
-        sizes={**dict(preset_sizes), **parse_sizes(options["size_settings"])},
+        sizes={**plan.sizes, **parse_sizes(options["size_settings"])},
         target=options["target"],
         workers=options["workers"],
         pool_size=options["pool_size"],
-        sqlite_writers=sqlite_writers or 0,
         generator_processes=options["generators"],
         in_flight=options["in_flight"],
         timeout=options["timeout"],
@@ -467,3 +367,4 @@ def _config(
         transport=options.get("transport"),
         added_latency_ms=options.get("added_latency"),
     ).checked()
+    return config, plan

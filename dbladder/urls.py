@@ -41,6 +41,40 @@ from urllib.parse import parse_qsl, unquote, urlsplit
 
 from .errors import BadURL, UnknownEngine
 
+@dataclass(frozen=True)
+class EngineKind:
+    """What kind of engine a URL names, as plain facts every part of dbladder may ask about
+    (reports included, which never touch an engine): how the dialect of each engine differs
+    lives in its package, `dbladder.engines.<engine>.dialect`.
+    """
+
+    name: str  # "sqlite", "postgresql", "mariadb": the name results and reports carry
+    label: str  # "SQLite", "PostgreSQL", "MariaDB": as people write it
+    # The engine runs inside the process that uses it (SQLite, a library): no server, no connection,
+    # no process of its own to find, observe, kill or restart.
+    in_process: bool
+
+    @property
+    def has_server(self) -> bool:
+        """A server the client connects to, with processes of its own to find and observe."""
+        return not self.in_process
+
+
+SQLITE = EngineKind("sqlite", "SQLite", in_process=True)
+POSTGRESQL = EngineKind("postgresql", "PostgreSQL", in_process=False)
+MARIADB = EngineKind("mariadb", "MariaDB", in_process=False)
+KINDS = {kind.name: kind for kind in (SQLITE, POSTGRESQL, MARIADB)}
+"""Engine name -> its kind, for the engines dbladder knows."""
+
+
+def engine_kind(name: str) -> EngineKind:
+    """The kind of the engine called `name` (as a result records it), or UnknownEngine."""
+    kind = KINDS.get(name)
+    if kind is None:
+        raise UnknownEngine(f"unknown database engine {name!r}; known engines: {', '.join(KINDS)}")
+    return kind
+
+
 # Scheme -> engine name. Aliases are accepted so that URLs copied from other tools work.
 SCHEMES = {
     "sqlite": "sqlite",
@@ -83,13 +117,18 @@ class DatabaseURL:
     password_source: str | None = None
 
     @property
+    def kind(self) -> EngineKind:
+        """The kind of engine the URL names: its label, whether it runs in-process or has a server."""
+        return KINDS[self.engine]
+
+    @property
     def redacted(self) -> str:
         """The URL as given, with any password replaced, safe to print and save."""
         return redact(self.raw)
 
     def with_database(self, name: str) -> DatabaseURL:
         """The same server with another database name (for servers; tests use it)."""
-        if self.engine == "sqlite":
+        if self.kind.in_process:
             raise BadURL("a SQLite URL names a file, not a database on a server")
         raw = self.raw
         if self.database:

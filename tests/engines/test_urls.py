@@ -1,7 +1,9 @@
+import pickle
+
 import pytest
 
 from dbladder.errors import BadURL, UnknownEngine
-from dbladder.urls import parse_url, read_mariadb_option_file, resolve_url, url_text
+from dbladder.urls import engine_kind, parse_url, read_mariadb_option_file, resolve_url, url_text
 
 
 def test_sqlite_relative_and_absolute_paths():
@@ -204,3 +206,21 @@ def test_a_broken_option_file_is_named_and_not_quoted(tmp_path):
     with pytest.raises(BadURL, match=r"\.my\.cnf: line 1 is not a \[group\]") as caught:
         resolve_url("mariadb://u@127.0.0.1/shop", env)
     assert "s3cret" not in str(caught.value)
+
+
+def test_the_kind_of_engine_a_url_names():
+    sqlite = parse_url("sqlite:///shop.db").kind
+    assert (sqlite.name, sqlite.label, sqlite.in_process, sqlite.has_server) == ("sqlite", "SQLite", True, False)
+    for raw, label in (("postgres://u@h/db", "PostgreSQL"), ("mysql://root@h/test", "MariaDB")):
+        kind = parse_url(raw).kind
+        assert (kind.label, kind.in_process, kind.has_server) == (label, False, True)
+    assert engine_kind("mariadb") is parse_url("mariadb://root@h/test").kind
+    with pytest.raises(UnknownEngine, match="'oracle'"):
+        engine_kind("oracle")
+
+
+def test_a_parsed_url_crosses_into_a_process_whole_and_keeps_its_password_out_of_repr():
+    url = parse_url("postgresql://bench:s3cret@127.0.0.1:5432/shop?sslmode=disable")
+    copy = pickle.loads(pickle.dumps(url))
+    assert copy == url and copy.password == "s3cret" and copy.kind is url.kind
+    assert "s3cret" not in repr(copy) and "s3cret" not in repr(copy.kind)

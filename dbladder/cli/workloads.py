@@ -1,11 +1,14 @@
-"""`dbladder workloads`: the workloads available, a line each (tables, operations, mix)."""
+"""`dbladder workloads`: the workloads available (tables, operations, mix, sizes, presets)."""
 
 from __future__ import annotations
 
 import json
+import sys
+from typing import Any
 
 import click
 
+from ..errors import UsageError
 from ..workloads.registry import available
 
 
@@ -16,7 +19,8 @@ def workloads(files: tuple[str, ...], as_json: bool) -> None:
     """List the workloads: built-in, installed by packages, and any FILE.py given.
 
     Give one to any command with --workload NAME, --workload path/to/app.py or
-    --workload package.module:attribute.
+    --workload package.module:attribute. A workload that cannot be loaded is listed with why, and
+    the command exits 2.
     """
     listed = available(files)
     if as_json:
@@ -29,15 +33,27 @@ def workloads(files: tuple[str, ...], as_json: bool) -> None:
                 indent=2,
             )
         )
-        return
-    for item in listed:
-        if item.workload is None:
-            click.echo(f"{item.name}  ({item.source}) cannot be loaded: {item.problem}")
-            continue
-        summary = item.workload.summary()
-        mix = ", ".join(
-            f"{op['name']} {op['share']:.0%}{' (write)' if op['write'] else ''}"
-            for op in summary["operations"]
-        )
-        click.echo(f"{summary['name']}  ({item.source}): {summary['description']}")
-        click.echo(f"    tables {', '.join(summary['tables'])}; mix {mix}")
+    else:
+        for item in listed:
+            if item.workload is not None:
+                click.echo(_lines(item.workload.summary(), item.source))
+    problems = [item.problem for item in listed if item.workload is None]
+    if problems:
+        # Every broken one on its own line first, then the exit code of a usage error.
+        for problem in problems[:-1]:
+            click.echo(f"Error: {problem}", err=True)
+        sys.stderr.flush()
+        raise UsageError(problems[-1])
+
+
+def _lines(summary: dict[str, Any], source: str) -> str:
+    mix = ", ".join(
+        f"{op['name']} {op['share']:.0%}{' (write)' if op['write'] else ''}" for op in summary["operations"]
+    )
+    sizes = ", ".join(f"{name}={rows}" for name, rows in summary["sizes"].items())
+    lines = [
+        f"{summary['name']}  ({source}): {summary['description']}",
+        f"    tables {', '.join(summary['tables'])}; mix {mix}",
+        f"    sizes {sizes or 'none'} (--size NAME=N); presets {', '.join(summary['presets']) or 'none'}",
+    ]
+    return "\n".join(lines)

@@ -124,7 +124,7 @@ def _from_file(path: Path) -> Workload:
     if workload is None:
         raise WorkloadError(
             f"{path}: the file defines no `workload`; end it with `workload = App(...)` "
-            "(see examples/ and the README)"
+            '(the README\'s section "Your own app" shows a complete one)'
         )
     if isinstance(workload, Workload) and not workload.source:
         workload.source = str(path)

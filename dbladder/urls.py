@@ -41,6 +41,7 @@ from urllib.parse import parse_qsl, unquote, urlsplit
 
 from .errors import BadURL, UnknownEngine
 
+
 @dataclass(frozen=True)
 class EngineKind:
     """What kind of engine a URL names, as plain facts every part of dbladder may ask about

@@ -52,23 +52,25 @@ def _names(node: ast.AST) -> bool:
     return False
 
 
+def _asks_for_an_engine(node: ast.AST) -> bool:
+    """Whether `node` compares with, is keyed by or looks up an engine name."""
+    if isinstance(node, ast.Compare):
+        return any(_names(n) for n in (node.left, *node.comparators))
+    if isinstance(node, ast.Dict):
+        return any(key is not None and _names(key) for key in node.keys)
+    if isinstance(node, ast.Subscript):
+        return _names(node.slice)
+    if isinstance(node, ast.MatchValue):
+        return _names(node.value)
+    if isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute):
+        lookup = node.func.attr in ("startswith", "endswith", "get", "pop")
+        return lookup and any(_names(arg) for arg in node.args)
+    return False
+
+
 def findings(source: str) -> list[int]:
     """The line of every comparison with, key of or lookup by an engine name in `source`."""
-    lines = []
-    for node in ast.walk(ast.parse(source)):
-        if isinstance(node, ast.Compare) and any(_names(n) for n in (node.left, *node.comparators)):
-            lines.append(node.lineno)
-        elif isinstance(node, ast.Dict) and any(key is not None and _names(key) for key in node.keys):
-            lines.append(node.lineno)
-        elif isinstance(node, ast.Subscript) and _names(node.slice):
-            lines.append(node.lineno)
-        elif isinstance(node, ast.Call) and any(_names(arg) for arg in node.args):
-            func = node.func
-            if isinstance(func, ast.Attribute) and func.attr in ("startswith", "endswith", "get", "pop"):
-                lines.append(node.lineno)
-        elif isinstance(node, ast.MatchValue) and _names(node.value):
-            lines.append(node.lineno)
-    return sorted(lines)
+    return sorted(node.lineno for node in ast.walk(ast.parse(source)) if _asks_for_an_engine(node))
 
 
 def every_finding() -> dict[str, list[int]]:
@@ -84,9 +86,7 @@ def every_finding() -> dict[str, list[int]]:
 
 
 def test_no_engine_name_is_compared_outside_the_engines():
-    wrong = {
-        path: lines for path, lines in every_finding().items() if len(lines) > ALLOWED.get(path, 0)
-    }
+    wrong = {path: lines for path, lines in every_finding().items() if len(lines) > ALLOWED.get(path, 0)}
     assert wrong == {}, "move what differs between engines behind the engine's dialect"
 
 

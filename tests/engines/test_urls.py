@@ -210,7 +210,12 @@ def test_a_broken_option_file_is_named_and_not_quoted(tmp_path):
 
 def test_the_kind_of_engine_a_url_names():
     sqlite = parse_url("sqlite:///shop.db").kind
-    assert (sqlite.name, sqlite.label, sqlite.in_process, sqlite.has_server) == ("sqlite", "SQLite", True, False)
+    assert (sqlite.name, sqlite.label, sqlite.in_process, sqlite.has_server) == (
+        "sqlite",
+        "SQLite",
+        True,
+        False,
+    )
     for raw, label in (("postgres://u@h/db", "PostgreSQL"), ("mysql://root@h/test", "MariaDB")):
         kind = parse_url(raw).kind
         assert (kind.label, kind.in_process, kind.has_server) == (label, False, True)

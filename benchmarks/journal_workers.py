@@ -16,7 +16,8 @@ import statistics
 import sys
 
 from dbladder.bench.journal import WRITER_STREAM, WorkerSpec, run_workers, summarise
-from dbladder.bench.rounds import DELETE_POSTS_AFTER, data_sizes
+from dbladder.bench.rounds import data_sizes
+from dbladder.bench.statements import DELETE_POSTS_AFTER
 from dbladder.engines import opened
 
 

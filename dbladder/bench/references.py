@@ -25,6 +25,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
 from .measure import Measurement
+from .statements import BENCH_BODY, IDS_PER_TASK, INSERT_POST, POINT_READ, draw_ids, now
 
 if TYPE_CHECKING:
     from ..engines.base import EngineInfo
@@ -65,8 +66,6 @@ def sqlite_reference(
 ) -> Reference:
     """A tight loop on one apsw connection: the engine's statements and settings, nothing around them."""
     import apsw
-
-    from .rounds import BENCH_BODY, IDS_PER_TASK, INSERT_POST, POINT_READ, draw_ids, now
 
     db = apsw.Connection(os.path.abspath(url.path or ""))
     try:
@@ -117,8 +116,6 @@ def sqlite_reference(
 
 def pgbench_script(round_name: str, sizes: dict[str, int], batch_rows: int) -> str:
     """A pgbench script doing what our round does, statement for statement."""
-    from .rounds import BENCH_BODY, now
-
     if round_name == "point_reads":
         return (
             f"\\set id random(1, {sizes['posts']})\n"
@@ -230,8 +227,6 @@ SYSBENCH_HISTOGRAM_LINE = re.compile(r"^\s*([0-9.]+)\s+\|\**\s+(\d+)\s*$")
 def sysbench_script(round_name: str, sizes: dict[str, int], batch_rows: int) -> str:
     """A sysbench Lua script doing what our round does, statement for statement: a prepared
     statement, and BEGIN / COMMIT as plain queries as asyncmy sends them."""
-    from .rounds import BENCH_BODY, POINT_READ, now
-
     if round_name == "point_reads":
         body = f"  param:set(sysbench.rand.uniform(1, {sizes['posts']}))\n  stmt:execute()"
         return SYSBENCH_LUA.format(sql=POINT_READ, body=body)

@@ -23,8 +23,6 @@ import time
 from collections.abc import Awaitable, Callable
 from typing import Any
 
-import numpy as np
-
 from ..engines import opened
 from ..engines.base import Engine, EngineOptions
 from ..errors import NotSeeded
@@ -32,16 +30,20 @@ from ..workloads.registry import load_workload
 from . import figures, references
 from .config import BenchConfig
 from .measure import Measurement
+from .statements import (
+    BENCH_BODY,
+    DELETE_POSTS_AFTER,
+    IDS_PER_TASK,
+    INSERT_POST,
+    LAST_IDS,
+    POINT_READ,
+    STATEMENTS,
+    draw_ids,
+    now,
+)
 
-POINT_READ = "SELECT id, user_id, body, created_at FROM posts WHERE id = ?"
-INSERT_POST = "INSERT INTO posts (user_id, body, created_at) VALUES (?, ?, ?)"
-LAST_IDS = "SELECT (SELECT max(id) FROM users), (SELECT max(id) FROM posts)"
-DELETE_POSTS_AFTER = "DELETE FROM posts WHERE id > ?"
-STATEMENTS = (POINT_READ, INSERT_POST, LAST_IDS, DELETE_POSTS_AFTER)
-BENCH_BODY = "Benchmarking a single file and nothing broke. #sqlite"
 ROUNDS = ("point_reads", "write_transactions", "batched_inserts")
 UNITS = {"point_reads": "ops/s", "write_transactions": "tx/s", "batched_inserts": "rows/s"}
-IDS_PER_TASK = 1 << 16  # drawn ahead, used in a cycle: drawing must not be what is measured
 
 Step = Callable[[int], Awaitable[int]]  # the i-th operation of a task; the rows it touched
 
@@ -58,16 +60,6 @@ async def data_sizes(engine: Engine, workload_name: str = "chirp") -> dict[str, 
     if not users or not posts:
         raise NotSeeded(f"{engine.url.redacted} has empty {workload.name} tables; seed them first: {how}")
     return {"users": int(users), "posts": int(posts)}
-
-
-def now() -> int:
-    """A written post's created_at: now, as the app stamps a new post."""
-    return int(time.time())
-
-
-def draw_ids(seed: int, stream: int, highest: int, count: int = IDS_PER_TASK) -> list[int]:
-    """`count` ids uniform over 1..highest, the same for the same (seed, stream)."""
-    return np.random.default_rng([seed, stream]).integers(1, highest + 1, count).tolist()
 
 
 async def run_for(seconds: float, tasks: int, make_step: Callable[[int], Step]) -> Measurement:

@@ -14,26 +14,14 @@ from click.core import ParameterSource
 
 from ..bench import BenchConfig, JournalConfig, render_journal, render_rounds, run_journal_test, run_rounds
 from ..bench.config import WORKER_KINDS, WORKLOADS
-from ..bench.native import (
-    NativeClientMissing,
-    NativeConfig,
-    attach,
-    missing_client,
-    native_reference,
-    result_problems,
-)
-from ..data.seeding import seed
-from ..engines import opened
+from ..bench.loading import check_scale, load_data
+from ..bench.native import NativeClientMissing, NativeConfig, missing_client, native_reference
+from ..bench.native_result import result_for_reference, save_reference
 from ..engines.base import EngineInfo
-from ..errors import DbladderError, InvalidConfig, UsageError
-from ..report.bundle import RESULT, build_reports, load_bundle
+from ..errors import UsageError
 from ..report.native import client_words, native_sentence
-from ..result.files import write_json
-from ..result.schema import RESULT_SCHEMA, problem
 from ..urls import parse_url
-from ..workloads.base import DataSpec
-from ..workloads.registry import load_workload
-from .common import engine_options, warn_if_not_durable
+from .common import warn_if_not_durable
 
 DEFAULT_DB = "sqlite:///chirp.db"
 NATIVE_DB = "sqlite:///shop.db"  # --native measures the shop, whose default database this is
@@ -49,17 +37,6 @@ NOT_NATIVE = (
     "write_rate",
     "workers",
 )
-
-
-async def _load(url: str, workload_name: str, scale: float) -> None:
-    workload = load_workload(workload_name)
-    data = DataSpec(1, workload.scaled_sizes(scale))
-    problems = workload.validate_sizes(data.sizes)
-    if problems:
-        raise InvalidConfig(problems)
-    async with opened(url, engine_options(4)) as engine:
-        await seed(engine, workload, data)
-        await workload.check_sql(engine)
 
 
 @click.command()
@@ -182,9 +159,7 @@ def bench(
         ).checked()
     if scale is not None:
         click.echo(f"loading {workload} at scale {scale:g} into {db_url} ...", err=True)
-        if not scale > 0:
-            raise InvalidConfig([f"--scale must be above 0, not {scale}"])
-        asyncio.run(_load(db_url, workload, scale))
+        asyncio.run(load_data(db_url, workload, scale))
 
     def progress(message: str) -> None:
         if not as_json:
@@ -229,18 +204,11 @@ def _native(
         raise NativeClientMissing(reason)  # before anything is loaded or measured
     result, result_file = None, None
     if result_path is not None:
-        bundle = load_bundle(result_path)
-        if bundle.kind != "result":
-            raise UsageError(f"{result_path} is a comparison: give one direct-mode run's {RESULT}")
-        result, result_file = bundle.runs[0], bundle.path / RESULT
-        problems = result_problems(result, config.db_url)
-        if problems:
-            raise UsageError(f"{result_file} cannot carry this reference: {'; '.join(problems)}")
+        result, result_file = result_for_reference(result_path, config.db_url)
     if scale is not None:
-        if not scale > 0:
-            raise InvalidConfig([f"--scale must be above 0, not {scale}"])
+        check_scale(scale)
         click.echo(f"loading shop at scale {scale:g} into {parse_url(config.db_url).redacted} ...", err=True)
-        asyncio.run(_load(config.db_url, "shop", scale))
+        asyncio.run(load_data(config.db_url, "shop", scale))
 
     def progress(message: str) -> None:
         if not as_json:
@@ -248,13 +216,7 @@ def _native(
 
     block = native_reference(config, progress)
     if result is not None and result_file is not None:
-        block = attach(result, block)
-        result["native"] = block
-        found = problem(result, RESULT_SCHEMA)
-        if found:  # a bug, not a user's mistake: say so rather than write a result the reports refuse
-            raise DbladderError(f"the native block does not fit {RESULT_SCHEMA}: {found}")
-        write_json(result_file, result)
-        build_reports([result_file.parent], result_file.parent)
+        block = save_reference(result, result_file, block)
     if as_json:
         click.echo(json.dumps(block, indent=2))
         return

@@ -9,30 +9,13 @@ import click
 
 from ..engines import opened
 from ..engines.base import EngineInfo
+from ..engines.describe import render
 from .common import db_option, engine_options, pool_option, warn_if_not_durable
 
 
 async def _describe(url: str, pool_size: int) -> EngineInfo:
     async with opened(url, engine_options(pool_size)) as engine:
         return await engine.describe()
-
-
-def render(info: EngineInfo) -> str:
-    """The engine settings as aligned `key: value` lines (the service prints them too)."""
-    lines = [
-        ("engine", f"{info.engine} {info.server_version}"),
-        ("driver", f"{info.driver} {info.driver_version}"),
-        ("url", info.url),
-        ("transport", info.transport),
-        ("durable", "yes" if info.durable else f"NO ({info.durability_note})"),
-        *((f"  {k}", v) for k, v in info.durability.items()),
-        ("isolation", info.isolation),
-        ("pool size", str(info.pool_size)),
-        ("prepared", info.prepared_statements),
-        *((k, v) for k, v in info.settings.items()),
-    ]
-    width = max(len(k) for k, _ in lines)
-    return "\n".join(f"{k.ljust(width)}  {v}" for k, v in lines)
 
 
 @click.command()

@@ -4,12 +4,12 @@ from __future__ import annotations
 
 import click
 
+from ..engines.describe import render
 from ..service import ServiceConfig, ServiceStarted
 from ..service import serve as run_service
 from ..service.config import DEFAULT_HOST, DEFAULT_PORT
 from ..workloads.registry import load_workload
 from .common import db_option, pool_option, warn_if_not_durable, workload_option
-from .engines import render
 
 
 def _announce(started: ServiceStarted) -> None:

@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import sys
 
-from ..cli.engines import render
+from ..engines.describe import render
 from ..errors import DbladderError
 from .config import ServiceConfig
 from .server import ServiceStarted, serve

@@ -53,6 +53,7 @@ from ..engines.base import Column, Engine, Index, Row, Schema, Table
 from ..errors import Conflict, InvalidRequest
 from .base import Answer, Args, DataSpec, Draw, HttpRequest, Operation, Sizes, Workload, WorkloadError
 from .parsing import MAX_BODY_BYTES, not_found, parse_query
+from .row_checks import RowChecks
 
 __all__ = ["App", "Column", "Index", "Param", "Query", "Sql", "Table", "Write"]
 
@@ -596,20 +597,24 @@ class App(Workload):
         self, function: RowFunction, number: int, table: Table, data: DataSpec
     ) -> Iterator[list[Row]]:
         count, width = data.sizes[table.name], len(table.columns)
+        unique = [
+            index.columns for index in self.schema.indexes if index.unique and index.table == table.name
+        ]
+        where = f"{self.source or self.name}: rows[{table.name!r}]"
+        checks = RowChecks(where, table, count, unique)
         for start in range(1, count + 1, ROWS_PER_CHUNK):
             chunk = []
             for n in range(start, min(start + ROWS_PER_CHUNK, count + 1)):
                 try:
                     row = tuple(function(n, RowRandom(data.seed, number, n, data.sizes)))
                 except Exception as exc:
-                    raise WorkloadError(
-                        f"rows[{table.name!r}] failed for row {n}: {type(exc).__name__}: {exc}"
-                    ) from None
+                    raise WorkloadError(f"{where} failed for row {n}: {type(exc).__name__}: {exc}") from None
                 if len(row) != width:
                     raise WorkloadError(
-                        f"rows[{table.name!r}] gave {len(row)} values for row {n}; "
+                        f"{where} gave {len(row)} values for row {n}; "
                         f"the table has {width} columns ({', '.join(table.column_names)})"
                     )
+                checks.check(n, row)
                 chunk.append(row)
             yield chunk
 

@@ -43,3 +43,50 @@ def test_workloads_lists_each_ones_sizes_and_presets():
     )
     chirp = "    sizes users=50000, posts=1000000 (--size NAME=N); presets post, profile, timeline, mixed\n"
     assert chirp in result.stdout
+
+
+APP = """
+from dbladder.workloads.declare import App, Column, Index, Param, Query, Table
+
+workload = App(
+    name="bad",
+    tables=[
+        Table(
+            "t",
+            [Column("id", "bigint"), Column("v", "int"), Column("tag", "text", max_length=8)],
+            primary_key=["id"],
+        )
+    ],
+    indexes=[Index("t_by_tag", "t", ("tag",), unique=True)],
+    sizes={"t": 20},
+    rows={"t": lambda n, r: ROW},
+    operations=[
+        Query("one", "GET /t/{id}", "SELECT v FROM t WHERE id = ?", params={"id": Param.row("t")}, one=True)
+    ],
+)
+"""
+
+
+@pytest.mark.parametrize(
+    ("row", "message"),
+    [
+        ('(n, "abc" if n == 3 else n, f"t{n}")', "rows['t'] row 3, column 'v': 'abc' is text, not an int"),
+        (
+            '(n if n != 7 else 6, n, f"t{n}")',
+            "rows['t'] row 7, column 'id': repeats the primary key (id = 6) of an earlier row",
+        ),
+        (
+            '(n, n, "same" if n > 4 else f"t{n}")',
+            "rows['t'] row 6, column 'tag': repeats the unique index (tag = 'same') of an earlier row",
+        ),
+    ],
+)
+def test_a_bad_row_is_one_line_naming_file_table_row_and_column_on_every_engine(
+    any_url, tmp_path, row, message
+):
+    path = tmp_path / "bad.py"
+    path.write_text(APP.replace("ROW", row))
+    result = dbladder("seed", "--workload", str(path), "--db", any_url)
+    assert result.returncode == 2, result.stderr
+    assert result.stderr.splitlines()[-1] == f"Error: {path}: {message}"
+    assert "Traceback" not in result.stderr

@@ -1,8 +1,11 @@
 """Errors a user can act on.
 
 Every condition a user can cause or fix has its own small class with a message that says what
-to do. The CLI turns `UsageError` into exit code 2 and any other `DbladderError` into exit
-code 1, printing only the message: a user mistake never shows a traceback.
+to do, and its exit code: 2 for `UsageError`, 1 for the others unless the class says otherwise
+(3 `ExpectationsUnmet`, 4 `WritesLost` in run/integrity.py). Classes of one package's own
+conditions may live beside the code that raises them; every one derives from `DbladderError`
+(tests/test_errors.py checks it). The CLI's `main` is the one place that turns them into one
+line, `Error: <message>`, and the exit code: a user mistake never shows a traceback.
 """
 
 from __future__ import annotations
@@ -121,3 +124,20 @@ class CorruptBundle(BundleError):
 
 class UnknownBundleVersion(BundleError):
     """A bundle written under a schema version this dbladder does not read (a newer or older release)."""
+
+
+class Finding(DbladderError):
+    """An outcome the command has already printed in full, which still decides its exit code: the
+    CLI adds no line of its own."""
+
+
+class ExpectationsUnmet(Finding):
+    """A run's result did not meet an `--expect-*` (exit code 3, like k6's 99 for a failed
+    threshold); the run printed which, and still wrote everything."""
+
+    exit_code = 3
+
+
+class InstancesDisagree(Finding):
+    """`dbladder check-instances`: an order created through one instance does not show through the
+    other (exit code 1); the command printed both answers."""

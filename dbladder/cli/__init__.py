@@ -1,8 +1,9 @@
 """The `dbladder` command: a thin layer over the library.
 
 Each subcommand lives in its own module, parses options, builds a config, calls one library
-function and prints. `main` turns dbladder's own errors into one line and an exit code (1 for a
-runtime error, 2 for a usage error); only a bug shows a traceback.
+function and prints. `main` is the one place that turns dbladder's own errors into one line and
+an exit code (1 for a runtime error, 2 for a usage error, 3 for an expectation not met, 4 for
+writes lost); only a bug shows a traceback.
 """
 
 from __future__ import annotations
@@ -11,7 +12,7 @@ import sys
 
 import click
 
-from ..errors import DbladderError
+from ..errors import DbladderError, Finding
 from . import bench, check_instances, compare, db, engines, report, run, seed, serve, workloads
 
 
@@ -43,7 +44,8 @@ def main() -> None:
         exc.show()
         sys.exit(exc.exit_code)
     except DbladderError as exc:
-        click.echo(f"Error: {exc}", err=True)
+        if not isinstance(exc, Finding):  # a finding was printed in full by its command
+            click.echo(f"Error: {exc}", err=True)
         sys.exit(exc.exit_code)
     except KeyboardInterrupt:
         click.echo("Interrupted.", err=True)

@@ -3,11 +3,10 @@
 from __future__ import annotations
 
 import json
-import sys
 
 import click
 
-from ..errors import UsageError
+from ..errors import InstancesDisagree, UsageError
 from ..service.consistency import InstanceCheck, compare_instances
 from ..service.consistency import check_instances as run_check
 from .common import db_texts
@@ -57,5 +56,4 @@ def check_instances(db_urls: tuple[str, ...], services: tuple[str, ...], workers
         check = run_check(db_texts(db_urls), workers=workers)
     click.echo(json.dumps(check.to_dict(), indent=2) if as_json else _report(check))
     if not check.consistent:
-        # sys.exit, not ctx.exit: the group runs click in non-standalone mode, which swallows ctx.exit.
-        sys.exit(1)
+        raise InstancesDisagree(check.explain())

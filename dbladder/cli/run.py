@@ -4,7 +4,6 @@ table and the ceiling; exit 3 when an `--expect-*` is not met."""
 from __future__ import annotations
 
 import json
-import sys
 from pathlib import Path
 from typing import Any
 
@@ -13,11 +12,12 @@ from rich.console import Console
 from rich.status import Status
 
 from ..engines.base import DEFAULT_POOL_SIZE
+from ..errors import ExpectationsUnmet
 from ..load.recorder import LiveView
 from ..load.search import Search
 from ..report import terminal
 from ..report.integrity import integrity_lines
-from ..result.expectations import EXIT_UNMET, Expectations, parse_at_rate, unmet
+from ..result.expectations import Expectations, parse_at_rate, unmet
 from ..result.passmark import PassMark
 from ..run.faults import KINDS
 from ..run.integrity import raise_if_lost
@@ -320,7 +320,7 @@ def run(
         click.echo(json.dumps(result, indent=2))
     raise_if_lost(result.get("integrity"))  # exit code 4, before 3: a lost write matters more
     if missed:
-        sys.exit(EXIT_UNMET)
+        raise ExpectationsUnmet("; ".join(missed))
 
 
 def _echo(as_json: bool) -> Any:

@@ -141,3 +141,11 @@ class ExpectationsUnmet(Finding):
 class InstancesDisagree(Finding):
     """`dbladder check-instances`: an order created through one instance does not show through the
     other (exit code 1); the command printed both answers."""
+
+
+class TransportUnavailable(UsageError):
+    """The engine or server offers no such transport (SQLite is in-process; a server without a socket)."""
+
+
+class TransportFailed(DbladderError):
+    """The server names a socket or port, but connecting that way failed."""

@@ -37,7 +37,7 @@ import stat
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
-from urllib.parse import parse_qsl, unquote, urlsplit
+from urllib.parse import parse_qsl, quote, unquote, urlencode, urlsplit
 
 from .errors import BadURL, UnknownEngine
 
@@ -143,6 +143,22 @@ class DatabaseURL:
         if other.password is None and self.password is not None:  # from the environment or a file
             other = dataclasses.replace(other, password=self.password, password_source=self.password_source)
         return other
+
+    def with_host(self, host: str, port: int | None, params: Mapping[str, str]) -> DatabaseURL:
+        """The same database on the same server by another address: `host` (may be empty), `port`
+        (None: the engine's default) and query string; user, password and database kept.
+
+        Only a password written in the URL goes into the new one: one from the environment or a
+        file is found there again by every process that opens the URL (`with_password`).
+        """
+        user = quote(self.user or "", safe="")
+        if self.password and self.password_source == "the URL":
+            user += ":" + quote(self.password, safe="")
+        at = user + "@" if user else ""
+        where = host + (f":{port}" if port else "")
+        query = "?" + urlencode(dict(params), safe="/") if params else ""
+        scheme = self.raw.split("://", 1)[0]
+        return parse_url(f"{scheme}://{at}{where}/{quote(self.database or '', safe='')}{query}")
 
 
 def redact(raw: str) -> str:

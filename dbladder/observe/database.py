@@ -19,14 +19,12 @@ from typing import Any
 
 import psutil
 
+from ..engines import dialect_of
 from ..engines.base import EngineInfo
 from ..errors import DbladderError
 from ..urls import DatabaseURL, parse_url
 from .processes import Resolver, nothing, process_tree
 
-POSTGRES_NAMES = ("postgres", "postmaster")
-MARIADB_NAMES = ("mariadbd", "mysqld")
-DEFAULT_PORTS = {"postgresql": 5432, "mariadb": 3306}
 SQLITE_HOW = "none of its own: SQLite runs inside the service, so its CPU is the service's"
 
 
@@ -46,19 +44,28 @@ class DatabaseProcesses:
         return self.resolve()
 
 
-def database_processes(engine_info_or_url: EngineInfo | dict[str, Any] | str) -> DatabaseProcesses:
-    """The database server's processes for an engine (EngineInfo, its to_dict(), or a URL).
+def database_processes(
+    engine_info_or_url: EngineInfo | dict[str, Any] | DatabaseURL | str,
+) -> DatabaseProcesses:
+    """The database server's processes for an engine (EngineInfo, its to_dict(), or a URL, parsed
+    or as text).
 
     Never raises for a server it cannot find: the group is then empty and `warning` says why,
     so a run goes on without the database's CPU rather than failing on it.
     """
     try:
-        url = parse_url(_url_text(engine_info_or_url))
+        url = (
+            engine_info_or_url
+            if isinstance(engine_info_or_url, DatabaseURL)
+            else parse_url(_url_text(engine_info_or_url))
+        )
     except DbladderError as exc:
         return DatabaseProcesses(nothing, "not found", f"cannot tell the database from {exc}")
-    if url.engine == "sqlite":
+    dialect = dialect_of(url)
+    endpoint = dialect.endpoint(url)
+    if endpoint is None:  # in-process: nothing of its own to find
         return DatabaseProcesses(nothing, SQLITE_HOW)
-    socket_path, host, port = _endpoint(url)
+    socket_path, host, port = endpoint.unix_path, endpoint.host, endpoint.port
     if socket_path is None and not _is_local(host):
         return DatabaseProcesses(
             nothing,
@@ -66,7 +73,7 @@ def database_processes(engine_info_or_url: EngineInfo | dict[str, Any] | str) ->
             f"the {url.engine} server at {host} is not on this machine: its CPU cannot be observed, "
             "only the service's and the generator's",
         )
-    names = POSTGRES_NAMES if url.engine == "postgresql" else MARIADB_NAMES
+    names = dialect.process_names
     pid, how, problem = _listener(socket_path, port)
     warning = None
     if pid is None:
@@ -95,18 +102,6 @@ def _url_text(source: EngineInfo | dict[str, Any] | str) -> str:
     if isinstance(source, dict):
         return str(source.get("url", ""))
     return source
-
-
-def _endpoint(url: DatabaseURL) -> tuple[str | None, str, int]:
-    """(Unix socket path or None, TCP host, port) the URL connects to, as the engines read it."""
-    port = url.port or DEFAULT_PORTS[url.engine]
-    if url.engine == "postgresql":
-        folder = url.params.get("host")
-        if folder:
-            return f"{folder.rstrip('/')}/.s.PGSQL.{port}", "", port
-        return None, url.host or "127.0.0.1", port
-    socket_path = url.params.get("unix_socket")
-    return socket_path or None, url.host or "127.0.0.1", port
 
 
 def _is_local(host: str) -> bool:

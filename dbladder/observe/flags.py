@@ -28,6 +28,8 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any
 
+from ..engines import dialect_of
+from ..errors import UnknownEngine
 from ..histogram import Histogram
 
 MAX_STEAL_PCT = 5.0
@@ -139,14 +141,11 @@ def database_memory(engine_info: dict[str, Any], machine_memory_bytes: int) -> t
     the machine's memory, shared with everything else that runs on it.
     """
     engine = engine_info.get("engine")
-    if engine == "mariadb":
-        pool = str(engine_info.get("settings", {}).get("innodb_buffer_pool_size", ""))
-        if pool.isdigit():
-            return int(pool), "innodb_buffer_pool_size"
-        return None, "innodb_buffer_pool_size unknown"
-    if engine in ("postgresql", "sqlite"):
-        return machine_memory_bytes, "the machine's memory (reads go through the page cache)"
-    return None, f"unknown engine {engine!r}"
+    try:
+        dialect = dialect_of(str(engine))
+    except UnknownEngine:
+        return None, f"unknown engine {engine!r}"
+    return dialect.page_cache(engine_info.get("settings", {}), machine_memory_bytes)
 
 
 def format_bytes(count: float) -> str:

@@ -44,6 +44,7 @@ from ..plans import Level
 from ..report.integrity import fault_line
 from ..servers import ManagedServer, fault_permission, is_managed_spec
 from ..service.server import RunningService, http_request
+from ..urls import engine_kind
 from ..workloads.base import Draw, Sizes, Workload
 
 KINDS = {
@@ -146,7 +147,7 @@ def fault_problems(
         elif fault.kind == "kill-writer" and sqlite_writers != 1:
             problems.append(f"{where}: there is no single SQLite writer to kill (use --sqlite-writers 1)")
         if fault.kind in ("kill-db", "restart-db"):
-            if engine == "sqlite":
+            if engine is not None and engine_kind(engine).in_process:
                 problems.append(
                     f"{where}: SQLite has no server; its data lives in the service's processes "
                     "(kill-service, kill-writer)"

@@ -20,20 +20,14 @@ import time
 from collections.abc import Sequence
 from typing import Any
 
-from ..engines import opened
+from ..engines import dialect_of, opened
 from ..engines.base import EngineInfo, EngineOptions
-from ..errors import DbladderError
+from ..errors import DbladderError, UnknownEngine
 from ..load.acknowledged import AcknowledgedWrites
 from ..report.integrity import integrity_line
 from ..workloads.base import DataSpec, Workload
 
 EXIT_WRITES_LOST = 4
-HOLDERS = {
-    "sqlite": ("kill-service", "restart-service", "kill-writer"),
-    "postgresql": ("kill-db", "restart-db"),
-    "mariadb": ("kill-db", "restart-db"),
-}
-"""Faults that stop the process holding the data: SQLite lives in the service's processes."""
 
 
 class WritesLost(DbladderError):
@@ -146,79 +140,21 @@ def summary(report: dict[str, Any]) -> str:
     return integrity_line(report)
 
 
-# What a kill -9 of the process that holds the data can lose, by engine and setting. A process kill
+# What a kill -9 of the process that holds the data can lose, by setting, is each engine's dialect's
+# to say (`engines.dialect.Durability`), and which faults stop that process. A process kill
 # leaves the kernel's page cache alone: data handed to the kernel (write()) survives it even
 # without fsync; only data still in the process's own memory is lost. A crash of the machine or
 # a power cut would lose what was not fsynced too; dbladder never causes one.
 def durability_note(engine: EngineInfo, faults: Sequence[dict[str, Any]] = ()) -> str:
     """One or two sentences: what the engine's durability settings promise, and what the faults of
     this run (if any) could therefore have lost."""
-    settings = engine.durability
     kinds = [str(fault.get("kind")) for fault in faults]
-    if engine.engine == "sqlite":
-        sync = settings.get("synchronous", "?")
-        journal = settings.get("journal_mode", "?")
-        if engine.durable:
-            promise = f"SQLite with journal_mode={journal}, synchronous={sync} syncs every commit to disk"
-        else:
-            promise = (
-                f"SQLite with journal_mode={journal}, synchronous={sync} acknowledges a commit once it "
-                "has handed it to the kernel (write()), before it is on disk"
-            )
-        loses = (
-            "neither a kill -9 of the process nor a crash of the machine can lose an acknowledged commit"
-            if engine.durable
-            else "a kill -9 of the process cannot lose a commit the kernel already holds; "
-            "only a crash of the machine or a power cut could, and this run caused neither"
-        )
-        if journal in ("MEMORY", "OFF"):
-            loses = f"with journal_mode={journal} a kill -9 in the middle of a write can corrupt the file"
-    elif engine.engine == "postgresql":
-        sync = settings.get("synchronous_commit", "?")
-        fsync = settings.get("fsync", "?")
-        if sync == "off":
-            promise = (
-                "PostgreSQL with synchronous_commit=off acknowledges a commit before its WAL record "
-                "is written out; the WAL writer writes it within wal_writer_delay x 3"
-            )
-            loses = (
-                "a kill -9 of the server loses the commits still in its WAL buffers (shared memory): "
-                "up to about 0.6 s of them with the default wal_writer_delay of 200 ms"
-            )
-        else:
-            promise = f"PostgreSQL with synchronous_commit={sync}, fsync={fsync} writes a commit's WAL "
-            promise += "and flushes it before it answers" if fsync == "on" else "before it answers (no fsync)"
-            loses = (
-                "a kill -9 of the server cannot lose an acknowledged commit"
-                if fsync == "on"
-                else "a kill -9 of the server cannot lose one (the kernel holds it); a crash of the "
-                "machine could, and this run caused none"
-            )
-    elif engine.engine == "mariadb":
-        flush = settings.get("innodb_flush_log_at_trx_commit", "?")
-        if flush == "0":
-            promise = (
-                "MariaDB with innodb_flush_log_at_trx_commit=0 acknowledges a commit while its redo "
-                "log is still in mariadbd's memory; it is written out about once a second"
-            )
-            loses = "a kill -9 of mariadbd loses up to about a second of acknowledged commits"
-        elif flush == "2":
-            promise = (
-                "MariaDB with innodb_flush_log_at_trx_commit=2 writes a commit's redo log to the "
-                "kernel before it answers and flushes it to disk about once a second"
-            )
-            loses = (
-                "a kill -9 of mariadbd cannot lose what the kernel holds; a crash of the machine could "
-                "lose about a second of commits, and this run caused none"
-            )
-        else:
-            promise = (
-                f"MariaDB with innodb_flush_log_at_trx_commit={flush} flushes the redo log at every commit"
-            )
-            loses = "a kill -9 of mariadbd cannot lose an acknowledged commit"
-    else:
+    try:
+        dialect = dialect_of(engine.engine)
+    except UnknownEngine:
         return engine.durability_note
-    holders = HOLDERS.get(engine.engine, ())
+    promised = dialect.durability(engine)
+    promise, loses, holders = promised.promise, promised.loses, dialect.data_holders
     if any(kind in holders for kind in kinds):
         return f"{promise}: {loses}. This run injected {', '.join(kinds)}."
     if kinds:

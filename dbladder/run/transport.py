@@ -60,19 +60,19 @@ def route_problems(
     if transport is None and added_latency_ms is None:
         return problems
     try:
-        engine = parse_url(db_url).engine
+        kind = parse_url(db_url).kind
     except DbladderError:
         return problems  # the URL's own problem is reported where the URL is checked
     if transport is not None:
         if transport not in TRANSPORTS:
             problems.append(f"transport must be one of {', '.join(TRANSPORTS)}, not {transport!r}")
-        elif engine == "sqlite" and transport != "inproc":
+        elif kind.in_process and transport != "inproc":
             problems.append(
                 f"SQLite runs inside the service's process: transport {transport} needs PostgreSQL or "
                 "MariaDB (SQLite's only transport is inproc)"
             )
-        elif engine != "sqlite" and transport == "inproc":
-            problems.append(f"{engine} is a server the service connects to: choose transport unix or tcp")
+        elif not kind.in_process and transport == "inproc":
+            problems.append(f"{kind.name} is a server the service connects to: choose transport unix or tcp")
     if added_latency_ms is not None:
         if not (
             isinstance(added_latency_ms, int | float)
@@ -82,7 +82,7 @@ def route_problems(
             problems.append(
                 f"added latency must be from 0 to {MAX_ADDED_LATENCY_MS:g} ms, not {added_latency_ms!r}"
             )
-        elif engine == "sqlite":
+        elif kind.in_process:
             problems.append(
                 "added latency goes between the service and a database server: SQLite has no connection "
                 "to add it to"

@@ -80,7 +80,7 @@ class ServiceConfig:
         problems = []
         engine = None
         try:
-            engine = parse_url(self.db_url).engine
+            engine = parse_url(self.db_url).kind
         except DbladderError as exc:
             problems.append(f"db_url: {exc}")
         if not self.workload.strip():
@@ -101,8 +101,8 @@ class ServiceConfig:
             problems.append(
                 f"sqlite_writers must be 0 (no limit) or 1 (one writer), not {self.sqlite_writers}"
             )
-        elif self.sqlite_writers == 1 and engine not in (None, "sqlite"):
-            problems.append(f"sqlite_writers=1 applies to SQLite only, not to {engine}")
+        elif self.sqlite_writers == 1 and engine is not None and not engine.in_process:
+            problems.append(f"sqlite_writers=1 applies to SQLite only, not to {engine.name}")
         if not 1 <= self.max_in_flight <= 100_000:
             problems.append(f"max_in_flight must be from 1 to 100000, not {self.max_in_flight}")
         if not self.shutdown_timeout > 0:

@@ -5,15 +5,8 @@ TCP relay that delays every chunk each way (`--added-latency`), and `addresses.t
 the URL that goes through it.
 """
 
-from .addresses import (
-    TRANSPORTS,
-    TransportFailed,
-    TransportUnavailable,
-    relay_target,
-    through_relay,
-    transport_of,
-    transport_url,
-)
+from ..errors import TransportFailed, TransportUnavailable
+from .addresses import TRANSPORTS, relay_target, through_relay, transport_of, transport_url
 from .background import background_relay, relay_process
 from .relay import Relay, RelayFailed, RelayStats, Target
 

@@ -15,13 +15,13 @@ open ladders; the routes and generated requests are in `operations.py`, the inte
 
 from __future__ import annotations
 
-import sqlite3
 from collections.abc import Iterator, Mapping, Sequence
-from importlib.metadata import PackageNotFoundError, version
 from types import MappingProxyType
 from typing import TYPE_CHECKING, Any
 
+from ...engines import dialect_of
 from ...engines.base import Engine, Row, Table
+from ...engines.dialect import package_version
 from ..base import DataSpec, Sizes, Workload, WorkloadError
 from . import data, verify
 from .operations import OPERATIONS
@@ -121,33 +121,7 @@ class Orm(Workload):
 
 def data_layer(engine: str) -> dict[str, str]:
     """The ORM and driver each engine is reached through, with what differs from dbladder's engines."""
-    described = {"orm": f"SQLAlchemy {_version('sqlalchemy')}"}
-    if engine == "sqlite":
-        described |= {
-            "driver": f"sqlite3 (the standard library's), SQLite {sqlite3.sqlite_version}",
-            "note": "a plain Session inline on the event loop; SQLAlchemy has no apsw dialect, so the "
-            "SQLite library is the system's, not the one dbladder's engine links",
-        }
-    elif engine == "postgresql":
-        described |= {
-            "driver": f"asyncpg {_version('asyncpg')}",
-            "note": "AsyncSession.run_sync; asyncpg's own prepared-statement cache; BEGIN is a round "
-            "trip of its own",
-        }
-    elif engine == "mariadb":
-        described |= {
-            "driver": f"asyncmy {_version('asyncmy')}",
-            "note": "AsyncSession.run_sync; SQLAlchemy's asyncmy dialect sends statements as text "
-            "(no server-side prepared statements, unlike dbladder's MariaDB engine)",
-        }
-    return described
-
-
-def _version(package: str) -> str:
-    try:
-        return version(package)
-    except PackageNotFoundError:
-        return "?"
+    return {"orm": f"SQLAlchemy {package_version('sqlalchemy')}"} | dialect_of(engine).orm_data_layer()
 
 
 workload = Orm()

@@ -21,26 +21,15 @@ from contextlib import contextmanager
 from dataclasses import dataclass
 from typing import Any, TypeVar
 
-from sqlalchemy import URL, Engine, create_engine, event
-from sqlalchemy.ext.asyncio import AsyncEngine, async_sessionmaker, create_async_engine
+from sqlalchemy import URL, Engine, event
+from sqlalchemy.ext.asyncio import AsyncEngine, async_sessionmaker
 from sqlalchemy.orm import sessionmaker
 
+from ...engines import dialect_of
 from ...engines.base import EngineOptions
-from ...engines.sqlite.connection import parse_settings as sqlite_settings
-from ...errors import BadURL
 from ...urls import DatabaseURL
 
 T = TypeVar("T")
-
-POSTGRES_DEFAULT_HOST = "127.0.0.1"
-MARIADB_DEFAULT_HOST = "127.0.0.1"
-# dbladder's URL setting -> the isolation level SQLAlchemy sets on each MariaDB connection.
-MARIADB_ISOLATION = {
-    "read-committed": "READ COMMITTED",
-    "repeatable-read": "REPEATABLE READ",
-    "read-uncommitted": "READ UNCOMMITTED",
-    "serializable": "SERIALIZABLE",
-}
 
 
 @dataclass
@@ -148,13 +137,13 @@ class OrmContext:
       round trip per query that it does not have.
     """
 
-    def __init__(self, engine: AsyncEngine | Engine):
+    def __init__(self, engine: AsyncEngine | Engine, in_process: bool):
         self.engine = engine
         dialect = engine.dialect
         # What a request sends to a server: asyncpg sends BEGIN as a message of its own before a
         # transaction's first statement and nothing for a rollback outside one; asyncmy leaves
         # BEGIN implicit and sends every rollback; pysqlite sends nothing anywhere.
-        self._in_process = dialect.name == "sqlite"
+        self._in_process = in_process
         self._begin_is_round_trip = dialect.driver == "asyncpg"
         self._reset_is_round_trip = dialect.driver != "asyncpg"
         sync_engine = engine.sync_engine if isinstance(engine, AsyncEngine) else engine
@@ -232,96 +221,25 @@ class OrmContext:
 
 def sqlalchemy_url(url: DatabaseURL, sqlite_driver: str = "pysqlite") -> URL:
     """The SQLAlchemy URL for a dbladder database URL: asyncpg, asyncmy, and pysqlite or aiosqlite."""
-    if url.engine == "sqlite":
-        return URL.create(f"sqlite+{sqlite_driver}", database=url.path)
-    if url.engine == "postgresql":
-        unknown = sorted(set(url.params) - {"host", "sslmode"})
-        if unknown:
-            raise BadURL(f"the ORM workload does not know the PostgreSQL setting(s) {', '.join(unknown)}")
-        folder = url.params.get("host")
-        query = {"host": folder} if folder else {}
-        if "sslmode" in url.params:
-            query["ssl"] = url.params["sslmode"]
-        return URL.create(
-            "postgresql+asyncpg",
-            username=url.user or "postgres",
-            password=url.password,
-            host=None if folder else (url.host or POSTGRES_DEFAULT_HOST),
-            port=None if folder else url.port,
-            database=url.database,
-            query=query,
-        )
-    if url.engine == "mariadb":
-        query = {"charset": "utf8mb4"}
-        if url.params.get("unix_socket"):
-            query["unix_socket"] = url.params["unix_socket"]
-        return URL.create(
-            "mysql+asyncmy",
-            username=url.user or "root",
-            password=url.password,
-            host=url.host or MARIADB_DEFAULT_HOST,
-            port=url.port,
-            database=url.database,
-            query=query,
-        )
-    raise BadURL(f"the ORM workload has no driver for {url.engine}")
+    made: URL = dialect_of(url).orm_url(url, sqlite_driver)
+    return made
 
 
 def create_orm_engine(
     url: DatabaseURL, options: EngineOptions | None = None, sqlite_driver: str = "pysqlite"
 ) -> AsyncEngine | Engine:
-    """The ORM engine for `url` with dbladder's settings and pool size.
+    """The ORM engine for `url` with dbladder's settings and pool size (the engine's dialect makes it).
 
     SQLite gets a plain engine over pysqlite (`OrmContext` says why), or with
     `sqlite_driver="aiosqlite"` the asyncio one (benchmarks/orm_choice.py measures both); the
     servers get asyncio engines.
     """
-    options = options or EngineOptions()
-    pool: dict[str, Any] = {
-        "pool_size": options.pool_size,
-        "max_overflow": 0,
-        "pool_timeout": options.pool_timeout,
-    }
-    if url.engine == "sqlite":
-        settings = sqlite_settings(url)
-        # pysqlite's own busy timeout: it waits on SQLite's lock as busy_timeout does.
-        connect_args = {"timeout": int(settings["busy_timeout"]) / 1000}
-        target = sqlalchemy_url(url, sqlite_driver)
-        engine: AsyncEngine | Engine
-        if sqlite_driver == "aiosqlite":
-            engine = create_async_engine(target, connect_args=connect_args, **pool)
-        else:
-            engine = create_engine(target, connect_args=connect_args, **pool)
-        sync_engine = engine.sync_engine if isinstance(engine, AsyncEngine) else engine
-        event.listen(sync_engine, "connect", _sqlite_pragmas(settings))
-        return engine
-    if url.engine == "mariadb":
-        isolation = url.params.get("isolation", "read-committed").strip().lower().replace("_", "-")
-        if isolation not in MARIADB_ISOLATION:
-            raise BadURL(f"isolation must be one of {', '.join(MARIADB_ISOLATION)}, not {isolation!r}")
-        return create_async_engine(
-            sqlalchemy_url(url),
-            isolation_level=MARIADB_ISOLATION[isolation],
-            connect_args={"connect_timeout": options.connect_timeout},
-            **pool,
-        )
-    return create_async_engine(sqlalchemy_url(url), connect_args={"timeout": options.connect_timeout}, **pool)
-
-
-def _sqlite_pragmas(settings: dict[str, str]) -> Callable[[Any, Any], None]:
-    """The connect hook that applies dbladder's SQLite settings to each new connection."""
-
-    def on_connect(dbapi_connection: Any, _record: Any) -> None:
-        cursor = dbapi_connection.cursor()
-        for name in ("journal_mode", "synchronous", "cache_size"):
-            cursor.execute(f"PRAGMA {name}={settings[name]}")
-        cursor.close()
-
-    return on_connect
+    made: AsyncEngine | Engine = dialect_of(url).orm_engine(url, options or EngineOptions(), sqlite_driver)
+    return made
 
 
 async def open_context(
     url: DatabaseURL, options: EngineOptions | None = None, sqlite_driver: str = "pysqlite"
 ) -> OrmContext:
     """The endpoints' context for a database (connections open as requests need them)."""
-    return OrmContext(create_orm_engine(url, options, sqlite_driver))
+    return OrmContext(create_orm_engine(url, options, sqlite_driver), in_process=url.kind.in_process)

@@ -5,7 +5,7 @@ that a missing optional driver only matters to the engine that needs it. Each en
 (`sqlite/`, `postgres/`, `mariadb/`) of three modules: `connection` (settings, connections,
 sessions, open/close/read/transaction/describe, check_statements), `loading` (DDL, bulk loading)
 and `snapshot` (fresh data before each run); its engine class is the three put together. Its
-`dialect` module answers what dbladder asks of the engine outside a session (`dialect_of(url)`).
+`dialect` module answers what dbladder asks of the engine outside a session (`dialect.dialect_of(url)`).
 """
 
 from __future__ import annotations
@@ -17,17 +17,14 @@ from contextlib import asynccontextmanager
 
 from ..urls import DatabaseURL, parse_url, with_password
 from .base import Engine, EngineInfo, EngineOptions, Session
-from .dialect import Dialect, dialect_of
 
 __all__ = [
     "ENGINES",
-    "Dialect",
     "Engine",
     "EngineInfo",
     "EngineOptions",
     "Session",
     "create_engine",
-    "dialect_of",
     "opened",
 ]
 

@@ -19,8 +19,8 @@ from typing import Any
 
 import psutil
 
-from ..engines import dialect_of
 from ..engines.base import EngineInfo
+from ..engines.dialect import dialect_of
 from ..errors import DbladderError
 from ..urls import DatabaseURL, parse_url
 from .processes import Resolver, nothing, process_tree

@@ -28,7 +28,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any
 
-from ..engines import dialect_of
+from ..engines.dialect import dialect_of
 from ..errors import UnknownEngine
 from ..histogram import Histogram
 

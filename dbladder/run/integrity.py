@@ -20,8 +20,9 @@ import time
 from collections.abc import Sequence
 from typing import Any
 
-from ..engines import dialect_of, opened
+from ..engines import opened
 from ..engines.base import EngineInfo, EngineOptions
+from ..engines.dialect import dialect_of
 from ..errors import DbladderError, UnknownEngine
 from ..load.acknowledged import AcknowledgedWrites
 from ..report.integrity import integrity_line

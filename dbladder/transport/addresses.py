@@ -13,7 +13,8 @@ address)` is the URL by which the service reaches the database through a relay
 
 from __future__ import annotations
 
-from ..engines import EngineOptions, dialect_of, opened
+from ..engines import EngineOptions, opened
+from ..engines.dialect import dialect_of
 from ..errors import DbladderError, TransportFailed, TransportUnavailable
 from ..urls import DatabaseURL
 from .relay import Target

@@ -19,9 +19,8 @@ from collections.abc import Iterator, Mapping, Sequence
 from types import MappingProxyType
 from typing import TYPE_CHECKING, Any
 
-from ...engines import dialect_of
 from ...engines.base import Engine, Row, Table
-from ...engines.dialect import package_version
+from ...engines.dialect import dialect_of, package_version
 from ..base import DataSpec, Sizes, Workload, WorkloadError
 from . import data, verify
 from .operations import OPERATIONS

@@ -25,8 +25,8 @@ from sqlalchemy import URL, Engine, event
 from sqlalchemy.ext.asyncio import AsyncEngine, async_sessionmaker
 from sqlalchemy.orm import sessionmaker
 
-from ...engines import dialect_of
 from ...engines.base import EngineOptions
+from ...engines.dialect import dialect_of
 from ...urls import DatabaseURL
 
 T = TypeVar("T")

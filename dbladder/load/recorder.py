@@ -30,29 +30,12 @@ from dataclasses import dataclass
 from typing import Any
 
 from ..histogram import Histogram
+from ..outcomes import DROPPED, FAILURES, HISTOGRAMS, OUTCOMES
 from ..plans import Level, UserPlan
 from . import queries
-from .targets import CONNECT, PROTOCOL, TIMEOUT
-
-DROPPED = "dropped"
-
-
-OUTCOMES = ("2xx", "3xx", "4xx", "5xx", TIMEOUT, CONNECT, PROTOCOL, DROPPED)
-"""Every outcome a request can have, in report order."""
-
-
-FAILURES = ("4xx", "5xx", TIMEOUT, CONNECT, PROTOCOL, DROPPED)
-"""Outcomes that count as failed requests (as k6's http_req_failed: any status outside 200-399)."""
-
 
 STATUS_CLASS = {2: "2xx", 3: "3xx", 4: "4xx", 5: "5xx"}
 """The outcome of an HTTP status, by its hundreds (any other status is a protocol error)."""
-
-
-HISTOGRAMS = ("latency_from_due", "latency_from_send", "schedule_lag", "failed_after")
-"""The histograms of a level snapshot, each a Histogram.to_dict() of microseconds: successful answers
-from the due time, every answer (any status) from the send, the schedule lag of every request sent,
-and the time each failure took from its due time (a dropped request fails at its send time)."""
 
 
 class OperationRecord:

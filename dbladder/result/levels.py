@@ -15,7 +15,7 @@ from collections.abc import Sequence
 from typing import Any
 
 from ..histogram import SUB_BUCKET_BITS, Histogram, bucket_index
-from ..load.recorder import DROPPED, FAILURES, HISTOGRAMS, OUTCOMES
+from ..outcomes import DROPPED, FAILURES, HISTOGRAMS, OUTCOMES
 from .passmark import PassMark, ceiling
 from .queries import query_rows
 

@@ -201,8 +201,8 @@ def test_ctrl_c_while_the_processes_get_ready_stops_them(sqlite_url, tmp_path):
 
 def test_an_operation_error_gets_the_status_the_service_would_answer():
     from dbladder.errors import Conflict, DatabaseTimeout, InvalidRequest, PoolTimeout
-    from dbladder.load.targets import TIMEOUT
     from dbladder.load.targets.direct import failed_status
+    from dbladder.outcomes import TIMEOUT
 
     assert failed_status(Conflict("out_of_stock", "no stock")) == 409
     assert failed_status(InvalidRequest("bad id")) == 400

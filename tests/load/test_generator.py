@@ -15,8 +15,9 @@ from dbladder.load import mix
 from dbladder.load.clock import Clock, FakeClock, MonotonicClock
 from dbladder.load.executors.open import Generator
 from dbladder.load.fleet import ProcessSpec, run_processes
-from dbladder.load.recorder import HISTOGRAMS, OUTCOMES, LiveView, fell_behind, merge_snapshots
+from dbladder.load.recorder import LiveView, fell_behind, merge_snapshots
 from dbladder.load.targets.http import HttpTarget
+from dbladder.outcomes import HISTOGRAMS, OUTCOMES
 from dbladder.plans import Ladder
 from dbladder.workloads import shop
 

@@ -15,8 +15,8 @@ from typing import Any
 
 import uvloop
 
-from dbladder.load.targets import CONNECT, PROTOCOL, TIMEOUT
 from dbladder.load.targets.http import ConnectionPool, RequestRenderer, Response, render_get, render_request
+from dbladder.outcomes import CONNECT, PROTOCOL, TIMEOUT
 from dbladder.workloads import shop
 
 HOST = "127.0.0.1"

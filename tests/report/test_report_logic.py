@@ -20,7 +20,7 @@ from cli_support import dbladder as run_dbladder
 
 from dbladder.errors import CorruptBundle, MissingBundle, UnknownBundleVersion
 from dbladder.histogram import Histogram
-from dbladder.load.recorder import OUTCOMES
+from dbladder.outcomes import OUTCOMES
 from dbladder.report import document, html, markdown, terminal
 from dbladder.report.bundle import build_reports, load_bundle, write_bundle
 from dbladder.report.caveats import caveats

@@ -7,7 +7,8 @@ import re
 from test_report_logic import fake_result, snapshot
 
 from dbladder.histogram import Histogram
-from dbladder.load.recorder import OUTCOMES, merge_levels
+from dbladder.load.recorder import merge_levels
+from dbladder.outcomes import OUTCOMES
 from dbladder.report import document, html, markdown
 from dbladder.result.levels import level_row
 from dbladder.result.passmark import PassMark

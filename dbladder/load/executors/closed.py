@@ -33,11 +33,12 @@ from bisect import bisect_right
 from collections.abc import Iterator
 from typing import Any
 
+from ...outcomes import DROPPED, PROTOCOL
 from ...plans import UserPlan
 from ..clock import Clock
 from ..mix import Request
-from ..recorder import DROPPED, STATUS_CLASS, SecondRecord, UsersRecorder
-from ..targets import PROTOCOL, Target
+from ..recorder import STATUS_CLASS, SecondRecord, UsersRecorder
+from ..targets import Target
 from . import Executor
 
 BOUNDARY_MARGIN = 0.1

@@ -12,11 +12,12 @@ from __future__ import annotations
 import asyncio
 from collections.abc import Iterator, Sequence
 
+from ...outcomes import DROPPED, PROTOCOL
 from ...plans import Ladder, Level, due_times
 from ..clock import Clock
 from ..mix import Request
-from ..recorder import DROPPED, STATUS_CLASS, LevelRecord, Recorder
-from ..targets import PROTOCOL, Target
+from ..recorder import STATUS_CLASS, LevelRecord, Recorder
+from ..targets import Target
 from . import Executor
 
 LATE_BURST = 32

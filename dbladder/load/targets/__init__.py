@@ -3,7 +3,7 @@
 Two targets implement it: the service over HTTP (`http.py`, `HttpTarget`) and an engine straight
 through the workload's operations, no HTTP (`direct.py`, `DirectTarget`). A result reaches the
 executor through a plain callback, `callback(token, result, body)`, where `result` is the HTTP
-status (an int) or a failure cause (a str: `TIMEOUT`, `CONNECT`, `PROTOCOL`).
+status (an int) or a failure cause (a str: `TIMEOUT`, `CONNECT`, `PROTOCOL` in `dbladder.outcomes`).
 """
 
 from __future__ import annotations
@@ -13,13 +13,6 @@ from typing import TYPE_CHECKING, Any, Protocol
 
 if TYPE_CHECKING:
     from ..mix import Request
-
-TIMEOUT = "timeout"
-"""No complete response within the target's per-request timeout (over HTTP the connection is discarded)."""
-CONNECT = "connect"
-"""The connection was refused, reset or closed before the response was complete."""
-PROTOCOL = "protocol"
-"""The response could not be parsed as HTTP/1.x; the connection is discarded."""
 
 ResultCallback = Callable[[Any, "int | str", "bytes | None"], None]
 """`callback(token, result, body)`: result is an HTTP status or a failure cause; body is None unless kept."""

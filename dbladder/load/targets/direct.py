@@ -32,9 +32,10 @@ from typing import Any
 
 from ...engines.base import Engine
 from ...errors import Conflict, DatabaseTimeout, InvalidRequest, PoolTimeout
+from ...outcomes import TIMEOUT
 from ...workloads.base import Answer, Workload
 from ..mix import Request
-from . import TIMEOUT, ResultCallback
+from . import ResultCallback
 
 UNAVAILABLE = (PoolTimeout, DatabaseTimeout)
 

@@ -21,7 +21,8 @@ import socket
 import time
 from typing import TYPE_CHECKING, Any, NamedTuple
 
-from . import CONNECT, PROTOCOL, TIMEOUT, ResultCallback
+from ...outcomes import CONNECT, PROTOCOL, TIMEOUT
+from . import ResultCallback
 
 if TYPE_CHECKING:
     from ...workloads.base import Workload

@@ -20,6 +20,8 @@ import pytest
 from dbladder.errors import InvalidConfig
 from dbladder.plans import Ladder
 from dbladder.result.passmark import PassMark
+from dbladder.result.run import RunResult
+from dbladder.result.schema import RESULT_SCHEMA, problem
 from dbladder.run.round import RunConfig, run_ladder
 from dbladder.servers.processes import alive
 
@@ -42,6 +44,9 @@ def check_result_file(out: Path, result: dict) -> None:
     on_disk = json.loads((out / "result.json").read_text())
     assert on_disk == json.loads(json.dumps(result))
     assert on_disk["schema"] == "dbladder.result/2"
+    # The typed result reads it and gives it back unchanged, and the shipped schema accepts that.
+    assert RunResult.from_json(on_disk).to_json() == on_disk
+    assert problem(RunResult.from_json(on_disk).to_json(), RESULT_SCHEMA) is None
     for level in on_disk["levels"]:
         assert set(level) >= {
             "offered_rps",

@@ -1,0 +1,56 @@
+"""A comparison, typed: what `compare.json` holds (schema `dbladder.compare/2`), several runs side by side.
+
+`dbladder compare` writes it (`dbladder.run.compare`), `dbladder report` of several bundles
+merges their runs into one; each run is a `RunResult`. As with a run, `to_json(from_json(doc))`
+gives the document back key for key (`part.Part`).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass
+from typing import Any
+
+from ..errors import UnknownBundleVersion
+from .part import Part
+from .run import RunResult, unknown_version
+from .schema import COMPARE_SCHEMA, RESULT_SCHEMA
+
+
+@dataclass(frozen=True, kw_only=True)
+class Database(Part):
+    """One database a comparison ran against: its label in the reports, its URL and route."""
+
+    label: str | None = None
+    db_url: str | None = None
+    transport: str | None = None
+    added_latency_ms: float | None = None
+
+
+@dataclass(frozen=True, kw_only=True)
+class Comparison(Part):
+    """A comparison document (docs/result-schema.md): its runs, and how they were prepared."""
+
+    schema: str = COMPARE_SCHEMA
+    kind: str = "compare"
+    dbladder_version: str | None
+    created_at: str | None
+    status: str | None = None
+    finished_at: str | None = None
+    databases: tuple[Database, ...] | None = None
+    runs_per_database: int | None = None
+    preparation: Mapping[str, Any] | None = None
+    runs: tuple[RunResult, ...] = ()
+
+
+def read_comparison(document: Any, where: str = "the comparison") -> Comparison:
+    """A compare document as a Comparison; UnknownBundleVersion, in one line, when it (or one of its
+    runs) is of a schema this release does not read."""
+    version = document.get("schema") if isinstance(document, Mapping) else None
+    if version != COMPARE_SCHEMA:
+        raise UnknownBundleVersion(unknown_version(where, document, version, COMPARE_SCHEMA))
+    for index, run in enumerate(document.get("runs") or ()):
+        found = run.get("schema") if isinstance(run, Mapping) else None
+        if found != RESULT_SCHEMA:
+            raise UnknownBundleVersion(unknown_version(f"{where}: runs[{index}]", run, found, RESULT_SCHEMA))
+    return Comparison.from_json(document)

@@ -1,0 +1,120 @@
+"""A level of the result, typed: its rates, latency, failures, verdict, and each operation's share.
+
+`levels.level_row` computes a level's figures from the recorder's merged snapshot; `Level` is the
+same row as the reports read it (`result.run.RunResult.levels`). Every field is a key of the row
+documented in docs/result-schema.md; the machine's figures (`machine`, `service_breakdown`) stay
+the sampler's flat mappings, which `dbladder.report.figures` is the one place to read.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from typing import Any
+
+from .part import Part
+
+
+@dataclass(frozen=True, kw_only=True)
+class Latency(Part):
+    """Percentiles of a set of requests, ms: the successful answers (`answered`), or every answer
+    from when it was sent (`sent`)."""
+
+    p50_ms: float = 0.0
+    p95_ms: float = 0.0
+    p99_ms: float = 0.0
+    max_ms: float = 0.0
+
+
+@dataclass(frozen=True, kw_only=True)
+class FailedAfter(Part):
+    """How long the failures took from their due time, ms."""
+
+    p50_ms: float = 0.0
+    max_ms: float = 0.0
+
+
+@dataclass(frozen=True, kw_only=True)
+class GeneratorUse(Part):
+    """The CPU the load generator used during the level: seconds, and its share of one CPU."""
+
+    cpu_seconds: float = 0.0
+    cpu_share: float = 0.0
+
+
+@dataclass(frozen=True, kw_only=True)
+class Operation(Part):
+    """One operation's share of a level (`levels.operation_rows`)."""
+
+    requests: int = 0
+    p50_ms: float = 0.0
+    p95_ms: float = 0.0
+    p99_ms: float = 0.0
+    max_ms: float = 0.0
+    answered_p95_ms: float = 0.0
+    fail_pct: float = 0.0
+    failures: Mapping[str, int] = field(default_factory=dict)
+
+
+@dataclass(frozen=True, kw_only=True)
+class Queries(Part):
+    """Queries per request of one operation in a level (`queries.query_rows`)."""
+
+    requests: int = 0
+    statements: int = 0
+    round_trips: int = 0
+    statements_per_request: float | None
+    round_trips_per_request: float | None
+
+
+@dataclass(frozen=True, kw_only=True)
+class Level(Part):
+    """One level (a ladder's step, a search's probe, a users phase) as `levels.level_row` wrote it."""
+
+    index: int
+    offered_rps: float
+    sent_rps: float | None = None
+    achieved_rps: float
+    requests: int
+    responses: int
+    served: int | None = None
+    p50_ms: float
+    p95_ms: float
+    p99_ms: float
+    max_ms: float
+    mean_ms: float
+    answered: Latency | None = None
+    failed_after: FailedAfter | None = None
+    sent: Latency
+    lag_p99_ms: float
+    fail_pct: float
+    failures: Mapping[str, int]
+    dropped: int
+    state: str
+    start_s: float
+    hold_s: float
+    warmup_s: float
+    timeout_s: float | None = None
+    generator: GeneratorUse
+    flags: tuple[str, ...] = ()
+    histograms: Mapping[str, Any]
+    operations: Mapping[str, Operation] | None = None
+    queries: Mapping[str, Queries] | None = None
+    users: int | None = None
+    ramp_s: float | None = None
+    passed: bool
+    reasons: tuple[str, ...] = ()
+    machine: Mapping[str, Any] | None = None
+    service_breakdown: Mapping[str, Any] | None = None
+    syscalls: Mapping[str, Any] | None = None
+    faults: tuple[Mapping[str, Any], ...] | None = None
+
+    @property
+    def number(self) -> int:
+        """The level as the reports count it: 1 for the first."""
+        return self.index + 1
+
+    @property
+    def answered_p95_ms(self) -> float:
+        """p95 of the successful answers alone (a row without the block: its own p95)."""
+        return float((self.answered or self).p95_ms)

@@ -1,0 +1,333 @@
+"""The result of one run, typed: what `result.json` holds (schema `dbladder.result/2`).
+
+`RunResult.from_json(document)` reads a document; `to_json()` gives it back key for key (see
+`part.Part`), and the shipped JSON Schema (`schema.py`) validates what it gives. Reports read
+attributes of it, never string keys. Its parts: the configuration as run (`Config`, with the plan
+it ran: `Ladder`, `Users`, `SearchPlan`), the pass mark, the engine and the service, how the data
+was seeded, the levels (`level.Level`), the search's bracket, the spike's recovery, the generator
+processes, the load's route to the database, the integrity check and the machine it ran on.
+Blocks that only one reporter reads in depth (the database server's settings, the native
+reference, faults, the per-second samples) stay plain mappings.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from typing import Any, Literal
+
+from .. import __version__
+from ..errors import UnknownBundleVersion
+from .level import Level
+from .part import Part
+from .schema import RESULT_SCHEMA
+
+PlanKind = Literal["ladder", "search", "users"]
+
+
+@dataclass(frozen=True, kw_only=True)
+class Ladder(Part):
+    """A linear ladder of arrival rates: `steps` levels from `start`, `step` apart."""
+
+    start: float = 0
+    step: float = 0
+    steps: int = 1
+    hold: float | None = None
+    warmup: float | None = None
+
+    @property
+    def top(self) -> float:
+        return self.start + self.step * (self.steps - 1)
+
+
+@dataclass(frozen=True, kw_only=True)
+class Phase(Part):
+    """One phase of a users plan: its users, the seconds they take to arrive, and its hold."""
+
+    users: int = 0
+    ramp: float | None = None
+    hold: float | None = None
+
+
+@dataclass(frozen=True, kw_only=True)
+class Users(Part):
+    """A closed-model plan: phases of users who think between an answer and their next request."""
+
+    phases: tuple[Phase, ...] = ()
+    think_min: float | None = None
+    think_max: float | None = None
+
+
+@dataclass(frozen=True, kw_only=True)
+class SearchPlan(Part):
+    """How a ceiling search probes: from `start`, times `factor` until a probe fails, then halving
+    the bracket down to `resolution`, within `budget` seconds."""
+
+    start: float | None = None
+    factor: float | None = None
+    resolution: float | None = None
+    budget: float | None = None
+    hold: float | None = None
+    warmup: float | None = None
+    settle: float | None = None
+    min_rate: float | None = None
+    max_rate: float | None = None
+
+
+@dataclass(frozen=True, kw_only=True)
+class Search(SearchPlan):
+    """The search as it ran: its plan and the bracket it ended on."""
+
+    held_rps: float | None = None
+    failed_rps: float | None = None
+    probes: int | None = None
+    stopped_because: str | None = None
+
+
+@dataclass(frozen=True, kw_only=True)
+class PassMarkSet(Part):
+    """The pass mark the levels were judged by."""
+
+    p95_ms: float
+    max_fail_pct: float
+
+
+@dataclass(frozen=True, kw_only=True)
+class Config(Part):
+    """The run's configuration as it ran (`RunConfig.to_dict()`); keys not typed here are in `extra`."""
+
+    db_url: str | None = None
+    workload: str | None = None
+    preset: str | None
+    ladder: Ladder | None
+    users: Users | None = None
+    search: SearchPlan | None = None
+    write_share: float | None = None
+    seed: int | None
+    target: str | None = None
+    workers: int | None = None
+    pool_size: int | None = None
+    sqlite_writers: int | None = None
+    generator_processes: int | None = None
+    in_flight: int | None = None
+    timeout: float | None = None
+    precise_clock: bool | None = None
+    continue_after_fail: bool | None = None
+
+
+@dataclass(frozen=True, kw_only=True)
+class Engine(Part):
+    """The engine as it described itself at the start of the run (`EngineInfo.to_dict()`)."""
+
+    engine: str | None = None
+    url: str | None = None
+    server_version: str | None = None
+    driver: str | None = None
+    driver_version: str | None = None
+    transport: str | None = None
+    isolation: str | None = None
+    pool_size: int | None = None
+    prepared_statements: str | None = None
+    durable: bool | None = None
+    durability: Mapping[str, Any] | None = None
+    durability_note: str | None = None
+    settings: Mapping[str, Any] | None = None
+
+
+@dataclass(frozen=True, kw_only=True)
+class Service(Part):
+    """The web service the load went to: started for the run, or one already running."""
+
+    workers: int | None = None
+    pool_size: int | None = None
+    sqlite_writers: int | None = None
+    url: str | None = None
+    started_by_dbladder: bool | None = None
+    stats: Mapping[str, Any] | None = None
+
+
+@dataclass(frozen=True, kw_only=True)
+class Seeding(Part):
+    """How the data was loaded before the run: per table, and in all."""
+
+    tables: Mapping[str, Any] = field(default_factory=dict)
+    finish_seconds: float | None = None
+    total_seconds: float | None = None
+
+
+@dataclass(frozen=True, kw_only=True)
+class Data(Part):
+    """The data the workload ran on: its seed and sizes."""
+
+    seed: int | None = None
+    sizes: Mapping[str, int] = field(default_factory=dict)
+
+
+@dataclass(frozen=True, kw_only=True)
+class Workload(Part):
+    """The workload: its operations, which of them write, the mix sent, and the data."""
+
+    name: str | None = None
+    source: str | None = None
+    operations: tuple[str, ...] = ()
+    writes: tuple[str, ...] = ()
+    mix: Mapping[str, float] | None = None
+    data: Data | None = None
+    data_layer: Mapping[str, Any] | None = None
+
+    @property
+    def write_share(self) -> float | None:
+        """The share of the requests sent that were writes, from the mix; None if unknown."""
+        if not isinstance(self.mix, Mapping):
+            return None
+        return round(sum(share for name, share in self.mix.items() if name in self.writes), 6)
+
+
+@dataclass(frozen=True, kw_only=True)
+class Spike(Part):
+    """A spike's recovery: the seconds until p95 was back within `tolerance` (None: it never was)."""
+
+    recovery_seconds: float | None = None
+    tolerance: float | None = None
+    note: str | None = None
+
+
+@dataclass(frozen=True, kw_only=True)
+class Generators(Part):
+    """The load generator's processes: how many, whether sized to the machine, their connections."""
+
+    processes: int | None = None
+    sized_to_machine: bool | None = None
+    cores: int | None = None
+    connections_per_process: tuple[int, ...] | None = None
+
+
+@dataclass(frozen=True, kw_only=True)
+class Transport(Part):
+    """The load's route to the database (`--transport`, `--added-latency`) and its round trip."""
+
+    transport: str | None = None
+    chosen: bool | None = None
+    url: str | None = None
+    added_latency_ms: float | None = None
+    round_trip_us: Mapping[str, Any] | None = None
+    relay: Mapping[str, Any] | None = None
+
+
+@dataclass(frozen=True, kw_only=True)
+class Integrity(Part):
+    """What survived the run: the acknowledged writes found, lost or corrupted, and the invariants."""
+
+    checked: bool = False
+    acknowledged: int = 0
+    present: int | None = None
+    lost: int = 0
+    corrupted: int = 0
+    unreadable: int = 0
+    violations: tuple[Any, ...] = ()
+    seconds: float = 0.0
+    what: str | None = None
+    passed: bool = False
+    lost_ids: tuple[Any, ...] | None = None
+    corrupted_ids: tuple[Any, ...] | None = None
+    unacknowledged_present: int | None = None
+    ids_reused: int | None = None
+    invariants: Mapping[str, Any] | None = None
+    rows_read: Mapping[str, Any] | None = None
+    durability: str | None = None
+
+
+@dataclass(frozen=True, kw_only=True)
+class Environment(Part):
+    """The machine the run ran on: the platform and Python, and what the sampler found (`extra`)."""
+
+    platform: str | None = None
+    python: str | None = None
+
+    def facts(self) -> dict[str, Any]:
+        """Every figure of the machine in the order it was recorded."""
+        return self.to_json()
+
+
+@dataclass(frozen=True, kw_only=True)
+class Fresh(Part):
+    """How a comparison gave the run the data as seeded (`dbladder.data.fresh`)."""
+
+    method: str | None = None
+    seconds: float | None = None
+    run: int | None = None
+    checksum: Mapping[str, str] | None = None
+
+
+@dataclass(frozen=True, kw_only=True)
+class RunResult(Part):
+    """One run's result document (docs/result-schema.md)."""
+
+    schema: str = RESULT_SCHEMA
+    kind: str = "ladder"
+    model: str | None = None
+    label: str | None = None
+    run: int | None = None
+    fresh: Fresh | None = None
+    dbladder_version: str | None
+    status: str | None
+    started_at: str | None
+    finished_at: str | None
+    config: Config
+    pass_mark: PassMarkSet
+    engine: Engine | None
+    service: Service | None
+    seeding: Seeding | None
+    ceiling_rps: float | None
+    stopped_because: str | None
+    levels: tuple[Level, ...] = ()
+    flags: tuple[str, ...] = ()
+    environment: Environment
+    workload: Workload | None
+    search: Search | None = None
+    spike: Spike | None = None
+    generators: Generators | None = None
+    transport: Transport | None = None
+    peak_rps: float | None = None
+    ceiling_users: int | None = None
+    integrity: Integrity | None = None
+    faults: tuple[Mapping[str, Any], ...] | None = None
+    database_server: Mapping[str, Any] | None = None
+    native: Mapping[str, Any] | None = None
+    timeseries: tuple[Mapping[str, Any], ...] | None = None
+
+    @property
+    def plan_kind(self) -> PlanKind:
+        """Which plan the run followed. The one place that asks: reporters take the plan's own
+        figures and words from `dbladder.report.plans`, picked by this."""
+        if self.model == "closed" or self.config.users is not None:
+            return "users"
+        if self.config.search is not None or self.search is not None:
+            return "search"
+        return "ladder"
+
+    @property
+    def engine_name(self) -> str:
+        """The engine's name ("sqlite", "postgresql"...), from its description or else the URL."""
+        if self.engine is not None and self.engine.engine:
+            return self.engine.engine
+        return str(self.config.db_url or "?").split(":", 1)[0]
+
+
+def read_result(document: Any, where: str = "the result") -> RunResult:
+    """A result document as a RunResult; UnknownBundleVersion, in one line, when it is of a schema
+    this release does not read (naming the dbladder that wrote it)."""
+    version = document.get("schema") if isinstance(document, Mapping) else None
+    if version != RESULT_SCHEMA:
+        raise UnknownBundleVersion(unknown_version(where, document, version, RESULT_SCHEMA))
+    return RunResult.from_json(document)
+
+
+def unknown_version(where: str, document: Any, version: Any, known: str) -> str:
+    """Why a document cannot be read, in one line: its schema, who wrote it, what this release reads."""
+    writer = document.get("dbladder_version") if isinstance(document, Mapping) else None
+    by = f"written by dbladder {writer}" if writer else "written by an unknown program"
+    return (
+        f"{where} is schema {version!r} ({by}), which this dbladder ({__version__}) does not read "
+        f"(it reads {known}): use the dbladder release that wrote it"
+    )

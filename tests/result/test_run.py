@@ -1,0 +1,117 @@
+"""The typed run result: a document read and written back unchanged, valid against the shipped schema."""
+
+from __future__ import annotations
+
+import copy
+import dataclasses
+import json
+import typing
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from dbladder.errors import UnknownBundleVersion
+from dbladder.plans import Ladder
+from dbladder.result.level import Level
+from dbladder.result.part import Part
+from dbladder.result.run import RunResult, read_result
+from dbladder.result.schema import RESULT_SCHEMA, json_schema, problem
+from dbladder.run.round import RunConfig, run_ladder
+
+FIXTURES = Path(__file__).parent / "fixtures"
+PREVIOUS = FIXTURES / "previous-release-users.json"
+"""A users run's result.json as the release before the typed result wrote it, untouched."""
+
+
+def previous() -> dict[str, Any]:
+    data: dict[str, Any] = json.loads(PREVIOUS.read_text())
+    return data
+
+
+def test_a_result_of_the_previous_release_comes_back_unchanged_and_valid():
+    document = previous()
+    result = RunResult.from_json(document)
+    assert result.to_json() == document
+    assert json.dumps(result.to_json(), indent=2) + "\n" == PREVIOUS.read_text()
+    assert problem(result.to_json(), RESULT_SCHEMA) is None
+
+
+def test_its_parts_read_as_attributes():
+    result = RunResult.from_json(previous())
+    assert result.plan_kind == "users" and result.engine_name == "sqlite"
+    assert result.config.users is not None
+    assert [phase.users for phase in result.config.users.phases] == [10, 20]
+    assert isinstance(result.levels[0], Level) and result.levels[0].users == 10
+    assert result.levels[0].operations is not None and "product" in result.levels[0].operations
+    assert result.workload is not None and result.workload.write_share == 0.05
+    assert result.integrity is not None and result.integrity.passed is True
+    assert result.environment.facts()["cpu_cores"] == 2
+
+
+def test_the_plan_kind_is_read_from_the_model_or_the_search():
+    document = previous()
+    ladder = copy.deepcopy(document)
+    ladder.update(model="open")
+    ladder["config"].update(users=None, ladder={"start": 1, "step": 1, "steps": 2})
+    assert RunResult.from_json(ladder).plan_kind == "ladder"
+    ladder["config"]["search"] = {"start": 500, "factor": 2}
+    assert RunResult.from_json(ladder).plan_kind == "search"
+
+
+def test_an_unknown_schema_names_its_writer_in_one_line():
+    document = previous() | {"schema": "dbladder.result/9", "dbladder_version": "9.0.0"}
+    with pytest.raises(UnknownBundleVersion) as raised:
+        read_result(document, "x/result.json")
+    message = str(raised.value)
+    assert "\n" not in message
+    assert "x/result.json is schema 'dbladder.result/9' (written by dbladder 9.0.0)" in message
+    assert "reads dbladder.result/2" in message
+    assert read_result(previous()) == RunResult.from_json(previous())
+
+
+def _declared(part: type[Part], schema: dict[str, Any], path: str) -> list[str]:
+    """Fields a part declares that the schema does not define at that place."""
+    missing = []
+    hints = typing.get_type_hints(part)
+    properties = schema.get("properties", {})
+    for field in dataclasses.fields(part):
+        if field.name in ("extra", "layout"):
+            continue
+        if field.name not in properties:
+            missing.append(f"{path}{field.name}")
+            continue
+        child = properties[field.name]
+        for inner in _parts_in(hints[field.name]):
+            node = child.get("items", child) if "items" in child else child
+            node = node.get("additionalProperties", node) if not node.get("properties") else node
+            missing += _declared(inner, node, f"{path}{field.name}.")
+    return missing
+
+
+def _parts_in(hint: Any) -> list[type[Part]]:
+    if isinstance(hint, type) and issubclass(hint, Part):
+        return [hint]
+    return [found for arg in typing.get_args(hint) for found in _parts_in(arg)]
+
+
+def test_every_typed_field_is_a_field_of_the_schema():
+    assert _declared(RunResult, json_schema(RESULT_SCHEMA), "") == []
+
+
+@pytest.mark.slow
+def test_a_real_short_run_round_trips_and_validates(sqlite_url, tmp_path):
+    config = RunConfig(
+        db_url=sqlite_url,
+        ladder=Ladder(40, 40, 2, 1.0, warmup=0.25),
+        sizes={"products": 500, "orders": 1000},
+        target="direct",
+        pool_size=2,
+        out_dir=tmp_path,
+    )
+    run_ladder(config)
+    document = json.loads((tmp_path / "result.json").read_text())
+    result = RunResult.from_json(document)
+    assert result.to_json() == document
+    assert problem(result.to_json(), RESULT_SCHEMA) is None
+    assert [level.offered_rps for level in result.levels] == [40, 80]

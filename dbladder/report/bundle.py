@@ -24,6 +24,7 @@ from typing import Any
 
 from .. import __version__
 from ..errors import CorruptBundle, MissingBundle, UnknownBundleVersion, UsageError
+from ..result.run import unknown_version
 from ..result.schema import COMPARE_SCHEMA, RESULT_SCHEMA, problem
 from . import csvfiles, document, html, markdown
 from .runs import rounds_of
@@ -62,10 +63,7 @@ def _checked(data: Any, path: Path, expected: str) -> None:
     version = data.get("schema") if isinstance(data, dict) else None
     if version != expected:
         known = f"{RESULT_SCHEMA} in {RESULT}, {COMPARE_SCHEMA} in {COMPARE}"
-        raise UnknownBundleVersion(
-            f"{path} is schema {version!r}, which this dbladder ({__version__}) does not read ({known}); "
-            "use the dbladder release that wrote it"
-        )
+        raise UnknownBundleVersion(unknown_version(str(path), data, version, known))
     found = problem(data, expected)
     if found:
         raise CorruptBundle(f"{path} does not match schema {expected}: {found}")

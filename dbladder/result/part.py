@@ -21,7 +21,6 @@ import dataclasses
 import types
 import typing
 from collections.abc import Mapping
-from functools import cache
 from typing import Any, Self
 
 
@@ -73,9 +72,14 @@ class Part:
         return out
 
 
-@cache
+_FIELDS: dict[type, dict[str, tuple[Any, Any]]] = {}
+"""Each Part class's fields, worked out once (a cache: classes do not change)."""
+
+
 def _fields(cls: type) -> dict[str, tuple[Any, Any]]:
     """A part's document keys: name -> (type hint, default), `extra` and `layout` left out."""
+    if cls in _FIELDS:
+        return _FIELDS[cls]
     hints = typing.get_type_hints(cls)
     found = {}
     for field in dataclasses.fields(cls):
@@ -85,6 +89,7 @@ def _fields(cls: type) -> dict[str, tuple[Any, Any]]:
         if default is dataclasses.MISSING and field.default_factory is not dataclasses.MISSING:
             default = field.default_factory()
         found[field.name] = (hints[field.name], default)
+    _FIELDS[cls] = found
     return found
 
 

@@ -324,10 +324,10 @@ def read_result(document: Any, where: str = "the result") -> RunResult:
 
 
 def unknown_version(where: str, document: Any, version: Any, known: str) -> str:
-    """Why a document cannot be read, in one line: its schema, who wrote it, what this release reads."""
+    """Why a document cannot be read, in one line: its schema, what this release reads, who wrote it."""
     writer = document.get("dbladder_version") if isinstance(document, Mapping) else None
-    by = f"written by dbladder {writer}" if writer else "written by an unknown program"
+    by = f"dbladder {writer}" if writer else "an unknown program (no dbladder_version)"
     return (
-        f"{where} is schema {version!r} ({by}), which this dbladder ({__version__}) does not read "
-        f"(it reads {known}): use the dbladder release that wrote it"
+        f"{where} is schema {version!r}, which this dbladder ({__version__}) does not read ({known}); "
+        f"it was written by {by}: use the dbladder release that wrote it"
     )

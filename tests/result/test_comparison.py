@@ -36,9 +36,8 @@ def test_a_comparison_round_trips_and_its_runs_are_typed():
 
 def test_a_run_of_an_unknown_schema_is_named_in_one_line():
     document = DOCUMENT | {"runs": [RUN | {"schema": "dbladder.result/1", "dbladder_version": "0.0.1"}]}
-    with pytest.raises(
-        UnknownBundleVersion, match=r"runs\[0\] is schema 'dbladder.result/1' \(written by dbladder 0.0.1\)"
-    ):
+    written = r"runs\[0\] is schema 'dbladder\.result/1', .* written by dbladder 0\.0\.1"
+    with pytest.raises(UnknownBundleVersion, match=written):
         read_comparison(document)
-    with pytest.raises(UnknownBundleVersion, match="is schema 'dbladder.compare/1'"):
+    with pytest.raises(UnknownBundleVersion, match=r"is schema 'dbladder\.compare/1'"):
         read_comparison(DOCUMENT | {"schema": "dbladder.compare/1"})

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from test_report_logic import fake_result, texts, with_ceiling
+from report_support import fake_result, texts, with_ceiling
 
 from dbladder.bench.native import attach
 from dbladder.result.schema import RESULT_SCHEMA, problem

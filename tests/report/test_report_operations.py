@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import re
 
-from test_report_logic import fake_result, snapshot
+from report_support import fake_result, snapshot
 
 from dbladder.histogram import Histogram
 from dbladder.load.recorder import merge_levels

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from test_report_logic import fake_result
+from report_support import fake_result
 
 from dbladder.report import document, markdown
 from dbladder.report.roundtrips import baseline, derive, entry_of, gap_sentence, gaps

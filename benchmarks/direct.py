@@ -432,7 +432,7 @@ def probe(url: str, rate: float, args: argparse.Namespace, folder: Path) -> Prob
     config = RunConfig(
         db_url=url,
         preset=None,
-        ladder=Ladder(rate, 0, 1, args.hold, warmup=args.warmup),
+        plan=Ladder(rate, 0, 1, args.hold, warmup=args.warmup),
         weights=dict(READS),
         pass_mark=PassMark(),
         seed=None,

@@ -190,7 +190,7 @@ def main() -> None:
             f"one generator process, users {', '.join(f'{count:,}' for count in users)}, each over a "
             f"{ramp:g} s ramp and held {hold:g} s, {think}"
         )
-        spec = ProcessSpec(users=plan, host=HOST, port=port, in_flight=max(users) + 100, timeout=5.0)
+        spec = ProcessSpec(plan, host=HOST, port=port, in_flight=max(users) + 100, timeout=5.0)
         snapshot = run_process(spec)
     finally:
         stop_server(server)

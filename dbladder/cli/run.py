@@ -14,7 +14,7 @@ from rich.status import Status
 from ..engines.base import DEFAULT_POOL_SIZE
 from ..errors import ExpectationsUnmet
 from ..load.recorder import LiveView
-from ..load.search import Search
+from ..plans.search import Search
 from ..report import terminal
 from ..report.integrity import integrity_lines
 from ..result.expectations import Expectations, parse_at_rate, unmet

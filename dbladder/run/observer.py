@@ -197,6 +197,7 @@ class RunObserver:
         self._syscalls = syscalls
         self._counter: SyscallCounter | None = None
         self._started = 0.0
+        self._known: set[int] = set()
 
     def environment(self) -> dict[str, Any]:
         return environment(self.data_path, self.engine_info)
@@ -216,6 +217,7 @@ class RunObserver:
         """
         self._origin = origin
         self._started = time.perf_counter()
+        self._known = {level.index for level in levels}
         groups: dict[str, Callable[[], list[int]]] = {
             "generator": generator,
             "service": _session_of(service_pid) if service_pid is not None else nothing,
@@ -232,8 +234,11 @@ class RunObserver:
             self._poller.start()
 
     def watch(self, level: Level) -> None:
-        """Watch a level not known at `start` (a search's probe) as it starts: read the service's
-        /stats and count system calls at its window's edges."""
+        """Watch a level as it starts: one not known at `start` (a search's probe) has the service's
+        /stats read and its system calls counted at its window's edges, as those known were."""
+        if level.index in self._known:
+            return
+        self._known.add(level.index)
         if self._poller is not None:
             self._poller.add([self._origin + level.measured_from, self._origin + level.end])
         if self._counter is not None:

@@ -22,8 +22,8 @@ from typing import Any
 
 from ..errors import UsageError
 from ..load.presets import DEFAULT_PRESET, get_preset
-from ..load.search import Search
-from ..plans import Ladder, Phase, Preset, UserPlan
+from ..plans import Phase, Plan, Preset, UserPlan
+from ..plans.search import Search
 from ..workloads.registry import load_workload
 from .round import SEARCH_PLAN
 
@@ -54,9 +54,7 @@ class PlanChoice:
     """The plan chosen: its name, the one plan it runs, the mix and the data sizes it brings."""
 
     name: str
-    ladder: Ladder | None = None
-    users: UserPlan | None = None
-    search: Search | None = None
+    plan: Plan
     write_share: float | None = None
     weights: dict[str, float] | None = None
     sqlite_writers: int = 0
@@ -69,9 +67,7 @@ class PlanChoice:
         """The RunConfig fields this choice sets (the sizes apart: they merge with --size)."""
         return {
             "preset": self.name,
-            "ladder": self.ladder,
-            "users": self.users,
-            "search": self.search,
+            "plan": self.plan,
             "write_share": self.write_share,
             "weights": self.weights,
             "sqlite_writers": self.sqlite_writers,
@@ -90,26 +86,28 @@ def choose_plan(workload_name: str, options: PlanOptions) -> PlanChoice:
     if preset_name == SEARCH_PLAN:
         return PlanChoice(
             SEARCH_PLAN,
-            search=_search(options),
+            _search(options),
             write_share=options.writes,
             sqlite_writers=options.sqlite_writers or 0,
         )
     search_only = [f"--{name}" for name in ("budget", "resolution") if getattr(options, name) is not None]
     _refuse(search_only, "the ceiling search, not to a preset")
     preset = get_preset(workload, preset_name)
-    ladder, users = preset.ladder, preset.users
-    if users is not None:
-        users = _users_plan(users, options)
-    elif ladder is not None:
+    plan: Plan
+    if preset.users is not None:
+        plan = _users_plan(preset.users, options)
+    elif preset.ladder is not None:
         names = ("start", "step", "steps", "hold", "warmup")
-        ladder = dataclasses.replace(
-            ladder, **{name: getattr(options, name) for name in names if getattr(options, name) is not None}
+        plan = dataclasses.replace(
+            preset.ladder,
+            **{name: getattr(options, name) for name in names if getattr(options, name) is not None},
         )
+    else:
+        raise UsageError(f"the preset {preset.name!r} has neither a ladder nor users")
     sqlite_writers = preset.sqlite_writers if options.sqlite_writers is None else options.sqlite_writers
     return PlanChoice(
         preset.name,
-        ladder=ladder if users is None else None,
-        users=users,
+        plan,
         write_share=preset.write_share if options.writes is None else options.writes,
         weights=dict(preset.weights) if preset.weights is not None and options.writes is None else None,
         sqlite_writers=sqlite_writers or 0,

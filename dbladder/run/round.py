@@ -31,7 +31,7 @@ from collections.abc import Iterable, Iterator
 from dataclasses import asdict, dataclass, field, replace
 from datetime import UTC, datetime
 from pathlib import Path
-from typing import Any, Protocol, cast
+from typing import Any, Protocol
 from urllib.parse import urlsplit
 
 from .. import __version__
@@ -39,14 +39,13 @@ from ..data.seeding import SeedReport, seed
 from ..engines import opened
 from ..engines.base import DEFAULT_POOL_SIZE, EngineInfo, EngineOptions
 from ..errors import DbladderError, InvalidConfig, UsageError
-from ..load.fleet import Fleet, LevelDone, ProcessSpec
+from ..load.fleet import Fleet, LevelDone, ProcessSpec, spread
 from ..load.recorder import LiveView
-from ..load.search import BUDGET, FOUND, TOO_FAST, TOO_SLOW, Probe, Search, bracket
 from ..observe import syscalls_unavailable
-from ..plans import Ladder, UserPlan
+from ..plans import Outcome, Plan, Search, Stop, plan_to_config
 from ..report.bundle import write_bundle
 from ..result.files import write_json
-from ..result.levels import ceiling_of, level_row
+from ..result.levels import level_row
 from ..result.passmark import PassMark
 from ..result.schema import RESULT_SCHEMA
 from ..result.spike import spike_recovery
@@ -86,15 +85,11 @@ class RunConfig:
     db_url: str = field(default="sqlite:///shop.db", repr=False)
     # The web app: a workload name, a .py file or module:attr (dbladder.workloads.registry).
     workload: str = DEFAULT_WORKLOAD
-    # The plan: a ladder, users, or the ceiling search; with none of them given, the search
-    # (`plan_search`), the default of `dbladder run`. `preset` names the plan in the result.
+    # The plan (dbladder.plans): a ladder, users (the closed model of "Postgres vs MariaDB on two
+    # dedicated CPUs") or the ceiling search, the default of `dbladder run`. `preset` names it in
+    # the result.
     preset: str | None = None
-    ladder: Ladder | None = None
-    # The closed model ("Postgres vs MariaDB on two dedicated CPUs"): users with think time
-    # instead of an arrival-rate ladder.
-    users: UserPlan | None = None
-    # The ceiling search: probes at rates chosen one after another (dbladder.load.search).
-    search: Search | None = None
+    plan: Plan = field(default_factory=Search)
     # The share of requests that are writes; None keeps the workload's own weights.
     write_share: float | None = None
     # Operation weights by name, instead of the workload's; with write_share, rescaled to it.
@@ -147,14 +142,7 @@ class RunConfig:
         except DbladderError as exc:
             problems.append(f"db: {exc}")
             url = None
-        if sum(plan is not None for plan in (self.ladder, self.users, self.search)) > 1:
-            problems.append("give one plan: a ladder, users (closed model) or a search")
-        elif self.users is not None:
-            problems += self.users.validate()
-        elif self.ladder is not None:
-            problems += self.ladder.validate()
-        else:
-            problems += self.plan_search.validate()
+        problems += self.plan.validate()
         problems += self.pass_mark.validate()
         try:
             workload = load_workload(self.workload)
@@ -218,31 +206,19 @@ class RunConfig:
         problems += self._fault_problems(engine)
         return problems
 
-    @property
-    def plan_search(self) -> Search:
-        """The search this config runs: its own, or the default one when no plan is given."""
-        return self.search if self.search is not None else Search()
-
-    @property
-    def searching(self) -> bool:
-        """Whether this config runs a ceiling search (no ladder and no users given)."""
-        return self.ladder is None and self.users is None
-
     def _fault_problems(self, engine: str | None) -> list[str]:
         if not self.faults:
             return []
-        if self.searching:
+        try:
+            faults = parse_faults(self.faults)
+            levels = self.plan.scheduled()
+        except DbladderError as exc:
+            return [str(exc)]
+        if not levels:
             return [
                 "--fault needs a ladder or users plan (--preset NAME): a search's probes and their "
                 "timing are not known before the run"
             ]
-        try:
-            faults = parse_faults(self.faults)
-            levels = (
-                self.users.phase_levels() if self.users is not None else cast(Ladder, self.ladder).levels()
-            )
-        except DbladderError as exc:
-            return [str(exc)]
         return fault_problems(
             faults,
             db_url=self.db_url,
@@ -260,12 +236,14 @@ class RunConfig:
         return self
 
     def to_dict(self) -> dict[str, Any]:
-        data = asdict(self)
+        data: dict[str, Any] = {}
+        for name, value in asdict(self).items():
+            # The plan under its kind's key, as results have always kept it.
+            data.update(plan_to_config(self.plan) if name == "plan" else {name: value})
         data["sizes"] = dict(self.sizes)
         data["db_url"] = self.db_url if is_managed_spec(self.db_url) else parse_url(self.db_url).redacted
         data["faults"] = list(self.faults)
         data["out_dir"] = str(self.out_dir)
-        data["search"] = asdict(self.plan_search) if self.searching else None
         return data
 
 
@@ -421,7 +399,7 @@ class Run:
         self.result: dict[str, Any] = {
             "schema": RESULT_SCHEMA,
             "kind": "ladder",
-            "model": "open" if config.users is None else "closed",
+            "model": config.plan.model,
             "dbladder_version": __version__,
             "status": "running",
             "started_at": _now(),
@@ -449,65 +427,39 @@ class Run:
         self.save()
         return row
 
-    def finish(self, status: str, stopped_because: str) -> dict[str, Any]:
+    def finish(self, status: str, stopped_because: str, stop: Stop | None = None) -> dict[str, Any]:
+        """The result, finished: `stop` is why the plan stopped, when it was the plan that did."""
         self.result["status"] = status
         self.result["stopped_because"] = stopped_because
         self.result["finished_at"] = _now()
-        self._figures()
+        self._figures(stop)
         self.save()
         return self.result
 
-    def _figures(self) -> None:
-        """The headline figures: the ceiling, and the most answers per second any level achieved.
-
-        Open model: the offered rate of the highest step held. Closed model (users): the users of the
-        highest level held (`ceiling_users`) and the rate they achieved, since what users offer is
-        not a rate the run chose but whatever the service lets them send.
-        """
+    def _figures(self, stop: Stop | None = None) -> None:
+        """The headline figures: the plan's (the ceiling, or the users held), and the most answers
+        per second any level achieved."""
         levels = self.result["levels"]
         self.result["peak_rps"] = max((level["achieved_rps"] for level in levels), default=None)
-        if self.config.searching:
-            # The highest rate held below the lowest rate failed, whatever order the probes ran in.
-            probes = [Probe(level["offered_rps"], level["passed"]) for level in levels]
-            held, failed = bracket(probes)
-            self.result["ceiling_rps"] = held
-            self.result["search"] = (self.result.get("search") or {}) | {
-                "held_rps": held,
-                "failed_rps": failed,
-                "probes": len(probes),
-            }
-            return
-        if self.config.users is None:
-            self.result["ceiling_rps"] = ceiling_of(levels)
-            return
-        held = None
-        for level in levels:
-            if not level["passed"]:
-                break
-            held = level
-        self.result["ceiling_users"] = held["users"] if held else None
-        self.result["ceiling_rps"] = held["achieved_rps"] if held else None
+        self.result.update(self.config.plan.headline([outcome_of(level) for level in levels], stop))
+
+
+def outcome_of(row: dict[str, Any], excused: bool = False) -> Outcome:
+    """A level's row as its plan sees it."""
+    return Outcome(
+        row["offered_rps"],
+        row["passed"],
+        tuple(row["reasons"]),
+        excused,
+        row["achieved_rps"],
+        row.get("users"),
+    )
 
 
 def describe_load(config: RunConfig, workload: Workload, mix: Mix) -> str:
     """One line saying what load a round sends."""
     target = f"{workload.name}: {workload.write_share(mix):.0%} writes, target {config.target}"
-    if config.users is not None:
-        users = ", ".join(f"{phase.users:,}" for phase in config.users.phases)
-        think = f"{config.users.think_min * 1000:g}-{config.users.think_max * 1000:g} ms"
-        return f"users {users} (think {think}), {target}"
-    if config.searching:
-        search = config.plan_search
-        return (
-            f"searching for the ceiling from {search.start:g} req/s (x{search.factor:g} until a level "
-            f"fails, then halving the gap to {100 * search.resolution:g} %; {search.hold:g} s probes, "
-            f"budget {search.budget:g} s), {target}"
-        )
-    ladder = cast(Ladder, config.ladder)  # validate() guarantees a ladder when there are no users
-    return (
-        f"climbing {ladder.steps} levels from {ladder.start:g} req/s "
-        f"(+{ladder.step:g} each, {ladder.hold:g} s holds), {target}"
-    )
+    return f"{config.plan.describe()}, {target}"
 
 
 def _spike_figures(final: dict[str, Any], pass_mark: PassMark) -> dict[str, Any] | None:
@@ -535,9 +487,25 @@ def generator_processes(config: RunConfig) -> int:
     return max(1, min(cores, config.pool_size, 64))
 
 
-def spread(total: int, parts: int) -> list[int]:
-    """`total` connections over `parts` processes, as evenly as whole numbers allow (at least 1 each)."""
-    return [max(1, total // parts + (part < total % parts)) for part in range(parts)]
+def process_spec(config: RunConfig, prepared: Prepared, target: Target, processes: int) -> ProcessSpec:
+    """What every generator process of the round is given: the one place the config reaches them."""
+    # A user whose request finds no free connection is dropped: leave room for every user.
+    in_flight = max(config.in_flight, -(-config.plan.peak_users // processes))
+    return ProcessSpec(
+        config.plan,
+        workload=config.workload,
+        mix=prepared.mix,
+        sizes=dict(prepared.data.sizes),
+        mix_seed=config.mix_seed,
+        host=target.host,
+        port=target.port,
+        in_flight=in_flight,
+        timeout=config.timeout,
+        target=config.target,
+        db_url=target.db_url,
+        connections=config.pool_size,
+        precise_clock=config.precise_clock,
+    )
 
 
 def _now() -> str:
@@ -555,15 +523,6 @@ def make_out_dir(path: Path) -> None:
 def default_out_dir(root: Path = Path("results")) -> Path:
     """A new timestamped folder under `root`."""
     return root / datetime.now().strftime("%Y%m%d-%H%M%S")
-
-
-SEARCH_STOPS = {
-    FOUND: "the search found the ceiling to within {percent:g} %",
-    BUDGET: "the search ran out of its {budget:g} s budget before the gap closed to {percent:g} %",
-    TOO_SLOW: "no level held, down to {min_rate:g} req/s",
-    TOO_FAST: "every level held, up to {max_rate:g} req/s",
-}
-"""Why a search stopped, in words (`Search.stop_reason`)."""
 
 
 def _rows(
@@ -585,32 +544,38 @@ def _rows(
         yield row
 
 
-def _search(
-    search: Search,
+def _run_plan(
+    config: RunConfig,
     fleet: Fleet,
     run: Run,
     observer: RunObserver,
     progress: Progress,
     interrupted: Interrupted,
-) -> str:
-    """Probe rate after rate as the search asks, each probe a level of the result; why it stopped.
+    fault_levels: set[int],
+) -> tuple[str, Stop | None]:
+    """Run level after level as the plan asks, each a level of the result; why the run stopped,
+    and the plan's own reason when it was the plan that stopped it.
 
-    Between probes the fleet rests `search.settle` seconds, so that a failed probe's backlog (the
-    service still working through requests that timed out) does not count against the next one.
+    A level with a fault is expected to fail, and continue-after-fail asks to go on through every
+    failure: both are excused, so a ladder goes on. After each level the fleet rests the plan's
+    `settle` seconds (a search's: so that a failed probe's backlog, the service still working
+    through requests that timed out, does not count against the next one).
     """
-    probes: list[Probe] = []
+    plan = config.plan
+    shown: list[Outcome] = []
     started = time.monotonic()
-    while (rate := search.next_rate(probes, time.monotonic() - started)) is not None:
-        level = fleet.start_probe(rate)
+    while (planned := plan.next_level(shown, time.monotonic() - started)) is not None:
+        level = fleet.start_level(planned)
         observer.watch(level)
-        for row in _rows(fleet.probe_events(level.index), run, observer, progress, interrupted):
-            probes.append(Probe(rate, row["passed"]))
-        if len(probes) < fleet.probes:  # the fleet stopped before the probe reported
-            return "the generator stopped before the probe finished"
-        time.sleep(search.settle)
-    reason = search.stop_reason(probes, time.monotonic() - started) or FOUND
-    run.result["search"] = (run.result.get("search") or {}) | {"stopped_because": reason}
-    return SEARCH_STOPS[reason].format(**asdict(search), percent=100 * search.resolution)
+        for row in _rows(fleet.level_events(level.index), run, observer, progress, interrupted):
+            excused = config.continue_after_fail or row["index"] in fault_levels
+            shown.append(outcome_of(row, excused))
+        if len(shown) <= level.index:  # the fleet stopped before the level reported
+            return f"the generator stopped before level {level.index + 1} finished", None
+        time.sleep(plan.settle)
+    fleet.end_schedule()
+    stop = plan.stop(shown, time.monotonic() - started)
+    return stop.words, stop
 
 
 def run_ladder(
@@ -676,11 +641,8 @@ def _run_ladder(config: RunConfig, progress: Progress, server: ManagedServer | N
         run.result["flags"].append(engine_info.durability_warning)
     run.save()
 
-    closed = config.users is not None
-    stopped_because = "every phase ran" if closed else "the ladder finished"
-    if config.searching:
-        run.result["search"] = asdict(config.plan_search)
-    status = "complete"
+    run.result.update(config.plan.headline([]))
+    status, stop = "complete", None
     faults = parse_faults(config.faults)
     fault_levels = {fault.level - 1 for fault in faults}
     processes = generator_processes(config)
@@ -703,29 +665,7 @@ def _run_ladder(config: RunConfig, progress: Progress, server: ManagedServer | N
             if config.transport is not None or config.added_latency_ms is not None:
                 # The engine described itself over the URL as given; the load went by this route.
                 run.result["engine"]["transport"] = load_transport(target.transport)
-        in_flight = config.in_flight
-        if config.users is not None:
-            # A user whose request finds no free connection is dropped: leave room for every user.
-            most_users = max(phase.users for phase in config.users.phases)
-            in_flight = max(in_flight, -(-most_users // processes))
-        spec = ProcessSpec(
-            config.ladder,
-            search=config.plan_search if config.searching else None,
-            workload=config.workload,
-            mix=mix,
-            sizes=dict(prepared.data.sizes),
-            mix_seed=config.mix_seed,
-            users=config.users,
-            host=target.host,
-            port=target.port,
-            in_flight=in_flight,
-            timeout=config.timeout,
-            target=config.target,
-            db_url=target.db_url,
-            pool_size=max(1, config.pool_size // processes),
-            pool_total=config.pool_size,
-            precise_clock=config.precise_clock,
-        )
+        spec = process_spec(config, prepared, target, processes)
         progress.message(describe_load(config, workload, mix))
         probe = (
             http_probe(target.host, target.port, workload, prepared.data.sizes)
@@ -746,27 +686,9 @@ def _run_ladder(config: RunConfig, progress: Progress, server: ManagedServer | N
             )
             try:
                 with injector:
-                    if config.searching:
-                        stopped_because = _search(
-                            config.plan_search, fleet, run, observer, progress, interrupted
-                        )
-                    else:
-                        for row in _rows(fleet.events(), run, observer, progress, interrupted):
-                            # A closed model runs every users level, as "Postgres vs MariaDB on two
-                            # dedicated CPUs" did: it slows itself down instead of failing. A level with
-                            # a fault is expected to fail; the run goes on through it.
-                            if (
-                                not row["passed"]
-                                and not config.continue_after_fail
-                                and not closed
-                                and row["index"] not in fault_levels
-                            ):
-                                stopped_because = (
-                                    f"level {row['index'] + 1} ({row['offered_rps']:g} req/s) failed: "
-                                    + "; ".join(row["reasons"])
-                                )
-                                fleet.stop()
-                                break
+                    stopped_because, stop = _run_plan(
+                        config, fleet, run, observer, progress, interrupted, fault_levels
+                    )
             except KeyboardInterrupt:
                 status, stopped_because = "interrupted", "interrupted by the user (Ctrl-C)"
                 progress.message("interrupted: stopping the load and saving the finished levels")
@@ -789,7 +711,7 @@ def _run_ladder(config: RunConfig, progress: Progress, server: ManagedServer | N
                 run.result["flags"].append("generator errors: " + "; ".join(final["errors"]))
             if final["late_start"] > 0.05:
                 run.result["flags"].append(f"the generator started {final['late_start']:.2f} s late")
-            if config.users is not None and config.users.is_spike and "per_second" in final:
+            if config.plan.is_spike and "per_second" in final:
                 run.result["spike"] = _spike_figures(final, config.pass_mark)
     # After the service has stopped: no request still in its hands can change the data meanwhile.
     if check:
@@ -798,7 +720,7 @@ def _run_ladder(config: RunConfig, progress: Progress, server: ManagedServer | N
             config.db_url, workload, prepared.data, fleet.acknowledged, baseline, engine_info, run.result
         )
         progress.message(integrity_summary(run.result["integrity"]))
-    result = run.finish(status, stopped_because)
+    result = run.finish(status, stopped_because, stop if status == "complete" else None)
     # The reports are built from the files just written, as `dbladder report` would rebuild them.
     write_bundle(result, config.out_dir, timeseries)
     return result

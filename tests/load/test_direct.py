@@ -155,7 +155,7 @@ def slow_to_open(sqlite_url: str, folder: Path, hold: float) -> ProcessSpec:
     path.write_text(SLOW_TO_OPEN)
     return ProcessSpec(
         Ladder(100, 0, 1, hold), workload=str(path), sizes=dict(SMALL.sizes), target="direct",
-        db_url=sqlite_url, pool_size=1, timeout=2.0,
+        db_url=sqlite_url, connections=1, timeout=2.0,
     )  # fmt: skip
 
 

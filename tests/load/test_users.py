@@ -18,7 +18,7 @@ from dbladder.load.fleet import Fleet, LevelDone, ProcessSpec
 from dbladder.load.mix import requests
 from dbladder.load.recorder import LiveView, merge_levels, merge_per_second
 from dbladder.load.targets.http import HttpTarget
-from dbladder.plans import Ladder, Phase, UserPlan
+from dbladder.plans import Phase, UserPlan
 from dbladder.result.levels import level_row
 from dbladder.result.passmark import PassMark
 from dbladder.result.spike import p95_series, recovery_seconds, spike_recovery
@@ -119,12 +119,10 @@ def test_parts_split_the_users_without_overlap() -> None:
         make_generator(plan, 1, part=3, parts=3)
 
 
-def test_a_spec_takes_a_ladder_or_users() -> None:
-    with pytest.raises(ValueError, match=r"a ladder .* or users"):
-        ProcessSpec()
-    with pytest.raises(ValueError, match=r"a ladder .* or users"):
-        ProcessSpec(Ladder(1, 0, 1, 1), users=UserPlan((Phase(1, 0, 1),)))
-    assert ProcessSpec(users=UserPlan((Phase(1, 2, 3),))).duration == 5
+def test_a_spec_takes_one_plan() -> None:
+    with pytest.raises(TypeError, match="plan"):
+        ProcessSpec()  # type: ignore[call-arg]
+    assert ProcessSpec(UserPlan((Phase(1, 2, 3),))).duration == 5
 
 
 # ---------------------------------------------------------------------------------------------
@@ -298,7 +296,7 @@ def test_two_processes_split_the_users_and_merge_phases_and_seconds(
     threaded_server: ScriptedServer,
 ) -> None:
     plan = UserPlan((Phase(10, 0.0, 1.0), Phase(20, 0.5, 1.0)), 0.02, 0.04)
-    spec = ProcessSpec(users=plan, host=HOST, port=threaded_server.port, in_flight=50, timeout=2.0)
+    spec = ProcessSpec(plan, host=HOST, port=threaded_server.port, in_flight=50, timeout=2.0)
     with Fleet(spec, processes=2) as fleet:
         streamed = [event for event in fleet.events() if isinstance(event, LevelDone)]
         merged = fleet.finish()

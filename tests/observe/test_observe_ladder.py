@@ -66,7 +66,7 @@ def test_every_level_row_has_the_machine_and_the_time_breakdown(sqlite_url):
         snapshotter = _snapshot_at(service, [t for window in windows for t in window], snapshots)
         sampler.start()
         spec = ProcessSpec(
-            ladder=ladder,
+            ladder,
             mix=mix,
             sizes={"products": PRODUCTS, "orders": ORDERS},
             port=service.config.port,

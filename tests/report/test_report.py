@@ -45,7 +45,7 @@ def bundles(tmp_path_factory) -> list[Path]:
         config = RunConfig(
             db_url=f"sqlite:///{root}/shop.db",
             preset="quick",
-            ladder=Ladder(100, 100, 2, 1.5, warmup=0.5),
+            plan=Ladder(100, 100, 2, 1.5, warmup=0.5),
             sizes={"products": 2000, "orders": 5000},
             workers=1,
             pool_size=8,
@@ -366,8 +366,7 @@ def closed_bundles(tmp_path_factory) -> dict[str, Path]:
         config = RunConfig(
             db_url=f"sqlite:///{root}/shop.db",
             preset=preset,
-            ladder=None,
-            users=plan,
+            plan=plan,
             write_share=writes,
             sizes={"products": 2000, "orders": 5000},
             workers=1,

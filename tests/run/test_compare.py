@@ -19,7 +19,7 @@ SMALL = {"products": 2000, "orders": 5000}
 
 def round_config(tmp_path, **changes) -> RunConfig:
     base = RunConfig(
-        ladder=Ladder(40, 40, 2, 1.5, warmup=0.5), sizes=SMALL, workers=1, pool_size=8, out_dir=tmp_path
+        plan=Ladder(40, 40, 2, 1.5, warmup=0.5), sizes=SMALL, workers=1, pool_size=8, out_dir=tmp_path
     )
     return dataclasses.replace(base, **changes)
 
@@ -30,7 +30,7 @@ def test_sqlite_against_itself_over_three_runs_is_about_the_same(tmp_path):
     # 20 req/s holds through 4 connections unless an answer takes 200 ms; 10,000 req/s cannot (most
     # requests find the 4 busy and are dropped): every run's ceiling is the first step, so the two
     # must come out level.
-    base = round_config(tmp_path, ladder=Ladder(20, 9980, 2, 1.5, warmup=0.5), in_flight=4)
+    base = round_config(tmp_path, plan=Ladder(20, 9980, 2, 1.5, warmup=0.5), in_flight=4)
     document = run_compare(
         CompareConfig(db_urls=urls, base=base, runs=3, out_dir=tmp_path / "cmp", verify=True)
     )
@@ -72,9 +72,7 @@ def test_labels_name_the_engine_and_number_repeats():
 @pytest.mark.slow
 def test_a_spike_round_reports_three_phases_and_a_recovery_time(sqlite_url, tmp_path):
     plan = UserPlan((Phase(10, 0.5, 2), Phase(80, 0, 2), Phase(10, 0, 3)))
-    result = run_ladder(
-        RunConfig(db_url=sqlite_url, ladder=None, users=plan, sizes=SMALL, workers=1, out_dir=tmp_path)
-    )
+    result = run_ladder(RunConfig(db_url=sqlite_url, plan=plan, sizes=SMALL, workers=1, out_dir=tmp_path))
     assert result["model"] == "closed"
     assert [level["users"] for level in result["levels"]] == [10, 80, 10]
     assert "spike" in result and set(result["spike"]) >= {"recovery_seconds"}

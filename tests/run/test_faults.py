@@ -24,7 +24,7 @@ LENIENT = PassMark(p95_ms=10_000, max_fail_pct=100)
 def config(url: str, out: Path, **changes) -> RunConfig:
     base = RunConfig(
         db_url=url,
-        ladder=Ladder(40, 0, 2, 3.0),
+        plan=Ladder(40, 0, 2, 3.0),
         sizes=SMALL,
         write_share=0.5,
         workers=1,
@@ -74,7 +74,7 @@ def test_a_fault_on_something_dbladder_did_not_start_is_refused_before_the_run(t
     # The same through RunConfig: one InvalidConfig before anything starts.
     with pytest.raises(InvalidConfig, match="is not a server dbladder started"):
         RunConfig(
-            db_url=shared, ladder=Ladder(40, 0, 2, 3.0), faults=("kill-db@1",), out_dir=tmp_path
+            db_url=shared, plan=Ladder(40, 0, 2, 3.0), faults=("kill-db@1",), out_dir=tmp_path
         ).checked()
     # A search's probes are not known before the run: a fault needs a ladder or users plan.
     with pytest.raises(InvalidConfig, match="--fault needs a ladder or users plan"):

@@ -14,17 +14,16 @@ from pathlib import Path
 import pytest
 from known_servers import known_server
 
-from dbladder.load.search import Search
-from dbladder.plans import Ladder
+from dbladder.plans import Ladder, Plan, Search
 from dbladder.run.round import RunConfig, run_ladder
 
 SMALL = {"products": 2000, "orders": 5000}
 
 
-def run(url: str, sqlite_url: str, out: Path, ladder: Ladder | None, **changes) -> dict:
+def run(url: str, sqlite_url: str, out: Path, plan: Plan, **changes) -> dict:
     config = RunConfig(
         db_url=sqlite_url,
-        ladder=ladder,
+        plan=plan,
         sizes=SMALL,
         service_url=url,
         out_dir=out,
@@ -112,7 +111,7 @@ def test_the_ceiling_search_ends_within_5_percent_of_a_fifo_servers_capacity(sql
     # answers a second than the server can give.
     search = Search(start=150, hold=2.5, warmup=0.5, settle=0.5, budget=60)
     with known_server("fifo", service_ms=2.5) as server:
-        result = run(server.url, sqlite_url, tmp_path, None, search=search, continue_after_fail=False)
+        result = run(server.url, sqlite_url, tmp_path, search, continue_after_fail=False)
     capacity = server.capacity
     probes = result["levels"]
     assert [level["offered_rps"] for level in probes[:3]] == [150, 300, 600]

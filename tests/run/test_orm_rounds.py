@@ -162,7 +162,7 @@ def test_postgres_over_its_socket_tcp_and_added_latency_gives_the_cost_of_a_roun
     # several users the faster routes also make more load, and queueing hides part of the gap).
     weights = {"asset_detail": 1.0, "dashboard": 1.0, "list_assets": 1.0}
     one_user = UserPlan((Phase(1, 0.2, 6.0),), 0.02, 0.06)
-    base = orm_config(postgres_url, tmp_path, weights=weights, users=one_user)
+    base = orm_config(postgres_url, tmp_path, weights=weights, plan=one_user)
     routes = (("unix", None), ("tcp", None), ("tcp", 0.0), ("tcp", 2.0))
     document = run_compare(
         CompareConfig(

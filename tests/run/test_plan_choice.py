@@ -5,22 +5,22 @@ from __future__ import annotations
 import pytest
 
 from dbladder.errors import UsageError
-from dbladder.load.search import Search
+from dbladder.plans import Ladder, Search, UserPlan
 from dbladder.run.plan_choice import SEARCH_PLAN, PlanOptions, choose_plan
 
 
 def test_no_preset_is_the_ceiling_search_with_the_options_over_its_defaults() -> None:
     choice = choose_plan("shop", PlanOptions(start=100, hold=4, resolution="10%", writes=0.5))
     assert choice.name == SEARCH_PLAN and choice.preset is None
-    assert choice.search == Search(start=100, hold=4, resolution=0.1)
-    assert choice.ladder is None and choice.users is None
+    assert choice.plan == Search(start=100, hold=4, resolution=0.1)
+    assert not isinstance(choice.plan, Ladder | UserPlan)
     assert choice.write_share == 0.5 and choice.weights is None and choice.sqlite_writers == 0
 
 
 def test_step_alone_asks_for_the_quick_ladder() -> None:
     choice = choose_plan("shop", PlanOptions(step=50))
-    assert choice.name == "quick" and choice.ladder is not None and choice.ladder.step == 50
-    assert choice.search is None
+    assert choice.name == "quick" and isinstance(choice.plan, Ladder) and choice.plan.step == 50
+    assert not isinstance(choice.plan, Search)
 
 
 def test_a_workloads_default_preset_is_its_plan() -> None:
@@ -29,12 +29,12 @@ def test_a_workloads_default_preset_is_its_plan() -> None:
 
 def test_a_users_preset_takes_users_ramp_and_hold_and_keeps_the_spikes_jumps() -> None:
     choice = choose_plan("shop", PlanOptions(preset="spike", ramp=5, hold=3))
-    assert choice.users is not None and choice.ladder is None
-    ramps = [phase.ramp for phase in choice.users.phases]
+    assert isinstance(choice.plan, UserPlan) and not isinstance(choice.plan, Ladder)
+    ramps = [phase.ramp for phase in choice.plan.phases]
     assert ramps[0] == 5 and 0 in ramps[1:]
-    assert {phase.hold for phase in choice.users.phases} == {3}
+    assert {phase.hold for phase in choice.plan.phases} == {3}
     levels = choose_plan("shop", PlanOptions(preset="users-read", users="10,20"))
-    assert levels.users is not None and [p.users for p in levels.users.phases] == [10, 20]
+    assert isinstance(levels.plan, UserPlan) and [p.users for p in levels.plan.phases] == [10, 20]
 
 
 def test_writes_over_a_preset_drops_its_weights() -> None:

@@ -31,7 +31,7 @@ SMALL = {"products": 2000, "orders": 5000}
 def config(url: str, out: Path, **changes) -> RunConfig:
     base = RunConfig(
         db_url=url,
-        ladder=Ladder(50, 50, 2, 1.5, warmup=0.5),
+        plan=Ladder(50, 50, 2, 1.5, warmup=0.5),
         sizes=SMALL,
         workers=1,
         pool_size=8,
@@ -163,7 +163,7 @@ def test_the_first_failed_step_stops_the_run_and_the_ceiling_is_the_step_below(s
             config(
                 sqlite_url,
                 tmp_path,
-                ladder=Ladder(100, 300, 3, 2, warmup=0.5),
+                plan=Ladder(100, 300, 3, 2, warmup=0.5),
                 service_url=f"http://127.0.0.1:{server.port}",
                 timeout=3.0,
             )
@@ -184,7 +184,7 @@ def test_a_tiny_in_flight_limit_drops_requests_and_fails_the_step(sqlite_url, tm
             config(
                 sqlite_url,
                 tmp_path,
-                ladder=Ladder(100, 0, 1, 1.5, warmup=0.5),
+                plan=Ladder(100, 0, 1, 1.5, warmup=0.5),
                 service_url=f"http://127.0.0.1:{server.port}",
                 in_flight=1,
                 pass_mark=PassMark(p95_ms=10_000, max_fail_pct=1),
@@ -201,7 +201,7 @@ def test_bad_configuration_lists_every_problem(tmp_path):
     with pytest.raises(InvalidConfig) as caught:
         RunConfig(
             db_url="oracle://x",
-            ladder=Ladder(0, -1, 0, 0),
+            plan=Ladder(0, -1, 0, 0),
             write_share=2,
             target="carrier-pigeon",
             service_url="ftp://x",
@@ -291,7 +291,7 @@ def test_a_short_ladder_on_each_server_reports_a_ceiling(engine, request, tmp_pa
 
 @pytest.mark.slow
 def test_syscalls_are_counted_per_request_or_the_run_says_why_not(sqlite_url, tmp_path):
-    result = run_ladder(config(sqlite_url, tmp_path, ladder=Ladder(100, 0, 1, 4, warmup=0.5), syscalls=True))
+    result = run_ladder(config(sqlite_url, tmp_path, plan=Ladder(100, 0, 1, 4, warmup=0.5), syscalls=True))
     check_result_file(tmp_path, result)
     if shutil.which("strace") or shutil.which("bpftrace"):
         counted = result["levels"][0]["syscalls"]

@@ -249,7 +249,7 @@ def test_the_example_climbs_a_ladder_through_http_on_every_engine(any_url, tmp_p
     config = RunConfig(
         db_url=any_url,
         workload=str(EXAMPLE),
-        ladder=Ladder(40, 40, 2, 1.5, warmup=0.5),
+        plan=Ladder(40, 40, 2, 1.5, warmup=0.5),
         sizes=dict(SMALL.sizes),
         workers=1,
         pool_size=8,

@@ -14,31 +14,40 @@ measured hold) and is judged against the pass mark. The search
 The ceiling is the highest rate held below the lowest rate failed (`ceiling`): a noisy probe that
 holds above a failure does not raise it, and one that fails below a pass lowers the bracket. This
 module is pure logic: `next_rate(probes)` is all a runner asks, so it is tested against fake
-servers of known capacity (tests/load/test_search.py).
+servers of known capacity (tests/plans/test_search.py). As a `Plan` (plans/base.py) its levels
+are none in advance: each probe is chosen when the last one has shown, and starts then.
 """
 
 from __future__ import annotations
 
 import math
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import asdict, dataclass, fields
+from typing import Any, ClassVar
 
 from ..errors import InvalidConfig
+from .base import Outcome, Stop
+from .levels import Level
 
 FOUND, BUDGET, TOO_SLOW, TOO_FAST = "found", "budget", "too slow", "too fast"
 
-
-@dataclass(frozen=True)
-class Probe:
-    """One probe as the planner sees it: the rate offered and whether it held the pass mark."""
-
-    rate: float
-    passed: bool
+STOPS = {
+    FOUND: "the search found the ceiling to within {percent:g} %",
+    BUDGET: "the search ran out of its {budget:g} s budget before the gap closed to {percent:g} %",
+    TOO_SLOW: "no level held, down to {min_rate:g} req/s",
+    TOO_FAST: "every level held, up to {max_rate:g} req/s",
+}
+"""Why a search stopped, in words (`Search.stop_reason`)."""
 
 
 @dataclass(frozen=True)
 class Search:
     """A ceiling search's settings: rates in requests/s, durations in seconds."""
+
+    kind: ClassVar[str] = "search"
+    model: ClassVar[str] = "open"
+    peak_users: ClassVar[int] = 0
+    is_spike: ClassVar[bool] = False
 
     start: float = 500.0
     factor: float = 2.0
@@ -113,18 +122,63 @@ class Search:
         """How many probes fit in the budget."""
         return int(self.budget // self.probe_seconds)
 
-    def next_rate(self, probes: Sequence[Probe], elapsed: float | None = None) -> float | None:
+    @property
+    def duration(self) -> float:
+        """The budget: no probe starts that would not end within it."""
+        return self.budget
+
+    def scheduled(self) -> list[Level]:
+        """None: each probe's rate depends on what the probes before it showed."""
+        return []
+
+    def next_level(self, shown: Sequence[Outcome], elapsed: float) -> Level | None:
+        """The next probe (numbered in the order run; it starts when the load can), or None."""
+        rate = self.next_rate(shown, elapsed)
+        if rate is None:
+            return None
+        return Level(index=len(shown), rate=rate, start=0.0, hold=self.hold, warmup=self.warmup)
+
+    def stop(self, shown: Sequence[Outcome], elapsed: float) -> Stop:
+        code = self.stop_reason(shown, elapsed) or FOUND
+        return Stop(code, STOPS[code].format(**asdict(self), percent=100 * self.resolution))
+
+    def headline(self, shown: Sequence[Outcome], stop: Stop | None = None) -> dict[str, Any]:
+        """The highest rate held below the lowest rate failed, whatever order the probes ran in,
+        and the search's block: its settings, the bracket, the probes and (once over) why it stopped."""
+        held, failed = bracket(shown)
+        search = self.to_json() | {"held_rps": held, "failed_rps": failed, "probes": len(shown)}
+        if stop is not None:
+            search["stopped_because"] = stop.code
+        return {"ceiling_rps": held, "search": search}
+
+    def describe(self) -> str:
+        return (
+            f"searching for the ceiling from {self.start:g} req/s (x{self.factor:g} until a level "
+            f"fails, then halving the gap to {100 * self.resolution:g} %; {self.hold:g} s probes, "
+            f"budget {self.budget:g} s)"
+        )
+
+    def to_json(self) -> dict[str, Any]:
+        return asdict(self)
+
+    @classmethod
+    def from_json(cls, data: dict[str, Any]) -> Search:
+        """The settings from a result's search block (which also holds the bracket found)."""
+        names = {field.name for field in fields(cls)}
+        return cls(**{name: value for name, value in data.items() if name in names})
+
+    def next_rate(self, probes: Sequence[Outcome], elapsed: float | None = None) -> float | None:
         """The rate of the next probe, or None when the search is over (`stop_reason` says why).
 
         `elapsed` is the seconds the probes took so far; by default each counts `probe_seconds`.
         """
         return self._next(probes, elapsed)[0]
 
-    def stop_reason(self, probes: Sequence[Probe], elapsed: float | None = None) -> str | None:
+    def stop_reason(self, probes: Sequence[Outcome], elapsed: float | None = None) -> str | None:
         """Why the search is over ("found", "budget", "too slow", "too fast"), None while it goes on."""
         return self._next(probes, elapsed)[1]
 
-    def _next(self, probes: Sequence[Probe], elapsed: float | None) -> tuple[float | None, str | None]:
+    def _next(self, probes: Sequence[Outcome], elapsed: float | None) -> tuple[float | None, str | None]:
         spent = len(probes) * self.probe_seconds if elapsed is None else elapsed
         if not probes:
             return self.start, None
@@ -148,7 +202,7 @@ class Search:
         return rate, None
 
 
-def bracket(probes: Sequence[Probe]) -> tuple[float | None, float | None]:
+def bracket(probes: Sequence[Outcome]) -> tuple[float | None, float | None]:
     """(highest rate held below the lowest rate failed, lowest rate failed); None where there is none."""
     failed = min((probe.rate for probe in probes if not probe.passed), default=None)
     held = max(
@@ -158,7 +212,7 @@ def bracket(probes: Sequence[Probe]) -> tuple[float | None, float | None]:
     return held, failed
 
 
-def ceiling(probes: Sequence[Probe]) -> float | None:
+def ceiling(probes: Sequence[Outcome]) -> float | None:
     """The highest rate held below the lowest rate failed; None when no rate below it held."""
     return bracket(probes)[0]
 

@@ -7,16 +7,17 @@ import random
 import pytest
 
 from dbladder.errors import InvalidConfig
-from dbladder.load.search import BUDGET, FOUND, TOO_FAST, TOO_SLOW, Probe, Search, bracket, ceiling
+from dbladder.plans import Outcome
+from dbladder.plans.search import BUDGET, FOUND, TOO_FAST, TOO_SLOW, Search, bracket, ceiling
 
 
-def search_against(capacity: float, search: Search, noise: float = 0.0, seed: int = 1) -> list[Probe]:
+def search_against(capacity: float, search: Search, noise: float = 0.0, seed: int = 1) -> list[Outcome]:
     """Run the planner against a server that holds a rate when it is at most its capacity
     (times a random factor within +-noise, drawn afresh per probe)."""
     rng = random.Random(seed)
-    probes: list[Probe] = []
+    probes: list[Outcome] = []
     while (rate := search.next_rate(probes)) is not None:
-        probes.append(Probe(rate, rate <= capacity * (1 + rng.uniform(-noise, noise))))
+        probes.append(Outcome(rate, rate <= capacity * (1 + rng.uniform(-noise, noise))))
         assert len(probes) < 100
     return probes
 
@@ -58,7 +59,7 @@ def test_the_budget_stops_the_search_and_the_bracket_stays_honest():
 
 def test_the_elapsed_time_counts_instead_of_the_nominal_probe_length():
     search = Search(start=500, budget=60, hold=10, settle=2)
-    probes = [Probe(500, True)]
+    probes = [Outcome(500, True)]
     assert search.next_rate(probes, elapsed=12) == 1000
     assert search.next_rate(probes, elapsed=50) is None and search.stop_reason(probes, elapsed=50) == BUDGET
 
@@ -87,10 +88,10 @@ def test_a_noisy_server_still_ends_near_its_capacity():
 
 
 def test_the_ceiling_ignores_a_pass_above_the_lowest_failure():
-    probes = [Probe(1000, True), Probe(2000, False), Probe(1500, True), Probe(3000, True)]
+    probes = [Outcome(1000, True), Outcome(2000, False), Outcome(1500, True), Outcome(3000, True)]
     assert bracket(probes) == (1500, 2000)
     assert ceiling(probes) == 1500
-    assert ceiling([Probe(500, False)]) is None
+    assert ceiling([Outcome(500, False)]) is None
 
 
 def test_invalid_settings_are_all_reported_at_once():

@@ -1,0 +1,125 @@
+"""What every plan is: one shape for the ceiling search, the linear ladder and the closed users plan.
+
+A run asks its plan, level after level, what to run next given what the finished levels showed
+(`next_level`), and runs it; the plan says how long each level holds (its `Level`), which executor
+runs it (`model`: "open", requests due on a schedule; "closed", users who wait for their answers),
+which of its levels are fixed before the run starts (`scheduled`: the processes then run them
+back to back from the run start, with no pause between them), why it stopped (`stop`) and its
+headline figures (`headline`: the ceiling rate, or the users held). A plan is data: it goes into
+the result's config block (`to_json`, under its `kind`) and comes back out of it
+(`plan_from_config`), so a report can ask a plan from a result for its words without knowing
+which kind it is.
+
+    plan          next level                          scheduled   headline
+    Ladder        the next step, until one fails      every step  the highest step held
+    UserPlan      every phase                         every phase the users held, their rate
+    Search        climb, then bisect the bracket      none        held below the lowest failed
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import Any, ClassVar, Protocol
+
+from .levels import Level
+
+
+@dataclass(frozen=True)
+class Outcome:
+    """What a finished level showed, as a plan sees it: the rate offered and whether it held.
+
+    `excused`: the run goes on through this level's failure (a fault was caused in it on purpose,
+    or continue-after-fail was asked for); a ladder does not stop there. `achieved` and `users`
+    are the answers per second and the users of the level (a users plan's headline).
+    """
+
+    rate: float
+    passed: bool
+    reasons: tuple[str, ...] = ()
+    excused: bool = False
+    achieved: float | None = None
+    users: int | None = None
+
+
+@dataclass(frozen=True)
+class Stop:
+    """Why a plan stopped: a short `code` the result keeps (a search's "budget") and the words."""
+
+    code: str
+    words: str
+
+
+class Plan(Protocol):
+    """The one shape of a plan; see the module notes."""
+
+    kind: ClassVar[str]
+    """The plan's key in a result's config block: "ladder", "users" or "search"."""
+    model: ClassVar[str]
+    """Which executor runs it: "open" (requests due on a schedule) or "closed" (users)."""
+
+    def validate(self) -> list[str]: ...
+
+    @property
+    def duration(self) -> float:
+        """The most seconds the plan's levels can take from the run start (a search: its budget)."""
+        ...
+
+    @property
+    def settle(self) -> float:
+        """Seconds of rest after each level before the next is chosen (a search's backlog drains)."""
+        ...
+
+    @property
+    def peak_users(self) -> int:
+        """The most users the plan runs at once (0 for an open plan): each needs a connection."""
+        ...
+
+    @property
+    def is_spike(self) -> bool:
+        """Whether the plan is a spike, whose recovery the result measures."""
+        ...
+
+    def scheduled(self) -> list[Level]:
+        """The levels fixed before the run starts, which the processes run back to back from it."""
+        ...
+
+    def next_level(self, shown: Sequence[Outcome], elapsed: float) -> Level | None:
+        """The level to run after those that showed `shown` (`elapsed` seconds so far), or None
+        when the plan is over. A level not in `scheduled()` starts as soon as the load can."""
+        ...
+
+    def stop(self, shown: Sequence[Outcome], elapsed: float) -> Stop:
+        """Why the plan is over after `shown`."""
+        ...
+
+    def headline(self, shown: Sequence[Outcome], stop: Stop | None = None) -> dict[str, Any]:
+        """The result's headline fields after `shown` (with `stop`, once the plan is over)."""
+        ...
+
+    def describe(self) -> str:
+        """One line saying what load the plan sends."""
+        ...
+
+    def to_json(self) -> dict[str, Any]:
+        """The plan as the result's config block keeps it under `kind`."""
+        ...
+
+
+def held_in_a_row(shown: Sequence[Outcome]) -> Outcome | None:
+    """The last level of the unbroken run of passes from the first; None if the first failed."""
+    held = None
+    for outcome in shown:
+        if not outcome.passed:
+            break
+        held = outcome
+    return held
+
+
+def is_finite(value: Any) -> bool:
+    return isinstance(value, int | float) and not isinstance(value, bool) and math.isfinite(value)
+
+
+def is_whole(value: Any) -> bool:
+    return isinstance(value, int) and not isinstance(value, bool)

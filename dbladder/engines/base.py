@@ -387,3 +387,45 @@ class Engine(Protocol):
     async def drop_snapshot(self, token: str) -> None:
         """Remove the snapshot `token`; nothing happens if it is already gone."""
         ...
+
+
+@dataclass(frozen=True)
+class ActivityReading:
+    """One look at what the database was doing (`ActivityProbe.read`).
+
+    `sessions` counts the run's sessions by what they were doing at that moment (PostgreSQL:
+    "active", "Lock", "IO", ...); `totals` holds the server's own cumulative counters and gauges
+    (checkpoints, row lock waits, the WAL's size). `t` is time.perf_counter() when it was taken.
+    """
+
+    t: float
+    sessions: dict[str, int] = field(default_factory=dict)
+    totals: dict[str, float] = field(default_factory=dict)
+
+
+class ActivityProbe(Protocol):
+    """An engine's look at what its database is doing, on a connection (or file) of its own.
+
+    One implementation per engine package (`activity.py`); `engines.activity.ActivitySampler`
+    runs it in a background thread and turns its readings into per-window figures.
+    """
+
+    engine: ClassVar[str]
+    default_interval: ClassVar[float]  # seconds between readings, measured cheap (module doc)
+
+    async def open(self) -> None:
+        """Connect; raise a DbladderError naming what to fix."""
+        ...
+
+    async def read(self) -> ActivityReading:
+        """What the database is doing now (the reading's `t` is set by the caller)."""
+        ...
+
+    async def close(self) -> None:
+        """Disconnect; never raises."""
+        ...
+
+    def figures(self, readings: Sequence[ActivityReading]) -> dict[str, float]:
+        """A window's figures from its readings, the first one being the window's baseline
+        (taken at or before its start), so counters are differences from it."""
+        ...

@@ -1,0 +1,90 @@
+"""The SQLite activity probe on a real file: WAL growth during writes, a checkpoint copying it
+back, the WAL restarting after it, and counts from outside the database."""
+
+from __future__ import annotations
+
+import time
+
+import apsw
+import pytest
+
+from dbladder.engines.activity import ActivitySampler, create_probe
+from dbladder.errors import MissingDatabase
+
+ROWS = 200
+INTERVAL = 0.02
+
+
+def settle() -> float:
+    """Wait for two readings, so a window has a baseline and a reading after what it holds."""
+    time.sleep(3 * INTERVAL)
+    return time.perf_counter()
+
+
+def test_wal_growth_its_checkpoint_and_the_restart_after_it(tmp_path):
+    path = tmp_path / "wal.db"
+    db = apsw.Connection(str(path))
+    db.execute("PRAGMA journal_mode=WAL")
+    db.execute("PRAGMA wal_autocheckpoint=0")  # the test decides when the checkpoint runs
+    db.execute("CREATE TABLE t (x BLOB)")
+    db.execute("PRAGMA wal_checkpoint(TRUNCATE)")
+    busy = {"busy_waits": 0}
+    sampler = ActivitySampler(create_probe(f"sqlite:///{path}", counters=lambda: busy), interval=INTERVAL)
+    sampler.start()
+    try:
+        t0 = settle()
+        for _ in range(ROWS):  # one commit each: at least one frame each
+            db.execute("INSERT INTO t VALUES (randomblob(3000))")
+        busy["busy_waits"] = 7
+        t1 = settle()
+        ((_, in_wal, copied),) = db.execute("PRAGMA wal_checkpoint(PASSIVE)").fetchall()
+        t2 = settle()
+        db.execute("INSERT INTO t VALUES (randomblob(3000))")  # the WAL starts over from its beginning
+        t3 = settle()
+    finally:
+        sampler.stop()
+    assert sampler.warnings == []
+    assert in_wal == copied >= ROWS
+
+    writes = sampler.window(t0, t1).figures
+    assert writes["frames_appended"] >= ROWS
+    assert writes["frames_checkpointed"] == 0
+    assert writes["wal_frames_max"] == in_wal
+    assert writes["wal_bytes_in_use_max"] == in_wal * 4096
+    assert writes["wal_file_bytes_max"] >= in_wal * 4096  # each frame is a page and a 24-byte header
+    assert writes["busy_waits"] == 7
+
+    checkpoint = sampler.window(t1, t2).figures
+    assert checkpoint["frames_checkpointed"] == in_wal
+    assert checkpoint["frames_appended"] == 0 and checkpoint["wal_restarts"] == 0
+    assert checkpoint["busy_waits"] == 0
+
+    restart = sampler.window(t2, t3).figures
+    assert restart["wal_restarts"] == 1
+    assert restart["frames_appended"] >= 1
+    assert restart["wal_file_bytes_end"] == writes["wal_file_bytes_max"]  # a restart reuses the file
+    db.close()
+
+
+def test_a_database_not_in_wal_mode_has_only_the_counters(tmp_path):
+    path = tmp_path / "rollback.db"
+    db = apsw.Connection(str(path))
+    db.execute("PRAGMA journal_mode=DELETE")
+    db.execute("CREATE TABLE t (x)")
+    sampler = ActivitySampler(
+        create_probe(f"sqlite:///{path}", counters=lambda: {"busy_waits": 0}), interval=INTERVAL
+    )
+    sampler.start()
+    try:
+        t0 = settle()
+        db.execute("INSERT INTO t VALUES (1)")
+        t1 = settle()
+    finally:
+        sampler.stop()
+    assert sampler.window(t0, t1).figures == {"busy_waits": 0}
+    db.close()
+
+
+def test_a_file_that_does_not_exist_fails_the_start(tmp_path):
+    with pytest.raises(MissingDatabase, match="no SQLite file"):
+        ActivitySampler(create_probe(f"sqlite:///{tmp_path}/absent.db")).start()

@@ -25,7 +25,10 @@ beside another client that does) would read one stale copy for ever. Innodb_row_
 (the whole server's waits now, `row_lock_current_waits`, a mean) does not depend on that cache.
 
 Cost, at the default interval of 0.25 s (`python benchmarks/activity_cost.py mariadb`):
-COST_PENDING
+a reading back to back costs this process 157-191 us of CPU and
+the server 446-668 us (the probe's connection thread: the information_schema tables are built
+for each query), so 0.06-0.08 % and 0.11-0.27 % of a core at four readings a second; the
+sampler's thread used 0.35 % of a core over a 4 s round, its event loop and connection included.
 """
 
 from __future__ import annotations

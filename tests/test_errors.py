@@ -21,8 +21,6 @@ INTERNAL: dict[str, str] = {
     "service turns it into that answer, it never leaves the service",
     "dbladder.observe.breakdown.NoTiming": "a /stats answer without request-time histograms; the run "
     "leaves the level's breakdown out and goes on",
-    "dbladder.load.fleet.GeneratorFailed": "becomes a DbladderError with the split of the run's core "
-    "(issue 21); take it off this list then",
 }
 """Exception classes that are not DbladderErrors, each with why no user ever meets it."""
 

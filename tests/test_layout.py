@@ -150,7 +150,7 @@ def test_the_check_sees_relative_and_type_checking_imports() -> None:
     # Under `if TYPE_CHECKING:` only, and still an import of the mix.
     assert "dbladder.load.mix" in imports_of(ROOT / "load" / "targets" / "http.py")
     # `from ..engines import create_engine` is the engines package, not a module named create_engine.
-    assert "dbladder.engines" in imports_of(ROOT / "load" / "fleet.py")
+    assert "dbladder.engines" in imports_of(ROOT / "load" / "fleet" / "child.py")
 
 
 def test_nothing_outside_a_workload_imports_it() -> None:

@@ -38,7 +38,7 @@ from urllib.parse import urlencode
 from ..engines import opened
 from ..engines.base import EngineInfo, EngineOptions
 from ..errors import DbladderError
-from ..urls import DatabaseURL, parse_url
+from ..urls import DatabaseURL, engine_kind, parse_url
 from ..workloads.base import Draw
 from ..workloads.registry import load_workload
 from . import figures
@@ -231,10 +231,10 @@ def summarise(engine: str, mode: str, phase: str, results: list[dict[str, Any]])
             errors[name] = errors.get(name, 0) + count
     read_p50, read_p99 = reads.latency.percentiles((50.0, 99.0))
     write_p50, write_p99 = writes.latency.percentiles((50.0, 99.0))
-    # The post measured SQLite only; its figures stand beside SQLite's rows.
+    # The post measured SQLite, the one in-process engine, only; its figures stand beside SQLite's rows.
     post = (
         (figures.JOURNAL.get((mode, phase)) or figures.JOURNAL.get(("*", phase)) or {})
-        if engine == "sqlite"
+        if engine_kind(engine).in_process
         else {}
     )
     return {
@@ -288,7 +288,7 @@ def run_journal_test(config: JournalConfig, progress: Callable[[str], None] | No
     url = parse_url(config.db_url)
     info, sizes = asyncio.run(_described(config.db_url, config.workload))
     rows = []
-    if url.engine == "sqlite":
+    if url.path is not None:  # a database in a file: each journal mode, on a copy of the file
         rows = _sqlite_modes(url, config, sizes, progress)
     else:
         isolation = info.isolation

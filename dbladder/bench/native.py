@@ -43,6 +43,7 @@ from typing import Any
 
 from ..engines import opened
 from ..engines.base import EngineInfo, EngineOptions
+from ..engines.dialect import dialect_of
 from ..errors import DbladderError, InvalidConfig, NotSeeded
 from ..urls import DatabaseURL, parse_url, with_password
 from ..workloads.base import Args, Draw, Workload
@@ -62,11 +63,6 @@ READ_MIX = {"product": 50, "page": 30, "order": 20}
 CATEGORIES = 100  # the shop's categories, cat-00 .. cat-99 (tests check this against its draw)
 REQUESTS_PER_PROCESS = 1 << 16  # drawn before the clock starts and run in a cycle
 START_TIMEOUT_S = 60  # for the apsw processes to start and warm up, on a loaded machine
-INSTALL = {
-    "postgresql": ("pgbench", "it comes with the PostgreSQL client: apt-get install postgresql-client"),
-    "mariadb": ("sysbench", "apt-get install sysbench (the Debian package)"),
-}
-"""Engine -> its native client's program and how to install it."""
 
 
 class NativeClientMissing(DbladderError):
@@ -120,12 +116,12 @@ class NativeConfig:
 
 def missing_client(engine: str) -> str | None:
     """Why the engine's native client cannot run here, in one line; None when it can."""
-    if engine not in INSTALL:
+    client = dialect_of(engine).native_client
+    if client.install is None or shutil.which(client.program):
         return None  # SQLite's is apsw, a dependency of dbladder
-    program, how = INSTALL[engine]
-    if shutil.which(program):
-        return None
-    return f"{program} is not on the PATH, so the {engine} native reference cannot run: {how}"
+    return (
+        f"{client.program} is not on the PATH, so the {engine} native reference cannot run: {client.install}"
+    )
 
 
 def native_reference(config: NativeConfig, progress: Callable[[str], None] | None = None) -> dict[str, Any]:
@@ -151,7 +147,9 @@ def native_reference(config: NativeConfig, progress: Callable[[str], None] | Non
         progress(
             f"native reference on {url.redacted}: {sizes['products']:,} products, {sizes['orders']:,} orders"
         )
-    measure = {"sqlite": _apsw_loops, "postgresql": _pgbench, "mariadb": _sysbench}[url.engine]
+    measure = {"apsw": _apsw_loops, "pgbench": _pgbench, "sysbench": _sysbench}[
+        dialect_of(url).native_client.program
+    ]
     measured = measure(url, info, workload, sizes, config)
     operations, seconds = measured.pop("operations"), measured.pop("seconds")
     return {
@@ -218,7 +216,7 @@ def result_problems(result: dict[str, Any], db_url: str) -> list[str]:
 def _database_name(url: DatabaseURL) -> str:
     """What names the data: a SQLite file's name, a server's database. The folder of a SQLite file and
     a server's address may be written differently in two URLs for the same data, so they are not compared."""
-    return os.path.basename(url.path or "") if url.engine == "sqlite" else url.database or ""
+    return os.path.basename(url.path) if url.path is not None else url.database or ""
 
 
 # ---------------------------------------------------------------------------------------------
@@ -228,7 +226,7 @@ def _database_name(url: DatabaseURL) -> str:
 async def _inspect(url: DatabaseURL, workload: Workload) -> tuple[EngineInfo, dict[str, int]]:
     """The engine's description and the highest product and order ids, or NotSeeded saying how to seed."""
     how = f"seed it first: dbladder seed --db {url.redacted} (or add --scale 1 to dbladder bench --native)"
-    if url.engine == "sqlite" and not os.path.exists(url.path or ""):
+    if url.path is not None and not os.path.exists(url.path):
         # Opening would create an empty file: this command seeds nothing unless asked.
         raise NotSeeded(f"{url.redacted}: no such file, so no shop data; {how}")
     async with opened(url, EngineOptions(pool_size=1)) as engine:

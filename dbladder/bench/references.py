@@ -24,6 +24,7 @@ import time
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
+from ..engines.dialect import dialect_of
 from .measure import Measurement
 from .statements import BENCH_BODY, IDS_PER_TASK, INSERT_POST, POINT_READ, draw_ids, now
 
@@ -50,9 +51,10 @@ def measure(
     url: DatabaseURL, info: EngineInfo, round_name: str, config: BenchConfig, sizes: dict[str, int]
 ) -> Reference | None:
     """The bare reference of one round on the database `url` (blocking; run it in a thread)."""
-    if url.engine == "sqlite":
+    program = dialect_of(url).native_client.program
+    if program == "apsw":
         return sqlite_reference(url, info, round_name, config, sizes)
-    if url.engine == "postgresql":
+    if program == "pgbench":
         return pgbench_reference(url, round_name, config, sizes)
     return sysbench_reference(url, round_name, config, sizes)
 

@@ -4,6 +4,8 @@ from __future__ import annotations
 
 from typing import Any
 
+from ..urls import engine_kind
+
 ROUND_TITLES = {
     "point_reads": "point reads",
     "write_transactions": "write transactions",
@@ -104,6 +106,8 @@ def render_journal(result: dict[str, Any]) -> str:
     for row in result["rows"]:
         post = row["post"]
         retries = row["busy_retries"]
+        # Busy errors and retries are waits on SQLite's file lock: an in-process engine's only.
+        file_locked = engine_kind(row["engine"]).in_process
         rows.append(
             [
                 row["engine"],
@@ -114,8 +118,8 @@ def render_journal(result: dict[str, Any]) -> str:
                 f"{row['read_p99_ms']:.2f} ms",
                 f"{row['read_max_ms']:.0f} ms",
                 f"{row['writes_per_s']:,.0f}" if row["phase"] != "readers only" else "-",
-                str(row["busy_errors"]) if row["engine"] == "sqlite" else "-",
-                f"{retries['readers']}/{retries['writer']}" if row["engine"] == "sqlite" else "-",
+                str(row["busy_errors"]) if file_locked else "-",
+                f"{retries['readers']}/{retries['writer']}" if file_locked else "-",
                 f"{post['reads_per_s']:,}" if "reads_per_s" in post else "",
                 f"{post['read_p99_ms']:.2f} ms" if "read_p99_ms" in post else "",
             ]

@@ -45,6 +45,14 @@ class Endpoint:
 
 
 @dataclass(frozen=True)
+class NativeClient:
+    """The engine's own benchmark client, the bare reference `dbladder bench` measures against."""
+
+    program: str  # "apsw" (a loop in Python on the driver), "pgbench", "sysbench"
+    install: str | None  # how to install it; None when it comes with dbladder
+
+
+@dataclass(frozen=True)
 class Durability:
     """What an engine's durability settings promise, and what a kill -9 of the process that holds
     the data can therefore lose (the kernel's page cache survives a process, not the machine)."""
@@ -71,6 +79,7 @@ class Dialect(Protocol):
     data_holders: tuple[str, ...]
     # The names of the server's processes, for finding it when what it serves cannot be seen.
     process_names: tuple[str, ...]
+    native_client: NativeClient
 
     def transport_of(self, url: DatabaseURL) -> str:
         """How a URL reaches the database: inproc, unix or tcp."""

@@ -9,7 +9,16 @@ from typing import TYPE_CHECKING, Any
 
 from ...errors import BadURL, TransportUnavailable
 from ...urls import MARIADB, DatabaseURL
-from ..dialect import LOOPBACK, Addresses, Dialect, Durability, Endpoint, package_version, server_addresses
+from ..dialect import (
+    LOOPBACK,
+    Addresses,
+    Dialect,
+    Durability,
+    Endpoint,
+    NativeClient,
+    package_version,
+    server_addresses,
+)
 from .connection import DEFAULT_HOST, DEFAULT_PORT, ISOLATION_LEVELS
 
 if TYPE_CHECKING:
@@ -20,6 +29,7 @@ class MariaDBDialect:
     kind = MARIADB
     data_holders: tuple[str, ...] = ("kill-db", "restart-db")
     process_names: tuple[str, ...] = ("mariadbd", "mysqld")
+    native_client = NativeClient("sysbench", "apt-get install sysbench (the Debian package)")
 
     def transport_of(self, url: DatabaseURL) -> str:
         return "unix" if url.params.get("unix_socket") else "tcp"

@@ -9,7 +9,16 @@ from typing import TYPE_CHECKING, Any
 
 from ...errors import BadURL, TransportUnavailable
 from ...urls import POSTGRESQL, DatabaseURL
-from ..dialect import LOOPBACK, Addresses, Dialect, Durability, Endpoint, package_version, server_addresses
+from ..dialect import (
+    LOOPBACK,
+    Addresses,
+    Dialect,
+    Durability,
+    Endpoint,
+    NativeClient,
+    package_version,
+    server_addresses,
+)
 from .connection import DEFAULT_HOST, DEFAULT_PORT
 
 if TYPE_CHECKING:
@@ -20,6 +29,9 @@ class PostgresDialect:
     kind = POSTGRESQL
     data_holders: tuple[str, ...] = ("kill-db", "restart-db")
     process_names: tuple[str, ...] = ("postgres", "postmaster")
+    native_client = NativeClient(
+        "pgbench", "it comes with the PostgreSQL client: apt-get install postgresql-client"
+    )
 
     def transport_of(self, url: DatabaseURL) -> str:
         return "unix" if url.params.get("host") else "tcp"

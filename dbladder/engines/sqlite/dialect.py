@@ -9,7 +9,7 @@ from typing import TYPE_CHECKING, Any
 
 from ...errors import TransportUnavailable
 from ...urls import SQLITE, DatabaseURL
-from ..dialect import Dialect, Durability, Endpoint
+from ..dialect import Dialect, Durability, Endpoint, NativeClient
 
 if TYPE_CHECKING:
     from ..base import EngineInfo, EngineOptions
@@ -21,6 +21,7 @@ class SQLiteDialect:
     # stops the process that holds the data.
     data_holders: tuple[str, ...] = ("kill-service", "restart-service", "kill-writer")
     process_names: tuple[str, ...] = ()
+    native_client = NativeClient("apsw", None)  # a dependency of dbladder
 
     def transport_of(self, url: DatabaseURL) -> str:
         return "inproc"

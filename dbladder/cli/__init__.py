@@ -12,8 +12,9 @@ import sys
 
 import click
 
-from ..errors import DbladderError, Finding
+from ..errors import DbladderError, Finding, InvalidConfig
 from . import bench, check_instances, compare, db, engines, report, run, seed, serve, workloads
+from .option_names import worded_for_the_command_line
 
 
 @click.group(context_settings={"help_option_names": ["-h", "--help"], "max_content_width": 100})
@@ -42,6 +43,9 @@ def main() -> None:
         sys.exit(130)
     except click.ClickException as exc:
         exc.show()
+        sys.exit(exc.exit_code)
+    except InvalidConfig as exc:
+        click.echo(f"Error: {worded_for_the_command_line(exc)}", err=True)
         sys.exit(exc.exit_code)
     except DbladderError as exc:
         if not isinstance(exc, Finding):  # a finding was printed in full by its command

@@ -12,15 +12,41 @@ import click
 
 from ..engines.base import DEFAULT_POOL_SIZE, EngineInfo, EngineOptions
 from ..errors import UsageError
-from ..urls import DB_URL_ENV, url_text
+from ..servers import is_managed_spec
+from ..urls import DB_URL_ENV, parse_url, url_text
 from ..workloads.registry import DEFAULT_WORKLOAD
 
 DEFAULT_DB = "sqlite:///shop.db"
+EXIT_CODES = {
+    0: "success",
+    1: "runtime error",
+    2: "usage error",
+    3: "an --expect-* not met",
+    4: "acknowledged writes lost or corrupted",
+}
+
+
+def exit_codes(*codes: int) -> str:
+    """The help's closing line for a command that can end with `codes`."""
+    return "Exit codes: " + ", ".join(f"{code} {EXIT_CODES[code]}" for code in codes) + "."
+
+
+SEED_MAX = 2**63 - 1  # what a run's config accepts (RunConfig.validate) and numpy's generators take
 
 
 def _db_text(ctx: click.Context, param: click.Parameter, value: str | None) -> str:
     # --db, else DBLADDER_DB_URL, else the default; @path reads the URL from a file (urls.url_text).
-    return url_text(value, os.environ, default=DEFAULT_DB)
+    if value is not None or not os.environ.get(DB_URL_ENV):
+        return url_text(value, os.environ, default=DEFAULT_DB)
+    # From the environment: checked here, where it is known to come from there, so that a bad one
+    # names the variable rather than an option the user never gave.
+    try:
+        text = url_text(None, os.environ)
+        if not is_managed_spec(text):
+            parse_url(text)
+    except UsageError as exc:
+        raise type(exc)(f"{DB_URL_ENV}: {exc}") from None
+    return text
 
 
 def db_texts(values: Sequence[str]) -> tuple[str, ...]:
@@ -48,8 +74,8 @@ pool_option = click.option(
 )
 
 
-def engine_options(pool_size: int) -> EngineOptions:
-    return EngineOptions(pool_size=pool_size).checked()
+def engine_options(pool_size: int, create: bool = True) -> EngineOptions:
+    return EngineOptions(pool_size=pool_size, create=create).checked()
 
 
 def warn_if_not_durable(info: EngineInfo) -> None:
@@ -86,7 +112,7 @@ DATA_OPTIONS = [
     click.option(
         "--seed",
         "seed_number",
-        type=int,
+        type=click.IntRange(0, SEED_MAX),  # one rule for seed, run and compare
         default=1,
         show_default=True,
         help="Random seed of the data set: the same number gives the same rows on every engine.",
@@ -103,14 +129,17 @@ def data_options(command: Any) -> Any:
 
 def parse_sizes(settings: tuple[str, ...]) -> dict[str, int]:
     """{"orders": 5000} from ("orders=5000",), or UsageError naming the bad setting."""
-    sizes = {}
+    sizes: dict[str, int] = {}
     for setting in settings:
         name, _, value = setting.partition("=")
         if not name or not value.strip().isdigit():
             raise UsageError(
                 f"--size takes NAME=N with a whole number N, e.g. --size orders=5000, not {setting!r}"
             )
-        sizes[name.strip()] = int(value)
+        name = name.strip()
+        if name in sizes:
+            raise UsageError(f"--size {name} is given twice ({name}={sizes[name]} and {setting}); give one")
+        sizes[name] = int(value)
     return sizes
 
 

@@ -26,7 +26,7 @@ from ..report.runs import comparison_table
 from ..run.compare import MAX_RUNS, CompareConfig, run_compare
 from ..run.integrity import WritesLost, summary
 from ..transport import TRANSPORTS
-from .common import db_texts, sigterm_as_interrupt
+from .common import db_texts, exit_codes, sigterm_as_interrupt
 from .run import LATENCY_HELP, TRANSPORT_HELP, TerminalProgress, build_config, json_option, round_options
 
 ORDER = "dbladder.compare.order"
@@ -74,7 +74,7 @@ def entry_routes(
     )
 
 
-@click.command(cls=EntryCommand)
+@click.command(cls=EntryCommand, epilog=exit_codes(0, 1, 2, 4))
 @click.option(
     "--db",
     "db_urls",

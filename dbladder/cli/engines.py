@@ -14,7 +14,8 @@ from .common import db_option, engine_options, pool_option, warn_if_not_durable
 
 
 async def _describe(url: str, pool_size: int) -> EngineInfo:
-    async with opened(url, engine_options(pool_size)) as engine:
+    # Looking at a database never creates one: a SQLite file that is not there is an error.
+    async with opened(url, engine_options(pool_size, create=False)) as engine:
         return await engine.describe()
 
 

@@ -24,7 +24,7 @@ from ..run.integrity import raise_if_lost
 from ..run.plan_choice import PlanChoice, PlanOptions, choose_plan
 from ..run.round import TARGETS, RunConfig, default_out_dir, run_ladder
 from ..transport import TRANSPORTS
-from .common import DATA_OPTIONS, db_option, parse_sizes, sigterm_as_interrupt, workload_option
+from .common import DATA_OPTIONS, db_option, exit_codes, parse_sizes, sigterm_as_interrupt, workload_option
 
 
 class TerminalProgress:
@@ -251,7 +251,7 @@ def round_options(command: Any) -> Any:
     return command
 
 
-@click.command(epilog="Exit codes: 0 success, 1 runtime error, 2 usage error, 3 an --expect-* not met.")
+@click.command(epilog=exit_codes(0, 1, 2, 3, 4))
 @db_option
 @click.option("--transport", type=click.Choice(TRANSPORTS), help=TRANSPORT_HELP)
 @click.option("--added-latency", "added_latency", type=float, metavar="MS", help=LATENCY_HELP)

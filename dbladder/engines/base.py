@@ -42,6 +42,9 @@ class EngineOptions:
     pool_timeout: float = 5.0
     # Seconds to wait for the first connection to a server.
     connect_timeout: float = 5.0
+    # False: only look at a database that exists (`dbladder engines`). SQLite then refuses a file
+    # that is not there instead of creating one; the servers never create a database on open.
+    create: bool = True
 
     def validate(self) -> list[str]:
         """Every problem with these options, each naming its field."""

@@ -37,6 +37,7 @@ def test_seed_with_a_relative_path_writes_in_the_current_folder(tmp_path):
 
 
 def test_engines_json_has_version_and_durability(tmp_path):
+    (tmp_path / "x.db").touch()  # an empty file is an empty SQLite database; `engines` creates none
     result = dbladder("engines", "--db", f"sqlite:///{tmp_path}/x.db", "--json")
     assert result.returncode == 0, result.stderr
     info = json.loads(result.stdout)
@@ -46,6 +47,7 @@ def test_engines_json_has_version_and_durability(tmp_path):
 
 
 def test_weak_durability_is_one_loud_line(tmp_path):
+    (tmp_path / "x.db").touch()
     result = dbladder("engines", "--db", f"sqlite:///{tmp_path}/x.db?synchronous=NORMAL")
     assert result.returncode == 0
     warnings = [line for line in result.stderr.splitlines() if line.startswith("WARNING")]
@@ -59,7 +61,7 @@ def test_weak_durability_is_one_loud_line(tmp_path):
         (["engines", "--db", "shop.db"], 2, "Error: not a database URL: 'shop.db'"),
         (["engines", "--db", "sqlite:///x.db?journal_mode=FAST"], 2, "Error: bad settings"),
         (
-            ["engines", "--db", "sqlite:////nonexistent-folder/x.db"],
+            ["seed", "--db", "sqlite:////nonexistent-folder/x.db"],
             1,
             "Error: cannot create the SQLite file /nonexistent-folder/x.db: "
             "folder /nonexistent-folder does not exist",
@@ -84,5 +86,5 @@ def test_user_mistakes_are_one_line_without_traceback(args, code, message, tmp_p
 def test_read_only_folder_is_reported(tmp_path):
     folder = tmp_path / "ro"
     folder.mkdir(mode=0o500)
-    result = dbladder("engines", "--db", f"sqlite:///{folder}/x.db")
+    result = dbladder("seed", "--db", f"sqlite:///{folder}/x.db")
     assert result.returncode == 1 and "permission denied" in result.stderr

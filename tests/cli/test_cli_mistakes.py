@@ -1,6 +1,7 @@
 """User mistakes found on a first afternoon: each is one exact line and an exit code, never a traceback."""
 
 import json
+import os
 
 import pytest
 from cli_support import dbladder
@@ -90,3 +91,87 @@ def test_a_bad_row_is_one_line_naming_file_table_row_and_column_on_every_engine(
     assert result.returncode == 2, result.stderr
     assert result.stderr.splitlines()[-1] == f"Error: {path}: {message}"
     assert "Traceback" not in result.stderr
+
+
+def test_engines_on_a_missing_sqlite_file_says_so_and_creates_nothing(tmp_path):
+    result = dbladder("engines", "--db", "sqlite:///missing.db", cwd=tmp_path)
+    assert result.returncode == 1
+    assert result.stderr == (
+        f"Error: the SQLite file {tmp_path}/missing.db does not exist; `dbladder seed` creates it\n"
+    )
+    assert list(tmp_path.iterdir()) == []
+
+
+@pytest.mark.parametrize("command", ["engines", "seed", "run"])
+def test_a_bad_url_from_the_environment_names_the_variable(tmp_path, command):
+    result = dbladder(command, cwd=tmp_path, env={**os.environ, "DBLADDER_DB_URL": "nope"})
+    assert result.returncode == 2
+    assert result.stderr == (
+        "Error: DBLADDER_DB_URL: not a database URL: 'nope'; expected e.g. sqlite:///shop.db, "
+        "postgresql://user@127.0.0.1:5432/db or mariadb://root@127.0.0.1:3306/test\n"
+    )
+
+
+@pytest.mark.parametrize(
+    ("args", "problems"),
+    [
+        (["engines", "--pool", "0"], ["--pool must be from 1 to 10000, not 0"]),
+        (
+            ["serve", "--pool", "0"],
+            [
+                "--pool must be from 1 to 10000, not 0",
+                "--pool (0) must be at least one connection per worker (1)",
+            ],
+        ),
+        (
+            ["run", "--hold", "0", "--workers", "0", "--p95", "0"],
+            [
+                "--hold must be above 0 seconds, not 0",
+                "--warmup must be 0 or more and under the hold (0 s), not 2",
+                "--p95 must be above 0, not 0.0",
+                "--workers must be from 1 to 64, not 0",
+            ],
+        ),
+        (
+            ["bench", "--native", "--db", "nope", "--seconds", "0"],
+            [
+                "--db: not a database URL: 'nope'; expected e.g. sqlite:///shop.db, "
+                "postgresql://user@127.0.0.1:5432/db or mariadb://root@127.0.0.1:3306/test",
+                "--seconds must be from 0.5 to 3600, not 0.0",
+            ],
+        ),
+    ],
+)
+def test_invalid_settings_name_the_options_not_the_config_fields(tmp_path, args, problems):
+    result = dbladder(*args, cwd=tmp_path)
+    assert result.returncode == 2
+    assert result.stderr == "Error: invalid configuration:\n" + "".join(f"  - {p}\n" for p in problems)
+
+
+@pytest.mark.parametrize("command", ["seed", "run"])
+def test_one_rule_for_the_seed_on_seed_and_run(tmp_path, command):
+    result = dbladder(command, "--seed", "-1", cwd=tmp_path)
+    assert result.returncode == 2
+    assert result.stderr.splitlines()[-1] == (
+        "Error: Invalid value for '--seed': -1 is not in the range 0<=x<=9223372036854775807."
+    )
+    assert list(tmp_path.iterdir()) == []
+
+
+@pytest.mark.parametrize("command", ["seed", "run"])
+def test_a_size_given_twice_is_refused(tmp_path, command):
+    result = dbladder(command, "--size", "orders=5000", "--size", "orders=6000", cwd=tmp_path)
+    assert result.returncode == 2
+    assert result.stderr == "Error: --size orders is given twice (orders=5000 and orders=6000); give one\n"
+
+
+def test_the_help_lists_every_exit_code_a_command_can_end_with():
+    run = " ".join(dbladder("run", "--help").stdout.split())
+    assert run.endswith(
+        "Exit codes: 0 success, 1 runtime error, 2 usage error, 3 an --expect-* not met, "
+        "4 acknowledged writes lost or corrupted."
+    )
+    compare = " ".join(dbladder("compare", "--help").stdout.split())
+    assert compare.endswith(
+        "Exit codes: 0 success, 1 runtime error, 2 usage error, 4 acknowledged writes lost or corrupted."
+    )

@@ -15,7 +15,7 @@ from typing import ClassVar
 import apsw
 import apsw.ext
 
-from ...errors import BadURL, DatabaseTimeout, DuplicateKey, NotWritable
+from ...errors import BadURL, DatabaseTimeout, DuplicateKey, MissingDatabase, NotWritable
 from ...urls import DatabaseURL
 from ..base import (
     MORE_THAN_ONE_STATEMENT,
@@ -83,10 +83,10 @@ def parse_settings(url: DatabaseURL) -> dict[str, str]:
 class _Connection:
     """One apsw connection and the engine's busy-wait counter."""
 
-    def __init__(self, path: str, settings: dict[str, str], counts: dict[str, int]):
+    def __init__(self, path: str, settings: dict[str, str], counts: dict[str, int], create: bool = True):
         self.db = apsw.Connection(
             path,
-            flags=apsw.SQLITE_OPEN_READWRITE | apsw.SQLITE_OPEN_CREATE,
+            flags=apsw.SQLITE_OPEN_READWRITE | (apsw.SQLITE_OPEN_CREATE if create else 0),
             statementcachesize=STATEMENT_CACHE_SIZE,
         )
         self._counts = counts
@@ -169,12 +169,14 @@ class SQLiteCore:
         return Pool(self.options.pool_size, self._connect, self._disconnect, self.options.pool_timeout)
 
     async def _connect(self) -> _Connection:
-        return _Connection(self.path, self.settings, self._counts)
+        return _Connection(self.path, self.settings, self._counts, self.options.create)
 
     async def _disconnect(self, connection: _Connection) -> None:
         connection.close()
 
     async def open(self) -> None:
+        if not self.options.create and not os.path.exists(self.path):
+            raise MissingDatabase(f"the SQLite file {self.path} does not exist; `dbladder seed` creates it")
         folder = Path(self.path).parent
         if not folder.is_dir():
             raise NotWritable(f"cannot create the SQLite file {self.path}: folder {folder} does not exist")

@@ -86,8 +86,8 @@ def test_serve_reports_a_bad_configuration_with_exit_code_2():
     assert result.returncode == 2
     assert result.stderr == (
         "Error: invalid configuration:\n"
-        "  - workers must be from 1 to 64, not 0\n"
-        "  - sqlite_writers=1 applies to SQLite only, not to postgresql\n"
+        "  - --workers must be from 1 to 64, not 0\n"
+        "  - --sqlite-writers 1 applies to SQLite only, not to postgresql\n"
     )
 
 

@@ -17,14 +17,16 @@ import dbladder
 
 ROOT = Path(dbladder.__file__).parent
 
-LEAVES = {"dbladder", "errors", "urls", "histogram", "plans", "outcomes"}
-"""Shared leaves any package may import: the package root (its version), errors, URLs, the histogram,
-the plans (ladders, users, presets: pure data that workloads, load, run and reports share), and the
-outcome names a request can end with (which the recorder writes and the result reads)."""
+LEAVES = {"dbladder", "errors", "types", "urls", "histogram", "plans", "outcomes"}
+"""Shared leaves any package may import: the package root (its version), errors, the shared type
+aliases, URLs, the histogram, the plans (ladders, users, presets: pure data that workloads, load,
+run and reports share), and the outcome names a request can end with (which the recorder writes
+and the result reads)."""
 
 ALLOWED: dict[str, set[str]] = {
     "dbladder": set(),
     "errors": set(),
+    "types": set(),
     "histogram": set(),
     "outcomes": set(),
     "plans": {"errors"},

@@ -25,10 +25,8 @@ from dataclasses import asdict, dataclass, field
 from typing import Any, ClassVar, Protocol
 
 from ..errors import InvalidConfig
+from ..types import Row, SqlParams
 from ..urls import DatabaseURL
-
-Row = tuple[Any, ...]
-Args = Sequence[Any]
 
 DEFAULT_POOL_SIZE = 100  # the seeds' pool: SetMaxOpenConns(100)
 
@@ -298,15 +296,15 @@ class EngineInfo:
 class Session(Protocol):
     """One pooled connection, for the duration of a `read()` or `transaction()` block."""
 
-    async def fetch_one(self, sql: str, args: Args = ()) -> Row | None:
+    async def fetch_one(self, sql: str, args: SqlParams = ()) -> Row | None:
         """The first row of a query, or None."""
         ...
 
-    async def fetch_all(self, sql: str, args: Args = ()) -> list[Row]:
+    async def fetch_all(self, sql: str, args: SqlParams = ()) -> list[Row]:
         """Every row of a query."""
         ...
 
-    async def execute(self, sql: str, args: Args = ()) -> int:
+    async def execute(self, sql: str, args: SqlParams = ()) -> int:
         """Run a statement; the number of rows it changed."""
         ...
 

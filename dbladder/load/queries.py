@@ -15,9 +15,8 @@ from collections.abc import Iterable, Mapping, Sequence
 from typing import Any
 
 from ..plans import Level
+from ..types import QueryCounts
 from ..workloads.base import Workload
-
-Counts = dict[str, dict[str, int]]
 
 
 class QueryWindows:
@@ -27,7 +26,7 @@ class QueryWindows:
         self._workload = workload
         self._context = context
         self._edges = {level.index: (origin + level.measured_from, origin + level.end) for level in levels}
-        self._taken: dict[float, Counts] = {}
+        self._taken: dict[float, QueryCounts] = {}
         self._task: asyncio.Task[None] | None = None
 
     @property
@@ -50,7 +49,7 @@ class QueryWindows:
         if counts is not None:
             self._taken[moment] = {name: dict(values) for name, values in counts.items()}
 
-    def level(self, index: int) -> Counts | None:
+    def level(self, index: int) -> QueryCounts | None:
         """The counts of level `index`'s window; None before its end has come or when not counting."""
         if index not in self._edges or not self.counting:
             return None
@@ -70,9 +69,9 @@ class QueryWindows:
             self._task.cancel()
 
 
-def merge(parts: Iterable[Mapping[str, Mapping[str, int]] | None]) -> Counts | None:
+def merge(parts: Iterable[Mapping[str, Mapping[str, int]] | None]) -> QueryCounts | None:
     """Several processes' counts of one level, summed; None when no process counted."""
-    total: Counts | None = None
+    total: QueryCounts | None = None
     for part in parts:
         if part is None:
             continue

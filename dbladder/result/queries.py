@@ -19,14 +19,14 @@ ratios are what the figures are for.
 
 from __future__ import annotations
 
-from collections.abc import Mapping
 from typing import Any
 
-Counts = Mapping[str, Mapping[str, int]]
+from ..types import QueryCounts
+
 COUNTERS = ("requests", "statements", "round_trips")
 
 
-def difference(before: Counts | None, after: Counts | None) -> dict[str, dict[str, int]] | None:
+def difference(before: QueryCounts | None, after: QueryCounts | None) -> dict[str, dict[str, int]] | None:
     """Each operation's counters in `after` minus those in `before` (None when either is missing).
 
     An operation whose counters went down (a process replaced and its counts lost) is left out:
@@ -43,7 +43,7 @@ def difference(before: Counts | None, after: Counts | None) -> dict[str, dict[st
     return result
 
 
-def query_rows(counts: Counts | None) -> dict[str, dict[str, Any]] | None:
+def query_rows(counts: QueryCounts | None) -> dict[str, dict[str, Any]] | None:
     """A level's `queries` field: per operation the counts and their per-request ratios."""
     if counts is None:
         return None

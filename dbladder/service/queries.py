@@ -22,7 +22,8 @@ import os
 from collections.abc import Mapping
 from pathlib import Path
 
-Counts = dict[str, dict[str, int]]
+from ..types import QueryCounts
+
 """{operation: {counter: n}}, cumulative."""
 
 
@@ -36,7 +37,7 @@ class Publisher:
 
     def __init__(self, stats_path: Path, pid: int | None = None):
         self.path = path_for(stats_path, os.getpid() if pid is None else pid)
-        self._last: Counts | None = None
+        self._last: QueryCounts | None = None
 
     def publish(self, counts: Mapping[str, Mapping[str, int]] | None) -> None:
         """Write `counts` if they differ from what was written last (None: nothing is counted)."""
@@ -49,12 +50,12 @@ class Publisher:
         self._last = snapshot
 
 
-def read(stats_path: Path) -> Counts | None:
+def read(stats_path: Path) -> QueryCounts | None:
     """Every process's counts summed per operation and counter; None when no process counts."""
     files = sorted(stats_path.parent.glob(f"{stats_path.name}.queries.*.json"))
     if not files:
         return None
-    total: Counts = {}
+    total: QueryCounts = {}
     for file in files:
         try:
             counts = json.loads(file.read_text(encoding="utf-8"))

@@ -31,11 +31,7 @@ from typing import Any, NamedTuple
 
 from ..engines.base import Engine, Row, Schema, Table
 from ..errors import InvalidConfig, UsageError
-
-Args = tuple[Any, ...]
-"""An operation's arguments, as drawn by the generator or parsed from a request (msgpack-able)."""
-Sizes = Mapping[str, int]
-"""A data set's size parameters, e.g. {"products": 100_000, "orders": 1_000_000}."""
+from ..types import Args, QueryCounts, Sizes
 
 METHODS = ("GET", "POST", "PUT", "PATCH", "DELETE")
 MAX_ROWS_PER_TABLE = 2_000_000_000
@@ -275,7 +271,7 @@ class Workload:
     async def close(self, context: Any) -> None:
         """Release what `open` made (the engine itself is closed by its owner)."""
 
-    def query_counts(self, context: Any) -> dict[str, dict[str, int]] | None:
+    def query_counts(self, context: Any) -> QueryCounts | None:
         """What the operations sent to the database so far through this context, if the workload
         counts it (an ORM does): {operation: {"requests": n, "statements": n, "round_trips": n,
         ...}}, cumulative, so a level's figures are the difference of two snapshots. None (the

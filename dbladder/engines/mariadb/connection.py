@@ -27,7 +27,7 @@ from ...errors import (
     ServerUnreachable,
 )
 from ...urls import DatabaseURL
-from ..base import Args, EngineInfo, EngineOptions, Row, StatementProblem
+from ..base import EngineInfo, EngineOptions, Row, SqlParams, StatementProblem
 from ..pool import Pool
 
 DEFAULT_HOST = "127.0.0.1"
@@ -157,7 +157,7 @@ class _Session:
     def __init__(self, connection: _Connection):
         self._connection = connection
 
-    async def _execute(self, sql: str, args: Args) -> Any:
+    async def _execute(self, sql: str, args: SqlParams) -> Any:
         statement = self._connection.statements.get(sql)
         if statement is None:
             statement = await self._connection.prepare(sql)
@@ -171,14 +171,14 @@ class _Session:
                 ) from None
             raise
 
-    async def fetch_one(self, sql: str, args: Args = ()) -> Row | None:
+    async def fetch_one(self, sql: str, args: SqlParams = ()) -> Row | None:
         rows = (await self._execute(sql, args)).rows
         return rows[0] if rows else None
 
-    async def fetch_all(self, sql: str, args: Args = ()) -> list[Row]:
+    async def fetch_all(self, sql: str, args: SqlParams = ()) -> list[Row]:
         return list((await self._execute(sql, args)).rows or ())
 
-    async def execute(self, sql: str, args: Args = ()) -> int:
+    async def execute(self, sql: str, args: SqlParams = ()) -> int:
         return int((await self._execute(sql, args)).affected_rows)
 
 

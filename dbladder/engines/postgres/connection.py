@@ -16,7 +16,7 @@ import asyncpg
 
 from ...errors import AuthenticationFailed, BadURL, DuplicateKey, MissingDatabase, ServerUnreachable
 from ...urls import DatabaseURL
-from ..base import NO_STATEMENT, Args, EngineInfo, EngineOptions, Row, StatementProblem
+from ..base import NO_STATEMENT, EngineInfo, EngineOptions, Row, SqlParams, StatementProblem
 from ..pool import Pool
 
 if TYPE_CHECKING:
@@ -189,7 +189,7 @@ class _Session:
         statement = self._statements[sql] = await self._raw.prepare(self._sql(sql))
         return statement
 
-    def _rows(self, statement: PreparedStatement, args: Args, limit: int) -> Awaitable[Any]:
+    def _rows(self, statement: PreparedStatement, args: SqlParams, limit: int) -> Awaitable[Any]:
         """Awaitable of (rows, ...) of a prepared statement (at most `limit` rows, 0 for all),
         straight from asyncpg's protocol; the caller takes `[0]`.
 
@@ -210,7 +210,7 @@ class _Session:
         self._statements.pop(sql, None)
         return not self._raw.is_in_transaction()
 
-    async def fetch_one(self, sql: str, args: Args = ()) -> Row | None:
+    async def fetch_one(self, sql: str, args: SqlParams = ()) -> Row | None:
         try:
             statement = self._statements.get(sql) or await self._prepare(sql)
             try:
@@ -226,7 +226,7 @@ class _Session:
             raise
         return tuple(rows[0]) if rows else None
 
-    async def fetch_all(self, sql: str, args: Args = ()) -> list[Row]:
+    async def fetch_all(self, sql: str, args: SqlParams = ()) -> list[Row]:
         try:
             statement = self._statements.get(sql) or await self._prepare(sql)
             try:
@@ -242,7 +242,7 @@ class _Session:
             raise
         return [tuple(record) for record in records]
 
-    async def execute(self, sql: str, args: Args = ()) -> int:
+    async def execute(self, sql: str, args: SqlParams = ()) -> int:
         try:
             if not args:
                 return _changed_rows(await self._raw.execute(self._sql(sql)))

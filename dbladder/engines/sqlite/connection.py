@@ -20,10 +20,10 @@ from ...urls import DatabaseURL
 from ..base import (
     MORE_THAN_ONE_STATEMENT,
     NO_STATEMENT,
-    Args,
     EngineInfo,
     EngineOptions,
     Row,
+    SqlParams,
     StatementProblem,
 )
 from ..pool import Pool
@@ -120,15 +120,15 @@ class _Session:
     def __init__(self, db: apsw.Connection):
         self._db = db
 
-    async def fetch_one(self, sql: str, args: Args = ()) -> Row | None:
+    async def fetch_one(self, sql: str, args: SqlParams = ()) -> Row | None:
         for row in self._db.execute(sql, args):
             return row
         return None
 
-    async def fetch_all(self, sql: str, args: Args = ()) -> list[Row]:
+    async def fetch_all(self, sql: str, args: SqlParams = ()) -> list[Row]:
         return self._db.execute(sql, args).fetchall()
 
-    async def execute(self, sql: str, args: Args = ()) -> int:
+    async def execute(self, sql: str, args: SqlParams = ()) -> int:
         self._db.execute(sql, args)
         return self._db.changes()
 

@@ -20,15 +20,14 @@ a user with a grant without reading the database.
 
 from __future__ import annotations
 
-from collections.abc import Iterator, Mapping
+from collections.abc import Iterator
 
 import numpy as np
 
 from ...engines.base import Column, Engine, Index, Row, Schema, Table
 from ...errors import InvalidConfig
+from ...types import Sizes
 from .. import hashing
-
-Sizes = Mapping[str, int]
 
 ADMIN_USER_ID = 1
 VIEW = 1  # asset_permissions.level: may see the asset and its findings

@@ -19,12 +19,13 @@ import tempfile
 from collections.abc import Sequence
 from dataclasses import dataclass
 from datetime import UTC, datetime
+from functools import cached_property
 from pathlib import Path
 from typing import Any
 
 from .. import __version__
 from ..errors import CorruptBundle, MissingBundle, UnknownBundleVersion, UsageError
-from ..result.run import unknown_version
+from ..result.run import RunResult, unknown_version
 from ..result.schema import COMPARE_SCHEMA, RESULT_SCHEMA, problem
 from . import csvfiles, document, html, markdown
 from .runs import rounds_of
@@ -43,11 +44,16 @@ class Bundle:
 
     path: Path  # the folder
     kind: str  # "result" or "compare"
-    runs: list[dict[str, Any]]
+    runs: list[dict[str, Any]]  # each run's document as read (checked against its schema)
     samples: list[list[dict[str, Any]]]  # parallel to runs
     # compare.json as read, with whatever its writer added beside `runs` (`dbladder compare`'s
     # databases, preparation, status), so rebuilding its reports keeps them; None for a result.
     document: dict[str, Any] | None = None
+
+    @cached_property
+    def results(self) -> list[RunResult]:
+        """The runs as typed results, which the reports read."""
+        return [RunResult.from_json(run) for run in self.runs]
 
 
 def _read_json(path: Path) -> Any:
@@ -124,10 +130,10 @@ def _write_json(path: Path, data: dict[str, Any]) -> None:
 
 def _write_reports(bundle: Bundle, out_dir: Path) -> list[Path]:
     """levels.csv, report.md and report.html of a loaded bundle's runs."""
-    rounds = rounds_of(bundle.runs)
+    rounds = rounds_of(bundle.results)
     runs = [(run, round_.title) for round_ in rounds for run in round_.runs]
     count = sum(len(samples) for samples in bundle.samples)
-    report = document.build(bundle.runs, count)
+    report = document.build(bundle.results, count)
     written = []
     for name, text in (
         (LEVELS, csvfiles.levels_csv(runs)),
@@ -217,9 +223,9 @@ def build_reports(bundles: Sequence[Path], out_dir: Path) -> list[Path]:
 
 def _tagged_samples(bundle: Bundle) -> list[dict[str, Any]]:
     """Every run's samples in one list, each row saying which run it belongs to."""
-    names = {id(run.result): run for round_ in rounds_of(bundle.runs) for run in round_.runs}
+    names = {id(run.result): run for round_ in rounds_of(bundle.results) for run in round_.runs}
     rows = []
-    for index, (result, samples) in enumerate(zip(bundle.runs, bundle.samples, strict=True)):
+    for index, (result, samples) in enumerate(zip(bundle.results, bundle.samples, strict=True)):
         view = names[id(result)]
         rows += [
             {"run_index": index, "engine": view.label, "run": view.number, **sample} for sample in samples

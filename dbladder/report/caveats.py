@@ -10,13 +10,15 @@ say when a figure was not measured.
 from __future__ import annotations
 
 import itertools
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
+from ..result.run import RunResult
 from . import closed
 from .figures import host_cpu, number, plain, rate
-from .runs import Group, Round, RunView, sizes_words, verdict
+from .plan_views import plan_of
+from .runs import Group, Round, RunInRound, sizes_words, verdict
 
 STEAL_PCT = 5.0  # above this mean steal in a level, another tenant was taking CPU (as observe/flags.py)
 # "Postgres vs SQLite under load" holds each level 30 s, "Postgres vs MariaDB on two dedicated CPUs"
@@ -81,7 +83,7 @@ def _step(rounds: Sequence[Round]) -> list[Caveat]:
         brackets = [
             f"{run.name} held {rate(run.ceiling)} req/s and failed {rate(failed)}"
             for run in searched
-            if run.ceiling is not None and (failed := (run.result.get("search") or {}).get("failed_rps"))
+            if run.ceiling is not None and run.result.search and (failed := run.result.search.failed_rps)
         ]
         found.append(
             Caveat(
@@ -150,7 +152,7 @@ def _spike(rounds: Sequence[Round]) -> list[Caveat]:
     found = []
     for round_ in rounds:
         for run in round_.runs:
-            note = (run.result.get("spike") or {}).get("note") if run.spike else None
+            note = run.result.spike.note if run.spike and run.result.spike else None
             if note:
                 found.append(Caveat("Recovery not computed.", f"{run.name}: {note}."))
     return found
@@ -161,7 +163,7 @@ def _names(names: Sequence[str]) -> str:
     return names[0] if len(names) == 1 else ", ".join(names[:-1]) + " and " + names[-1]
 
 
-def _bounds(runs: Sequence[RunView]) -> list[Caveat]:
+def _bounds(runs: Sequence[RunInRound]) -> list[Caveat]:
     found = []
     unreached: dict[tuple[bool, float], list[str]] = {}
     for run in runs:
@@ -181,26 +183,26 @@ def _bounds(runs: Sequence[RunView]) -> list[Caveat]:
     for run in runs:
         if run.ceiling is None and run.levels and not run.spike:
             first = (
-                f"{rate(run.levels[0]['users'])} users): its limit is below the plan; start with fewer users."
+                f"{rate(run.levels[0].users or 0)} users): its limit is below the plan; "
+                "start with fewer users."
                 if run.closed
-                else f"{rate(run.levels[0]['offered_rps'])} req/s): its limit is below the ladder; "
-                "start lower."
+                else f"{rate(run.levels[0].offered_rps)} req/s): its limit is below the ladder; start lower."
             )
             found.append(Caveat("No level held.", f"{run.name} failed its first level ({first}"))
-        if run.result.get("status") not in ("complete", None):
+        if run.result.status not in ("complete", None):
             found.append(
                 Caveat(
                     "Run not complete.",
-                    f"{run.name} ended as {run.result['status']!r} ({run.result.get('stopped_because')}): "
+                    f"{run.name} ended as {run.result.status!r} ({run.result.stopped_because}): "
                     f"it has {len(run.levels)} finished level(s).",
                 )
             )
     return found
 
 
-def _steal(runs: Sequence[RunView]) -> list[Caveat]:
+def _steal(runs: Sequence[RunInRound]) -> list[Caveat]:
     measured = False
-    worst: tuple[float, RunView, int] | None = None
+    worst: tuple[float, RunInRound, int] | None = None
     for run in runs:
         for row in run.levels:
             host = host_cpu(row)
@@ -208,7 +210,7 @@ def _steal(runs: Sequence[RunView]) -> list[Caveat]:
                 continue
             measured = True
             if worst is None or host["steal"] > worst[0]:
-                worst = (host["steal"], run, row["index"] + 1)
+                worst = (host["steal"], run, row.number)
     if not measured:
         return [
             Caveat(
@@ -231,26 +233,26 @@ def _steal(runs: Sequence[RunView]) -> list[Caveat]:
     return []
 
 
-def _durability(rounds: Sequence[Round], runs: Sequence[RunView]) -> list[Caveat]:
+def _durability(rounds: Sequence[Round], runs: Sequence[RunInRound]) -> list[Caveat]:
     found = []
     for run in runs:
-        engine = run.result.get("engine")
+        engine = run.result.engine
         if engine is None:
             found.append(
                 Caveat("Engine not described.", f"{run.name} recorded no engine settings or durability.")
             )
-        elif not engine.get("durable", True):
+        elif engine.durable is False:
             found.append(
                 Caveat(
                     "Durability not equal.",
                     f"{run.name} may acknowledge a write before it reaches the disk "
-                    f"({engine.get('durability_note') or 'see its settings'}): its write figures are not "
+                    f"({engine.durability_note or 'see its settings'}): its write figures are not "
                     "comparable with a durable engine's.",
                 )
             )
     for round_ in rounds:
         for group in round_.groups:
-            kinds = {repr((run.result.get("engine") or {}).get("durability")) for run in group.runs}
+            kinds = {repr(_durability_of(run.result)) for run in group.runs}
             if len(kinds) > 1:
                 found.append(
                     Caveat(
@@ -261,15 +263,15 @@ def _durability(rounds: Sequence[Round], runs: Sequence[RunView]) -> list[Caveat
     return found
 
 
-def _data(runs: Sequence[RunView]) -> list[Caveat]:
+def _data(runs: Sequence[RunInRound]) -> list[Caveat]:
     found = []
     unsized: dict[tuple[str, int], list[str]] = {}
     restored: list[str] = []
     for run in runs:
-        seeding = run.result.get("seeding")
-        seed = run.result.get("config", {}).get("seed")
-        fresh = run.result.get("fresh")
-        if seed is None and isinstance(fresh, dict):
+        seeding = run.result.seeding
+        seed = run.result.config.seed
+        fresh = run.result.fresh
+        if seed is None and fresh is not None:
             # A comparison seeded once and gave this run the data as seeded; its size is not in
             # the result.
             restored.append(run.label)
@@ -284,9 +286,9 @@ def _data(runs: Sequence[RunView]) -> list[Caveat]:
             )
             continue
         size = _database_bytes(run.result)
-        memory = _memory(run.result.get("environment") or {})
+        memory = _memory(run.result.environment.facts())
         if size is None or memory is None:
-            rows = sum(int(table.get("rows", 0)) for table in seeding.get("tables", {}).values())
+            rows = sum(int(table.get("rows", 0)) for table in seeding.tables.values())
             unsized.setdefault((sizes_words(run.result), rows), []).append(run.name)
             continue
         fits = "fits" if size < memory else "does not fit"
@@ -326,7 +328,7 @@ _LARGER = (
 )
 
 
-def _memory(environment: dict[str, Any]) -> float | None:
+def _memory(environment: Mapping[str, Any]) -> float | None:
     """The memory the run could use in bytes (a cgroup limit below the machine's, else the machine's)."""
     for key in ("memory_limit_bytes", "memory_total_bytes"):
         found = number(environment.get(key))
@@ -335,35 +337,40 @@ def _memory(environment: dict[str, Any]) -> float | None:
     return None
 
 
-def _database_bytes(result: dict[str, Any]) -> float | None:
-    """The database's size on disk, where the run recorded it."""
-    for block, key in (
-        ("seeding", "database_bytes"),
-        ("environment", "data_size_bytes"),
-        ("", "data_size_bytes"),
+def _database_bytes(result: RunResult) -> float | None:
+    """The database's size on disk, where the run recorded it: figures the typed result does not
+    name, so read from what it kept of the seeding, the environment and the result itself."""
+    seeding = result.seeding.extra if result.seeding else {}
+    for value in (
+        seeding.get("database_bytes"),
+        result.environment.extra.get("data_size_bytes"),
+        result.extra.get("data_size_bytes"),
     ):
-        found = number((result.get(block) or {}).get(key) if block else result.get(key))
+        found = number(value)
         if found is not None:
             return found
     return None
 
 
-def _generator(runs: Sequence[RunView]) -> list[Caveat]:
+def _durability_of(result: RunResult) -> Any:
+    """An engine's durability settings as reported (None when it described none)."""
+    return result.engine.durability if result.engine else None
+
+
+def _generator(runs: Sequence[RunInRound]) -> list[Caveat]:
     where = []
     flags = []
     for run in runs:
         flagged = [
-            row["index"] + 1
-            for row in run.levels
-            if any("generator fell behind" in flag for flag in row["flags"])
+            row.number for row in run.levels if any("generator fell behind" in flag for flag in row.flags)
         ]
         if flagged:
             where.append(f"level{'s' if len(flagged) > 1 else ''} {_listing(flagged)} of {run.name}")
-        flags += [Caveat("Flag.", f"{run.name}: {flag}") for flag in run.result.get("flags", [])]
+        flags += [Caveat("Flag.", f"{run.name}: {flag}") for flag in run.result.flags]
         other = [
-            f"level {row['index'] + 1}: {flag}"
+            f"level {row.number}: {flag}"
             for row in run.levels
-            for flag in row["flags"]
+            for flag in row.flags
             if "generator fell behind" not in flag
         ]
         if other:
@@ -381,11 +388,11 @@ def _generator(runs: Sequence[RunView]) -> list[Caveat]:
     return flags
 
 
-def _machine(runs: Sequence[RunView]) -> list[Caveat]:
-    http = [run for run in runs if run.result.get("config", {}).get("target") == "http"]
+def _machine(runs: Sequence[RunInRound]) -> list[Caveat]:
+    http = [run for run in runs if run.result.config.target == "http"]
     if not http:
         return []
-    environment = http[0].result.get("environment") or {}
+    environment = http[0].result.environment.facts()
     cpus = environment.get("cpu_cores") or environment.get("cpu_count")
     cores = f"this machine's {plain(cpus)} CPUs" if cpus else "this machine's CPUs"
     return [
@@ -397,9 +404,9 @@ def _machine(runs: Sequence[RunView]) -> list[Caveat]:
     ]
 
 
-def _pool_and_hold(runs: Sequence[RunView]) -> list[Caveat]:
-    pools = sorted({run.result.get("config", {}).get("pool_size") for run in runs} - {None})
-    holds = sorted({hold for run in runs for hold in closed.holds(run.result)})
+def _pool_and_hold(runs: Sequence[RunInRound]) -> list[Caveat]:
+    pools = sorted({pool for run in runs if (pool := run.result.config.pool_size) is not None})
+    holds = sorted({hold for run in runs for hold in plan_of(run.result).holds()})
     found = []
     if pools:
         found.append(

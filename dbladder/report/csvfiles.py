@@ -18,7 +18,7 @@ from collections.abc import Iterable, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
-from .runs import RunView
+from .runs import RunInRound
 
 RUN_COLUMNS = ("engine", "run", "round")
 SAMPLE_RUN_COLUMNS = ("run_index", "engine", "run")
@@ -49,12 +49,12 @@ def _text(rows: Sequence[Mapping[str, Any]], first: Sequence[str] = ()) -> str:
     return stream.getvalue()
 
 
-def levels_csv(runs: Iterable[tuple[RunView, str]]) -> str:
+def levels_csv(runs: Iterable[tuple[RunInRound, str]]) -> str:
     """levels.csv for (run, round title) pairs."""
     rows = []
     for run, round_title in runs:
         for level in run.levels:
-            row = {"engine": run.label, "run": run.number, "round": round_title, **_flat(level)}
+            row = {"engine": run.label, "run": run.number, "round": round_title, **_flat(level.to_json())}
             rows.append(row)
     failure_keys = [
         key for key in dict.fromkeys(k for row in rows for k in row) if key.startswith("failures_")

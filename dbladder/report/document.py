@@ -10,8 +10,9 @@ from __future__ import annotations
 
 from collections.abc import Callable, Sequence
 from functools import partial
-from typing import Any
 
+from ..result.level import Level
+from ..result.run import RunResult, as_result
 from ..result.verdict import RULE
 from . import figures as fig
 from .blocks import Block, Bullets, Column, Heading, Paragraph, Plots, Report, Table
@@ -20,33 +21,34 @@ from .closed import recovery_words, spike_levels, think_words
 from .integrity import integrity_section
 from .native import native_lines
 from .roundtrips import QUERY_COLUMNS, queries_section, query_cells, round_trip_section
-from .runs import Round, engine_labels, round_rows, rounds_of
+from .runs import Results, Round, engine_labels, round_rows, rounds_of
 from .setup import pass_mark_words, setup_section
 from .verdicts import round_verdict, title_words
 
 
-def build(results: Sequence[dict[str, Any]], samples: int | None = None) -> Report:
+def build(results: Results, samples: int | None = None) -> Report:
     """The whole report for one or more results (`samples`: per-second samples in timeseries.csv)."""
-    rounds = rounds_of(results)
+    typed = [as_result(result) for result in results]
+    rounds = rounds_of(typed)
     groups = [group for round_ in rounds for group in round_.groups]
     labels = list(dict.fromkeys(group.label for group in groups))
-    if len(results) == 1:
+    if len(typed) == 1:
         run = rounds[0].runs[0]
         title = f"{run.name}: {title_words(run)}"
     else:
         title = " vs ".join(labels)
-    dates = sorted({str(r.get("started_at", ""))[:10] for r in results} - {""})
+    dates = sorted({str(r.started_at or "")[:10] for r in typed} - {""})
     subtitle = "; ".join(round_.title for round_ in rounds) + (f" ({', '.join(dates)})" if dates else "")
     blocks: list[Block] = [
         *_result_section(rounds),
-        *integrity_section(results),
+        *integrity_section(typed),
         *setup_section(rounds),
-        *_levels_section(rounds, len(results)),
+        *_levels_section(rounds, len(typed)),
         *queries_section(rounds),
         *round_trip_section(rounds),
         Heading(2, "What this does not show"),
         Bullets([f"**{caveat.lead}** {caveat.text}" for caveat in caveats(rounds)]),
-        Paragraph(_files_note(results, samples)),
+        Paragraph(_files_note(typed, samples)),
     ]
     return Report(title, subtitle, blocks, rounds)
 
@@ -116,16 +118,16 @@ def _spike_table(round_: Round) -> Table:
                 [
                     run.name,
                     name,
-                    fig.rate(row["users"]),
-                    fig.rate(row["achieved_rps"]),
-                    fig.ms(row["p95_ms"]),
-                    fig.ms(row["p99_ms"]),
-                    fig.pct(row["fail_pct"]),
+                    fig.rate(row.users or 0),
+                    fig.rate(row.achieved_rps),
+                    fig.ms(row.p95_ms),
+                    fig.ms(row.p99_ms),
+                    fig.pct(row.fail_pct),
                     _verdict(row),
                     recovery_words(run.result, short=True) if name == "after" else "",
                 ]
             )
-            failed.append(not row["passed"])
+            failed.append(not row.passed)
     return Table(columns, rows, failed=failed, kind="spike")
 
 
@@ -157,33 +159,33 @@ def _result_section(rounds: list[Round]) -> list[Block]:
     return blocks
 
 
-_Render = Callable[[dict[str, Any]], str]
+_Render = Callable[[Level], str]
 
 
-def level_columns(levels: Sequence[dict[str, Any]]) -> list[tuple[Column, _Render]]:
+def level_columns(levels: Sequence[Level]) -> list[tuple[Column, _Render]]:
     """The columns of a per-level table: the published experiments' figures, then whichever CPU figures
     exist."""
-    columns: list[tuple[Column, _Render]] = [(Column("level"), lambda r: str(r["index"] + 1))]
-    if any("users" in row for row in levels):
+    columns: list[tuple[Column, _Render]] = [(Column("level"), lambda r: str(r.number))]
+    if any(row.users is not None for row in levels):
         # Closed model: the level is its users; what they offered is only what they could have
         # sent had every answer been instant (users / mean think time), so it is labelled so.
         columns += [
-            (Column("users"), lambda r: fig.rate(r["users"])),
-            (Column("could send req/s"), lambda r: fig.rate(r["offered_rps"])),
+            (Column("users"), lambda r: fig.rate(r.users or 0)),
+            (Column("could send req/s"), lambda r: fig.rate(r.offered_rps)),
         ]
     else:
-        columns.append((Column("offered req/s"), lambda r: fig.rate(r["offered_rps"])))
-        if any("sent_rps" in row for row in levels):
-            columns.append((Column("sent req/s"), lambda r: fig.rate(r.get("sent_rps", 0))))
+        columns.append((Column("offered req/s"), lambda r: fig.rate(r.offered_rps)))
+        if any(row.sent_rps is not None for row in levels):
+            columns.append((Column("sent req/s"), lambda r: fig.rate(r.sent_rps or 0)))
     columns += [
-        (Column("achieved req/s"), lambda r: fig.rate(r["achieved_rps"])),
-        (Column("p50 ms"), lambda r: fig.ms(r["p50_ms"])),
-        (Column("p95 ms"), lambda r: fig.ms(r["p95_ms"])),
-        (Column("p99 ms"), lambda r: fig.ms(r["p99_ms"])),
-        (Column("max ms"), lambda r: fig.ms(r["max_ms"])),
-        (Column("answered p95 ms"), lambda r: fig.ms(float((r.get("answered") or r)["p95_ms"]))),
-        (Column("fail %"), lambda r: fig.pct(r["fail_pct"])),
-        (Column("dropped"), lambda r: fig.rate(r["dropped"])),
+        (Column("achieved req/s"), lambda r: fig.rate(r.achieved_rps)),
+        (Column("p50 ms"), lambda r: fig.ms(r.p50_ms)),
+        (Column("p95 ms"), lambda r: fig.ms(r.p95_ms)),
+        (Column("p99 ms"), lambda r: fig.ms(r.p99_ms)),
+        (Column("max ms"), lambda r: fig.ms(r.max_ms)),
+        (Column("answered p95 ms"), lambda r: fig.ms(r.answered_p95_ms)),
+        (Column("fail %"), lambda r: fig.pct(r.fail_pct)),
+        (Column("dropped"), lambda r: fig.rate(r.dropped)),
     ]
     if fig.any_level(levels, fig.host_cpu):
         columns += [
@@ -217,7 +219,7 @@ def _optional(value: float | None, digits: int = 0) -> str:
     return "-" if value is None else f"{value:,.{digits}f}"
 
 
-def _figure_column(figure: Callable[[dict[str, Any]], float | None], digits: int = 0) -> _Render:
+def _figure_column(figure: Callable[[Level], float | None], digits: int = 0) -> _Render:
     """A column of an optional figure: "-" where a level has none."""
     return lambda row: _optional(figure(row), digits)
 
@@ -226,12 +228,12 @@ def _host_column(kind: str) -> _Render:
     return lambda row: _optional((fig.host_cpu(row) or {}).get(kind))
 
 
-def _part(row: dict[str, Any], key: str) -> float | None:
+def _part(row: Level, key: str) -> float | None:
     return fig.breakdown(row).get(key)
 
 
-def _verdict(row: dict[str, Any]) -> str:
-    return ("pass" if row["passed"] else "FAIL") + ("*" if row["flags"] else "")
+def _verdict(row: Level) -> str:
+    return ("pass" if row.passed else "FAIL") + ("*" if row.flags else "")
 
 
 def _levels_section(rounds: list[Round], result_count: int) -> list[Block]:
@@ -273,7 +275,7 @@ def _levels_section(rounds: list[Round], result_count: int) -> list[Block]:
                 Table(
                     [column for column, _ in columns],
                     [[render(row) for _, render in columns] for row in levels],
-                    failed=[not row["passed"] for row in levels],
+                    failed=[not row.passed for row in levels],
                     kind="levels",
                 )
             )
@@ -281,47 +283,45 @@ def _levels_section(rounds: list[Round], result_count: int) -> list[Block]:
             if operations is not None:
                 blocks.append(operations)
             notes = [
-                f"Level {row['index'] + 1}: " + "; ".join([*row["reasons"], *row["flags"]])
+                f"Level {row.number}: " + "; ".join([*row.reasons, *row.flags])
                 for row in levels
-                if row["reasons"] or row["flags"]
+                if row.reasons or row.flags
             ]
             database_cpu = fig.any_level(levels, partial(fig.group_cpu, group="database"))
             if not fig.any_level(levels, fig.host_cpu) and not database_cpu:
                 notes.append("CPU of the host, the service and the database: not measured in this run.")
-            elif not database_cpu and (run.result.get("engine") or {}).get("engine") == "sqlite":
+            elif not database_cpu and run.result.engine is not None and run.result.engine.engine == "sqlite":
                 notes.append("SQLite runs inside the service's processes: its CPU is in the service's.")
             if notes:
                 blocks.append(Bullets(notes))
     return blocks
 
 
-def operations_table(levels: Sequence[dict[str, Any]]) -> Table | None:
+def operations_table(levels: Sequence[Level]) -> Table | None:
     """Each level split by operation: its requests, p50/p95/p99 and failed %, so a reader sees which
     operation failed the level. None when the levels carry no per-operation figures."""
-    if not any(row.get("operations") for row in levels):
+    if not any(row.operations for row in levels):
         return None
-    counted = any(row.get("queries") for row in levels)  # a workload that counts its queries
+    counted = any(row.queries for row in levels)  # a workload that counts its queries
     rows, failed = [], []
     for row in levels:
-        for name, figures in (row.get("operations") or {}).items():
-            requests = figures.get("requests", 0)
+        for name, figures in (row.operations or {}).items():
+            requests = figures.requests
             rows.append(
                 [
-                    str(row["index"] + 1),
+                    str(row.number),
                     name,
                     fig.rate(requests),
                     *(
-                        fig.ms(figures.get(key, 0)) if requests else "-"
-                        for key in ("p50_ms", "p95_ms", "p99_ms")
+                        fig.ms(value) if requests else "-"
+                        for value in (figures.p50_ms, figures.p95_ms, figures.p99_ms)
                     ),
-                    f"{figures.get('fail_pct', 0):.2f}" if requests else "-",
-                    ", ".join(
-                        f"{cause} {count:,}" for cause, count in (figures.get("failures") or {}).items()
-                    ),
+                    f"{figures.fail_pct:.2f}" if requests else "-",
+                    ", ".join(f"{cause} {count:,}" for cause, count in (figures.failures or {}).items()),
                     *(query_cells(row, name) if counted else ()),
                 ]
             )
-            failed.append(not row["passed"])
+            failed.append(not row.passed)
     columns = [
         Column("level"),
         Column("operation", numeric=False),
@@ -336,14 +336,14 @@ def operations_table(levels: Sequence[dict[str, Any]]) -> Table | None:
     return Table(columns, rows, failed=failed, kind="operations")
 
 
-def _files_note(results: Sequence[dict[str, Any]], samples: int | None) -> str:
+def _files_note(results: Sequence[RunResult], samples: int | None) -> str:
     source = "result.json" if len(results) == 1 else "compare.json"
     series = (
         f"timeseries.csv ({samples} per-second samples)"
         if samples
         else "timeseries.csv (empty: the machine was not sampled in this run)"
     )
-    version = results[0].get("dbladder_version", "?")
+    version = results[0].dbladder_version or "?"
     return (
         f"Built by dbladder {version} from `{source}`; beside it: levels.csv, {series}, "
         "report.md, report.html."

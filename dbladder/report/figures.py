@@ -17,6 +17,8 @@ import re
 from collections.abc import Iterable, Mapping
 from typing import Any
 
+from ..result.level import Level
+
 HOST_KINDS = ("usr", "sys", "iowait", "idle", "steal")
 """Host CPU kinds, % of all CPUs; they add up to 100."""
 GROUPS = ("service", "database", "generator")
@@ -70,9 +72,9 @@ def _lookup(block: Any, *paths: tuple[str, ...]) -> float | None:
     return None
 
 
-def host_cpu(level: Mapping[str, Any]) -> dict[str, float] | None:
+def host_cpu(level: Level) -> dict[str, float] | None:
     """The host's CPU shares by HOST_KINDS for a level (% of all CPUs), or None when not measured."""
-    machine = level.get("machine")
+    machine = level.machine
     if not isinstance(machine, Mapping):
         return None
     shares = {kind: _lookup(machine, (f"host_{kind}",), ("host", kind)) for kind in HOST_KINDS}
@@ -81,24 +83,22 @@ def host_cpu(level: Mapping[str, Any]) -> dict[str, float] | None:
     return {kind: value for kind, value in shares.items() if value is not None}
 
 
-def group_cpu(level: Mapping[str, Any], group: str) -> float | None:
+def group_cpu(level: Level, group: str) -> float | None:
     """A process group's CPU during a level, % of one CPU (two busy processes read 200), or None."""
-    machine = level.get("machine")
-    return _lookup(machine, (f"{group}_cpu_pct",), ("groups", group, "cpu_pct"))
+    return _lookup(level.machine, (f"{group}_cpu_pct",), ("groups", group, "cpu_pct"))
 
 
-def group_cpu_per_1k(level: Mapping[str, Any], group: str) -> float | None:
+def group_cpu_per_1k(level: Level, group: str) -> float | None:
     """A group's CPU milliseconds per 1,000 requests answered in a level, or None."""
-    machine = level.get("machine")
-    return _lookup(machine, (f"{group}_cpu_ms_per_1k",), ("groups", group, "cpu_ms_per_1k"))
+    return _lookup(level.machine, (f"{group}_cpu_ms_per_1k",), ("groups", group, "cpu_ms_per_1k"))
 
 
-def generator_cpu(level: Mapping[str, Any]) -> float | None:
+def generator_cpu(level: Level) -> float | None:
     """The load generator's CPU, % of one CPU: the sampler's group figure, else the generator's own."""
     sampled = group_cpu(level, "generator")
     if sampled is not None:
         return sampled
-    share = _lookup(level, ("generator", "cpu_share"))
+    share = number(level.generator.cpu_share) if level.generator is not None else None
     return None if share is None else 100 * share
 
 
@@ -106,7 +106,7 @@ BREAKDOWN_PARTS = ("pool_wait", "database", "other")
 """Where a request's time inside the service went: waiting for a connection, holding one, the rest."""
 
 
-def breakdown(level: Mapping[str, Any]) -> dict[str, float]:
+def breakdown(level: Level) -> dict[str, float]:
     """The service's mean time per request in each of BREAKDOWN_PARTS during a level, ms.
 
     The sampler may keep the breakdown apart (`service_breakdown`) or merged into the level's
@@ -115,7 +115,7 @@ def breakdown(level: Mapping[str, Any]) -> dict[str, float]:
     found = {}
     for part in BREAKDOWN_PARTS:
         value = _lookup(
-            level,
+            {"service_breakdown": level.service_breakdown, "machine": level.machine},
             ("service_breakdown", f"{part}_mean_ms"),
             ("service_breakdown", f"{part}_ms"),
             ("machine", f"{part}_mean_ms"),
@@ -125,9 +125,9 @@ def breakdown(level: Mapping[str, Any]) -> dict[str, float]:
     return found
 
 
-def load_average(level: Mapping[str, Any]) -> float | None:
+def load_average(level: Level) -> float | None:
     """The host's 1-minute load average during a level (mean of the samples), or None."""
-    return _lookup(level.get("machine"), ("load1",), ("host", "load1"))
+    return _lookup(level.machine, ("load1",), ("host", "load1"))
 
 
 def heading(key: str) -> str:
@@ -135,6 +135,6 @@ def heading(key: str) -> str:
     return re.sub(r"_+", " ", key).strip()
 
 
-def any_level(levels: Iterable[Mapping[str, Any]], predicate: Any) -> bool:
+def any_level(levels: Iterable[Level], predicate: Any) -> bool:
     """Whether `predicate(level)` gives a figure for any level."""
     return any(predicate(level) not in (None, {}) for level in levels)

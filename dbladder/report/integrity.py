@@ -8,28 +8,30 @@ HTML report all read them from here.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Mapping
 from typing import Any
 
+from ..result.run import Integrity, RunResult, as_result
 from .blocks import Block, Column, Heading, Paragraph, Table
-from .runs import engine_label
+from .runs import Results, engine_label
 
 
-def integrity_line(section: dict[str, Any]) -> str:
+def integrity_line(section: Integrity | Mapping[str, Any]) -> str:
     """The check in one line: "integrity: 1,234 acknowledged, 1,234 present, 0 lost, 0 corrupted,
     0 invariant violations (checked in 0.42 s)"."""
-    if not section.get("checked"):
-        return f"integrity: not checked ({section.get('what', '')})"
-    present = section.get("present")
+    section = section if isinstance(section, Integrity) else Integrity.from_json(section)
+    if not section.checked:
+        return f"integrity: not checked ({section.what or ''})"
+    present = section.present
     return (
-        f"integrity: {section['acknowledged']:,} acknowledged, "
+        f"integrity: {section.acknowledged:,} acknowledged, "
         f"{'?' if present is None else format(present, ',')} present, "
-        f"{section['lost']:,} lost, {section['corrupted']:,} corrupted, "
-        f"{len(section['violations'])} invariant violation(s) (checked in {section['seconds']:.2f} s)"
+        f"{section.lost:,} lost, {section.corrupted:,} corrupted, "
+        f"{len(section.violations)} invariant violation(s) (checked in {section.seconds:.2f} s)"
     )
 
 
-def fault_line(record: dict[str, Any]) -> str:
+def fault_line(record: Mapping[str, Any]) -> str:
     """One fault in one line: what, when, what was done, and when answers came back."""
     if record["state"] == "not reached":
         return f"{record['fault']}: not reached (the run ended before it)"
@@ -41,27 +43,29 @@ def fault_line(record: dict[str, Any]) -> str:
     return f"{where}: {record.get('detail', '')}; {answers}"
 
 
-def integrity_lines(result: dict[str, Any]) -> list[str]:
+def integrity_lines(result: RunResult | Mapping[str, Any]) -> list[str]:
     """What the terminal prints after a run: the faults, the check, and what went missing."""
-    lines = [f"fault    {fault_line(record)}" for record in result.get("faults") or []]
-    section = result.get("integrity")
+    result = as_result(result)
+    lines = [f"fault    {fault_line(record)}" for record in result.faults or ()]
+    section = result.integrity
     if section:
         lines.append(integrity_line(section))
-        if section.get("lost_ids"):
-            lines.append(f"  lost: orders {section['lost_ids']}")
-        if section.get("corrupted_ids"):
-            lines.append(f"  corrupted: orders {section['corrupted_ids']}")
-        lines += [f"  {violation}" for violation in section.get("violations", [])]
-        if section.get("durability") and (section.get("lost") or result.get("faults")):
-            lines.append(f"  {section['durability']}")
+        if section.lost_ids:
+            lines.append(f"  lost: orders {section.lost_ids}")
+        if section.corrupted_ids:
+            lines.append(f"  corrupted: orders {section.corrupted_ids}")
+        lines += [f"  {violation}" for violation in section.violations]
+        if section.durability and (section.lost or result.faults):
+            lines.append(f"  {section.durability}")
     return lines
 
 
-def integrity_section(results: Sequence[dict[str, Any]]) -> list[Block]:
+def integrity_section(results: Results) -> list[Block]:
     """The report's "Nothing lost?" part of the result section; empty when no result checked anything
     or had faults."""
-    checked = [result for result in results if result.get("integrity")]
-    faulted = [result for result in results if result.get("faults")]
+    typed = [as_result(result) for result in results]
+    checked = [(result, result.integrity) for result in typed if result.integrity]
+    faulted = [result for result in typed if result.faults]
     if not checked and not faulted:
         return []
     blocks: list[Block] = [Heading(3, "Nothing lost?")]
@@ -70,27 +74,26 @@ def integrity_section(results: Sequence[dict[str, Any]]) -> list[Block]:
             Paragraph(
                 "After a run with writes, dbladder looks up every write the database acknowledged "
                 "(answered 2xx) and checks the workload's invariants: "
-                + "; ".join(dict.fromkeys(str(r["integrity"].get("what", "")) for r in checked))
+                + "; ".join(dict.fromkeys(str(section.what or "") for _, section in checked))
                 + "."
             )
         )
         rows, failed = [], []
-        for result in checked:
-            section = result["integrity"]
-            present = section.get("present")
+        for result, section in checked:
+            present = section.present
             rows.append(
                 [
                     _name(result),
-                    f"{section['acknowledged']:,}",
+                    f"{section.acknowledged:,}",
                     "?" if present is None else f"{present:,}",
-                    f"{section['lost']:,}",
-                    f"{section['corrupted']:,}",
-                    f"{len(section['violations']):,}",
-                    f"{section.get('unacknowledged_present', 0):,}",
-                    f"{section['seconds']:.2f}",
+                    f"{section.lost:,}",
+                    f"{section.corrupted:,}",
+                    f"{len(section.violations):,}",
+                    f"{section.unacknowledged_present or 0:,}",
+                    f"{section.seconds:.2f}",
                 ]
             )
-            failed.append(not section.get("passed", False))
+            failed.append(not section.passed)
         blocks.append(
             Table(
                 [
@@ -108,13 +111,10 @@ def integrity_section(results: Sequence[dict[str, Any]]) -> list[Block]:
                 kind="integrity",
             )
         )
-        for result in checked:
-            section = result["integrity"]
-            for violation in section.get("violations", []):
+        for result, section in checked:
+            for violation in section.violations:
                 blocks.append(Paragraph(f"**{_name(result)}:** {violation}"))
-        notes = dict.fromkeys(
-            str(r["integrity"]["durability"]) for r in checked if r["integrity"].get("durability")
-        )
+        notes = dict.fromkeys(str(section.durability) for _, section in checked if section.durability)
         for note in notes:
             blocks.append(Paragraph(note))
     if faulted:
@@ -126,11 +126,11 @@ def integrity_section(results: Sequence[dict[str, Any]]) -> list[Block]:
         )
         rows = []
         for result in faulted:
-            levels = {level["index"]: level for level in result.get("levels", [])}
-            for record in result["faults"]:
-                level = levels.get(record["level"], {})
+            levels = {level.index: level for level in result.levels}
+            for record in result.faults or ():
+                level = levels.get(record["level"])
                 failures = ", ".join(
-                    f"{count:,} {cause}" for cause, count in level.get("failures", {}).items()
+                    f"{count:,} {cause}" for cause, count in (level.failures if level else {}).items()
                 )
                 back = record.get("back_after_s")
                 rows.append(
@@ -162,6 +162,6 @@ def integrity_section(results: Sequence[dict[str, Any]]) -> list[Block]:
     return blocks
 
 
-def _name(result: dict[str, Any]) -> str:
+def _name(result: RunResult) -> str:
     label = engine_label(result)
-    return f"{label}, run {result['run']}" if result.get("run") else label
+    return f"{label}, run {result.run}" if result.run else label

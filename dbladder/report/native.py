@@ -7,10 +7,13 @@ run's result.json; the report's result section then says how close direct mode c
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from typing import Any
 
+from ..result.run import RunResult, as_result
 from . import figures as fig
-from .runs import Round, RunView
+from .plan_views import plan_of
+from .runs import Round
 
 _CLIENT_WORDS = {
     # client -> how its settings read after its version
@@ -20,7 +23,7 @@ _CLIENT_WORDS = {
 }
 
 
-def client_words(block: dict[str, Any]) -> str:
+def client_words(block: Mapping[str, Any]) -> str:
     """The native client as the sentence names it: "pgbench (PostgreSQL) 15.20, -M prepared, 8 ..."."""
     settings = _CLIENT_WORDS.get(str(block.get("client")), "{connections} connections")
     return f"{block.get('version') or block.get('client')}, " + settings.format(
@@ -33,11 +36,12 @@ def ratio_words(ratio: float) -> str:
     return f"{ratio:.2f}" if ratio >= 0.1 else f"{ratio:.2g}"
 
 
-def native_sentence(result: dict[str, Any]) -> str | None:
+def native_sentence(result: RunResult | Mapping[str, Any]) -> str | None:
     """ "Direct mode reached X req/s, Y of the native client's Z ops/s flat out (client ...)"; None
     when the result carries no native reference."""
-    block = result.get("native")
-    if not isinstance(block, dict):
+    result = as_result(result)
+    block = result.native
+    if not isinstance(block, Mapping):
         return None
     native = f"the native client's {fig.rate(block['ops_per_s'])} ops/s flat out"
     measured = (
@@ -49,7 +53,7 @@ def native_sentence(result: dict[str, Any]) -> str | None:
     if direct is None or ratio is None:
         return f"Direct mode held no level; {native} {measured}."
     # No level failed: the ceiling is where the plan ended, so the ratio is a lower bound too.
-    bound = RunView(result, "", 1, 1).lower_bound
+    bound = plan_of(result).lower_bound
     at_least = "at least " if bound else ""
     return (
         f"Direct mode reached {at_least}{fig.rate(direct)} req/s{' (no level failed)' if bound else ''}, "

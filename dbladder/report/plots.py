@@ -26,11 +26,12 @@ from __future__ import annotations
 from collections.abc import Callable
 from dataclasses import dataclass
 from functools import partial
-from typing import Any
 
+from ..result.level import Level
+from ..result.run import PassMarkSet
 from . import figures as fig
 from .closed import mean_think
-from .runs import Round, RunView
+from .runs import Round, RunInRound
 from .svg import DASHES, MARKERS, PALETTE, Axis, Chart, Point
 
 RATE_LABEL = "offered rate, req/s"
@@ -39,7 +40,7 @@ USERS_LABEL = "users"
 
 @dataclass(frozen=True)
 class Series:
-    run: RunView
+    run: RunInRound
     color: str
     marker: str
     dash: str
@@ -67,30 +68,28 @@ def series_of(round_: Round) -> list[Series]:
     ]
 
 
-def _points(
-    run: RunView, value: Callable[[dict[str, Any]], float | None], what: str, unit: str
-) -> list[Point]:
+def _points(run: RunInRound, value: Callable[[Level], float | None], what: str, unit: str) -> list[Point]:
     points = []
     # A search ran its probes out of rate order; a line over the rate axis joins them by rate.
     rows = sorted(run.levels, key=run.x) if run.searched else run.levels
     for row in rows:
         figure = value(row)
         where = (
-            f"{fig.rate(row['users'])} users"
+            f"{fig.rate(row.users or 0)} users"
             if run.closed
-            else f"{fig.rate(row['offered_rps'])} req/s offered"
+            else f"{fig.rate(row.offered_rps)} req/s offered"
         )
         tip = (
-            f"{run.name}, level {row['index'] + 1} ({where}): "
+            f"{run.name}, level {row.number} ({where}): "
             + (f"{what} {figure:,.3g} {unit}" if figure is not None else f"{what} not measured")
-            + ("" if row["passed"] else " - failed")
+            + ("" if row.passed else " - failed")
         )
-        points.append(Point(run.x(row), figure, hollow=not row["passed"], tip=tip))
+        points.append(Point(run.x(row), figure, hollow=not row.passed, tip=tip))
     return points
 
 
-def _figure(row: dict[str, Any], key: str) -> float | None:
-    return fig.number(row.get(key))
+def _figure(row: Level, key: str) -> float | None:
+    return fig.number(getattr(row, key))
 
 
 def _x_axis(round_: Round) -> Axis:
@@ -112,9 +111,11 @@ def _ceilings(chart: Chart, all_series: list[Series]) -> None:
             labelled.append(ceiling)
 
 
-def _pass_mark(round_: Round) -> dict[str, float]:
-    mark = round_.runs[0].result.get("pass_mark", {}) if round_.runs else {}
-    return {"p95_ms": float(mark.get("p95_ms", 0)), "max_fail_pct": float(mark.get("max_fail_pct", 0))}
+def _pass_mark(round_: Round) -> PassMarkSet:
+    mark = round_.runs[0].result.pass_mark if round_.runs else None
+    return PassMarkSet(
+        p95_ms=float(mark.p95_ms if mark else 0), max_fail_pct=float(mark.max_fail_pct if mark else 0)
+    )
 
 
 def throughput(round_: Round, all_series: list[Series]) -> Figure:
@@ -122,8 +123,8 @@ def throughput(round_: Round, all_series: list[Series]) -> Figure:
     if round_.closed:
         return _users_throughput(round_, all_series)
     x = _x_axis(round_)
-    achieved = [row["achieved_rps"] for s in all_series for row in s.run.levels]
-    offered = [row["offered_rps"] for s in all_series for row in s.run.levels]
+    achieved = [row.achieved_rps for s in all_series for row in s.run.levels]
+    offered = [row.offered_rps for s in all_series for row in s.run.levels]
     y = Axis.covering([*achieved, *offered], "achieved rate, req/s", pad=0.04)
     chart = Chart("Achieved against offered rate", x, y)
     chart.diagonal("achieved = offered")
@@ -140,7 +141,7 @@ def _achieved(chart: Chart, all_series: list[Series]) -> None:
     for s in all_series:
         chart.series(
             s.run.name,
-            _points(s.run, lambda r: r["achieved_rps"], "achieved", "req/s"),
+            _points(s.run, lambda r: r.achieved_rps, "achieved", "req/s"),
             s.color,
             dash=s.dash,
             marker=s.marker,
@@ -153,8 +154,8 @@ def _users_throughput(round_: Round, all_series: list[Series]) -> Figure:
     """Closed model: the rate the users achieved against their number. n users thinking t s on
     average could send at most n / t req/s; the gap below that line is time spent waiting for answers."""
     x = _x_axis(round_)
-    achieved = [row["achieved_rps"] for s in all_series for row in s.run.levels]
-    could = [row["offered_rps"] for s in all_series for row in s.run.levels]
+    achieved = [row.achieved_rps for s in all_series for row in s.run.levels]
+    could = [row.offered_rps for s in all_series for row in s.run.levels]
     y = Axis.covering([*achieved, *could], "achieved rate, req/s", pad=0.04)
     chart = Chart("Achieved rate against users", x, y)
     think = mean_think(round_.runs[0].result) if round_.runs else None
@@ -175,8 +176,8 @@ def latency(round_: Round, all_series: list[Series]) -> Figure:
     x = _x_axis(round_)
     mark = _pass_mark(round_)
     keys = ("p50_ms", "p95_ms", "p99_ms")
-    values = [row[key] for s in all_series for row in s.run.levels for key in keys]
-    y = Axis.covering([*values, mark["p95_ms"]], "ms from when due (log)", log=True)
+    values = [getattr(row, key) for s in all_series for row in s.run.levels for key in keys]
+    y = Axis.covering([*values, mark.p95_ms], "ms from when due (log)", log=True)
     svgs = []
     for key in keys:
         name = key.split("_")[0]
@@ -191,7 +192,7 @@ def latency(round_: Round, all_series: list[Series]) -> Figure:
                 key=key,
             )
         if key == "p95_ms":
-            chart.hline(mark["p95_ms"], f"pass mark {fig.plain(mark['p95_ms'])} ms")
+            chart.hline(mark.p95_ms, f"pass mark {fig.plain(mark.p95_ms)} ms")
         _ceilings(chart, all_series)
         svgs.append(chart.svg())
     return Figure(
@@ -207,19 +208,19 @@ def failures(round_: Round, all_series: list[Series]) -> Figure:
     """Failed % (errors, timeouts, dropped) against the level, with the pass mark's bound."""
     x = _x_axis(round_)
     mark = _pass_mark(round_)
-    values = [row["fail_pct"] for s in all_series for row in s.run.levels]
-    y = Axis.covering([*values, mark["max_fail_pct"] * 1.5], "failed requests, %")
+    values = [row.fail_pct for s in all_series for row in s.run.levels]
+    y = Axis.covering([*values, mark.max_fail_pct * 1.5], "failed requests, %")
     chart = Chart("Failed requests", x, y)
     for s in all_series:
         chart.series(
             s.run.name,
-            _points(s.run, lambda r: r["fail_pct"], "failed", "%"),
+            _points(s.run, lambda r: r.fail_pct, "failed", "%"),
             s.color,
             dash=s.dash,
             marker=s.marker,
             key="fail_pct",
         )
-    chart.hline(mark["max_fail_pct"], f"pass mark {fig.plain(mark['max_fail_pct'])} %")
+    chart.hline(mark.max_fail_pct, f"pass mark {fig.plain(mark.max_fail_pct)} %")
     _ceilings(chart, all_series)
     return Figure(
         "failures",
@@ -232,7 +233,7 @@ def failures(round_: Round, all_series: list[Series]) -> Figure:
 def cpu(round_: Round, all_series: list[Series]) -> Figure:
     """Database, service and generator CPU against the level: three panels sharing one axis."""
     x = _x_axis(round_)
-    panels: list[tuple[str, Callable[[dict[str, Any]], float | None]]] = [
+    panels: list[tuple[str, Callable[[Level], float | None]]] = [
         ("database", partial(fig.group_cpu, group="database")),
         ("service", partial(fig.group_cpu, group="service")),
         ("generator", fig.generator_cpu),
@@ -277,15 +278,15 @@ def operation_names(round_: Round) -> list[str]:
     names: dict[str, None] = {}
     for run in round_.runs:
         for row in run.levels:
-            names.update(dict.fromkeys(row.get("operations") or {}))
+            names.update(dict.fromkeys(row.operations or {}))
     return list(names)
 
 
-def _operation_p95(row: dict[str, Any], name: str) -> float | None:
-    figures = (row.get("operations") or {}).get(name)
-    if not figures or not figures.get("requests"):
+def _operation_p95(row: Level, name: str) -> float | None:
+    figures = (row.operations or {}).get(name)
+    if not figures or not figures.requests:
         return None
-    return fig.number(figures.get("p95_ms"))
+    return fig.number(figures.p95_ms)
 
 
 def operations(round_: Round, all_series: list[Series], names: list[str]) -> Figure:
@@ -299,7 +300,7 @@ def operations(round_: Round, all_series: list[Series], names: list[str]) -> Fig
         for name in names
         if (value := _operation_p95(row, name)) is not None
     ]
-    y = Axis.covering([*values, mark["p95_ms"]], "p95 ms from when due (log)", log=True)
+    y = Axis.covering([*values, mark.p95_ms], "p95 ms from when due (log)", log=True)
     svgs = []
     for name in names:
         chart = Chart(f"{name} p95", x, y, width=430, height=360, left=58)
@@ -312,7 +313,7 @@ def operations(round_: Round, all_series: list[Series], names: list[str]) -> Fig
                 marker=s.marker,
                 key=name,
             )
-        chart.hline(mark["p95_ms"], f"pass mark {fig.plain(mark['p95_ms'])} ms")
+        chart.hline(mark.p95_ms, f"pass mark {fig.plain(mark.p95_ms)} ms")
         _ceilings(chart, all_series)
         svgs.append(chart.svg())
     return Figure(
@@ -330,17 +331,17 @@ def probes(round_: Round, all_series: list[Series]) -> Figure:
     searched = [s for s in all_series if s.run.searched]
     count = max(len(s.run.levels) for s in searched)
     x = Axis.covering([1.0, float(max(count, 2))], "probe, in the order run")
-    rates = [row["offered_rps"] for s in searched for row in s.run.levels]
+    rates = [row.offered_rps for s in searched for row in s.run.levels]
     y = Axis.covering(rates, "offered rate, req/s", pad=0.04)
     chart = Chart("Ceiling search: every probe, in order", x, y)
     for s in searched:
         points = [
             Point(
                 float(number),
-                row["offered_rps"],
-                hollow=not row["passed"],
-                tip=f"{s.run.name}, probe {number}: {fig.rate(row['offered_rps'])} req/s "
-                + ("held" if row["passed"] else "failed: " + "; ".join(row["reasons"])),
+                row.offered_rps,
+                hollow=not row.passed,
+                tip=f"{s.run.name}, probe {number}: {fig.rate(row.offered_rps)} req/s "
+                + ("held" if row.passed else "failed: " + "; ".join(row.reasons)),
             )
             for number, row in enumerate(s.run.levels, start=1)
         ]

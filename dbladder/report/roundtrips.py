@@ -29,14 +29,16 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
+from ..result.level import Level
+from ..result.run import Transport
 from .blocks import Block, Bullets, Column, Heading, Paragraph, Table
-from .runs import ENGINE_NAMES, Group, Round, RunView
+from .runs import ENGINE_NAMES, Group, Round, RunInRound
 
 EXPLAINED = 0.8  # round trips account for at least this share of a gap: "explained"
 PARTLY = 0.3  # at least this share: "partly explained"
 
 
-def _first_level(run: RunView) -> dict[str, Any] | None:
+def _first_level(run: RunInRound) -> Level | None:
     levels = run.levels
     return levels[0] if levels else None
 
@@ -84,15 +86,16 @@ def entry_of(group: Group) -> Entry:
     """A group's route and the medians of its runs' first-level figures."""
     results = [run.result for run in group.runs]
     first = results[0]
-    transport = first.get("transport") or {}
-    engine = str((first.get("engine") or {}).get("engine") or "?")
-    relay_stats = [((r.get("transport") or {}).get("relay") or {}).get("stats") or {} for r in results]
-    probes = [(r.get("transport") or {}).get("round_trip_us") or {} for r in results]
+    transport = first.transport or Transport()
+    engine = str((first.engine.engine if first.engine else None) or "?")
+    # The relay's figures and the round trips stay as the transport recorded them (plain mappings).
+    relay_stats = [((r.transport.relay if r.transport else None) or {}).get("stats") or {} for r in results]
+    probes = [(r.transport.round_trip_us if r.transport else None) or {} for r in results]
     entry = Entry(
         label=group.label,
         engine=engine,
-        transport=transport.get("transport") or ("inproc" if engine == "sqlite" else None),
-        latency=_number(transport.get("added_latency_ms")),
+        transport=transport.transport or ("inproc" if engine == "sqlite" else None),
+        latency=_number(transport.added_latency_ms),
         round_trip_us=_median([v for p in probes if (v := _number((p.get("direct") or {}).get("median")))]),
         relay_round_trip_us=_median(
             [v for p in probes if (v := _number((p.get("through_relay") or {}).get("median")))]
@@ -106,13 +109,13 @@ def entry_of(group: Group) -> Entry:
         level = _first_level(run)
         if level is None:
             continue
-        for name, figures in (level.get("operations") or {}).items():
-            if figures.get("requests"):
-                p50s.setdefault(name, []).append(float(figures["p50_ms"]))
-        for name, counted in (level.get("queries") or {}).items():
-            if (value := _number(counted.get("round_trips_per_request"))) is not None:
+        for name, figures in (level.operations or {}).items():
+            if figures.requests:
+                p50s.setdefault(name, []).append(float(figures.p50_ms))
+        for name, counted in (level.queries or {}).items():
+            if (value := _number(counted.round_trips_per_request)) is not None:
                 trips.setdefault(name, []).append(value)
-            if (value := _number(counted.get("statements_per_request"))) is not None:
+            if (value := _number(counted.statements_per_request)) is not None:
                 statements.setdefault(name, []).append(value)
     entry.p50 = {name: float(statistics.median(values)) for name, values in p50s.items()}
     entry.trips = {name: float(statistics.median(values)) for name, values in trips.items()}
@@ -128,15 +131,19 @@ QUERY_COLUMNS = (Column("statements / request"), Column("round trips / request")
 """The per-operation table's columns for a workload that counts its queries (`query_cells`)."""
 
 
-def query_cells(level: dict[str, Any], operation: str) -> tuple[str, str]:
+def query_cells(level: Level, operation: str) -> tuple[str, str]:
     """An operation's statements and round trips per request in a level, or "-" where not counted."""
-    counted = (level.get("queries") or {}).get(operation) or {}
-    return _ratio(counted.get("statements_per_request")), _ratio(counted.get("round_trips_per_request"))
+    counted = (level.queries or {}).get(operation)
+    if counted is None:
+        return _ratio(None), _ratio(None)
+    return _ratio(counted.statements_per_request), _ratio(counted.round_trips_per_request)
 
 
 def queries_section(rounds: Sequence[Round]) -> list[Block]:
     """What the per-operation tables' query columns mean, and how each engine was reached."""
-    runs = [run for round_ in rounds for run in round_.runs if any("queries" in lv for lv in run.levels)]
+    runs = [
+        run for round_ in rounds for run in round_.runs if any(lv.queries is not None for lv in run.levels)
+    ]
     if not runs:
         return []
     blocks: list[Block] = [
@@ -154,11 +161,11 @@ def queries_section(rounds: Sequence[Round]) -> list[Block]:
     return blocks
 
 
-def _data_layers(runs: Sequence[RunView]) -> list[str]:
+def _data_layers(runs: Sequence[RunInRound]) -> list[str]:
     found: dict[str, str] = {}
     for run in runs:
-        layer = (run.result.get("workload") or {}).get("data_layer")
-        engine = str((run.result.get("engine") or {}).get("engine") or "?")
+        layer = run.result.workload.data_layer if run.result.workload else None
+        engine = str((run.result.engine.engine if run.result.engine else None) or "?")
         if layer and engine not in found:
             parts = [layer.get("orm"), layer.get("driver")]
             words = ", ".join(str(part) for part in parts if part)

@@ -18,44 +18,52 @@ from __future__ import annotations
 
 import re
 import statistics
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
+from functools import cached_property
 from typing import Any
 
+from ..result.level import Level
+from ..result.run import RunResult, as_result
 from ..result.verdict import AT_LEAST, BELOW, EXACT, MIN_RUNS, Figure, Verdict, compare
 from . import closed
 from .figures import rate
+from .plan_views import PlanView, plan_of
 
 ENGINE_NAMES = {"sqlite": "SQLite", "postgresql": "PostgreSQL", "mariadb": "MariaDB"}
 FEW_RUNS = f"cannot tell from fewer than {MIN_RUNS} runs"
 
+Results = Sequence[RunResult | Mapping[str, Any]]
+"""Results as the report's entry points take them: typed, or result.json's data (read here once)."""
 
-def engine_label(result: dict[str, Any]) -> str:
+
+def engine_label(result: RunResult | Mapping[str, Any]) -> str:
     """What the comparison calls a run's engine: e.g. "PostgreSQL 15.20", "SQLite 3.54.1, one writer"."""
-    if result.get("label"):
-        return str(result["label"])
-    engine = result.get("engine") or {}
-    name = engine.get("engine") or str(result.get("config", {}).get("db_url", "?")).split(":", 1)[0]
-    version = re.match(r"[\d.]+", str(engine.get("server_version", "")))
+    result = as_result(result)
+    if result.label:
+        return str(result.label)
+    name = result.engine_name
+    version = re.match(r"[\d.]+", str((result.engine.server_version if result.engine else None) or ""))
     label = ENGINE_NAMES.get(name, name) + (f" {version.group(0).rstrip('.')}" if version else "")
-    config = result.get("config", {})
-    if config.get("sqlite_writers"):
+    config = result.config
+    if config.sqlite_writers:
         label += ", one writer"
-    if config.get("target") == "direct":
+    if config.target == "direct":
         label += ", direct"
-    transport = result.get("transport") or {}
-    if transport.get("chosen") or transport.get("added_latency_ms") is not None:
-        label += f", {transport.get('transport')}"
-        if transport.get("added_latency_ms") is not None:
-            label += f" + {transport['added_latency_ms']:g} ms"
+    transport = result.transport
+    if transport is not None and (transport.chosen or transport.added_latency_ms is not None):
+        label += f", {transport.transport}"
+        if transport.added_latency_ms is not None:
+            label += f" + {transport.added_latency_ms:g} ms"
     return label
 
 
 @dataclass(frozen=True)
-class RunView:
-    """One result as a run of an engine in a round."""
+class RunInRound:
+    """One result as a run of an engine in a round: the typed result, and which run of its engine
+    it is. Its figures come from the plan it followed (`plan_views.plan_of`)."""
 
-    result: dict[str, Any]
+    result: RunResult
     label: str
     number: int  # 1-based among the runs of this engine in this round
     runs_of_engine: int
@@ -65,72 +73,59 @@ class RunView:
         """The engine label, with "run N" when the engine has several runs."""
         return self.label if self.runs_of_engine == 1 else f"{self.label}, run {self.number}"
 
+    @cached_property
+    def plan(self) -> PlanView:
+        return plan_of(self.result)
+
     @property
-    def levels(self) -> list[dict[str, Any]]:
-        return list(self.result.get("levels", []))
+    def levels(self) -> tuple[Level, ...]:
+        return self.result.levels
 
     @property
     def closed(self) -> bool:
         """Users with think time ("Postgres vs MariaDB on two dedicated CPUs") rather than a ladder of
         arrival rates."""
-        return closed.is_closed(self.result)
+        return self.plan.closed
 
     @property
     def spike(self) -> bool:
-        return closed.is_spike(self.result)
+        return self.plan.spike
 
     @property
     def ceiling(self) -> float | None:
         """`ceiling_rps`: the offered rate of the step held, or (closed) the rate its users achieved."""
-        value = self.result.get("ceiling_rps")
+        value = self.result.ceiling_rps
         return None if value is None else float(value)
 
     @property
     def ceiling_users(self) -> int | None:
         """Closed model: the users of the highest level held; None when open or none held."""
-        value = self.result.get("ceiling_users")
+        value = self.result.ceiling_users
         return int(value) if self.closed and isinstance(value, int | float) else None
 
     @property
     def headline(self) -> float | None:
-        """The figure the result table compares: the ceiling, or a spike's rate at the spike.
-
-        A spike's ceiling would be the phase after the spike (the last of the unbroken passes),
-        which says nothing about the spike itself.
-        """
-        return closed.spike_rate(self.result) if self.spike else self.ceiling
+        """The figure the result table compares: the ceiling, or a spike's rate at the spike."""
+        return self.plan.headline
 
     @property
     def lower_bound(self) -> bool:
         """No level failed: the ceiling is where the ladder (or the run) ended, not the engine's limit."""
-        levels = self.levels
-        return not self.spike and bool(levels) and all(level["passed"] for level in levels)
+        return self.plan.lower_bound
 
     @property
     def searched(self) -> bool:
         """Whether the run was a ceiling search (probes at chosen rates) rather than a ladder."""
-        return bool(self.result.get("search"))
+        return self.plan.searched
 
     @property
     def resolution(self) -> float:
-        """How finely the headline is known, as a share of it: the true figure lies in
-        [headline, headline * (1 + resolution)). A ladder's step over the ceiling, a search's
-        bracket (the lowest rate failed over the highest held); 0 for a rate the users achieved."""
-        if self.spike or self.closed:
-            return 0.0
-        headline = self.headline
-        search = self.result.get("search") or {}
-        if search:
-            held, failed = search.get("held_rps"), search.get("failed_rps")
-            if held and failed:
-                return float(failed) / float(held) - 1
-            return float(search.get("resolution") or 0.0)
-        step = float((self.result.get("config", {}).get("ladder") or {}).get("step") or 0.0)
-        return step / headline if headline else 0.0
+        """How finely the headline is known, as a share of it (`PlanView.resolution`)."""
+        return self.plan.resolution
 
     @property
-    def first_failure(self) -> dict[str, Any] | None:
-        return next((level for level in self.levels if not level["passed"]), None)
+    def first_failure(self) -> Level | None:
+        return next((level for level in self.levels if not level.passed), None)
 
     @property
     def sort_value(self) -> float:
@@ -138,19 +133,14 @@ class RunView:
         headline = self.headline
         return headline if headline is not None else 0.0
 
-    def x(self, level: dict[str, Any]) -> float:
+    def x(self, level: Level) -> float:
         """Where a level sits on the plots' x axis: its users (closed) or its offered rate (open)."""
-        return float(level["users"]) if self.closed and "users" in level else float(level["offered_rps"])
+        return self.plan.x(level)
 
     @property
     def ceiling_x(self) -> float | None:
         """Where the plots mark the ceiling; None for a spike (its plan has no ceiling to climb to)."""
-        if self.spike:
-            return None
-        if self.closed:
-            users = self.ceiling_users
-            return None if users is None else float(users)
-        return self.ceiling
+        return self.plan.ceiling_x
 
 
 @dataclass
@@ -158,19 +148,19 @@ class Group:
     """The runs of one engine in one round, and the figure its median, lowest and highest are of."""
 
     label: str
-    runs: list[RunView] = field(default_factory=list)
+    runs: list[RunInRound] = field(default_factory=list)
     # None: each run's headline (`sort_value`); else another figure (e.g. the peak rate).
-    figure: Callable[[RunView], float | None] | None = None
+    figure: Callable[[RunInRound], float | None] | None = None
     bounded: bool = True  # whether "no level failed" makes the figure a lower bound
 
-    def value(self, run: RunView) -> float:
+    def value(self, run: RunInRound) -> float:
         """A run's figure; a run without one counts as 0, below every run that has one."""
         if self.figure is None:
             return run.sort_value
         found = self.figure(run)
         return 0.0 if found is None else found
 
-    def of(self, figure: Callable[[RunView], float | None]) -> Group:
+    def of(self, figure: Callable[[RunInRound], float | None]) -> Group:
         """The same runs, compared by another figure (which is never a lower bound)."""
         return replace(self, figure=figure, bounded=False)
 
@@ -201,8 +191,8 @@ class Group:
             headline = run.headline
             resolution = run.resolution
             if headline is None:
-                first = run.levels[0] if run.levels else {}
-                found.append(Figure(float(first.get("offered_rps", 0.0)), BELOW, resolution))
+                first = float(run.levels[0].offered_rps) if run.levels else 0.0
+                found.append(Figure(first, BELOW, resolution))
             else:
                 bound = AT_LEAST if self.bounded and run.lower_bound else EXACT
                 found.append(Figure(headline, bound, resolution))
@@ -220,7 +210,7 @@ class Round:
     groups: list[Group] = field(default_factory=list)
 
     @property
-    def runs(self) -> list[RunView]:
+    def runs(self) -> list[RunInRound]:
         return [run for group in self.groups for run in group.runs]
 
     @property
@@ -232,104 +222,73 @@ class Round:
         return any(run.spike for run in self.runs)
 
 
-def workload_of(result: dict[str, Any]) -> dict[str, Any]:
-    """The result's workload block (name, operations, writes, mix, data), empty when it has none."""
-    workload: dict[str, Any] = result.get("workload") or {}
-    return workload
-
-
-def write_share(result: dict[str, Any]) -> float | None:
+def write_share(result: RunResult) -> float | None:
     """The share of the requests sent that were writes, from the workload's mix; None if unknown."""
-    workload = workload_of(result)
-    mix = workload.get("mix")
-    if not isinstance(mix, dict):
-        return None
-    return round(sum(share for name, share in mix.items() if name in workload.get("writes", ())), 6)
+    return result.workload.write_share if result.workload else None
 
 
-def sizes_words(result: dict[str, Any]) -> str:
+def sizes_words(result: RunResult) -> str:
     """The data's size parameters in words: "100,000 products, 1,000,000 orders"."""
-    sizes = (workload_of(result).get("data") or {}).get("sizes") or {}
-    return ", ".join(f"{rate(count)} {name}" for name, count in sizes.items()) or "unknown sizes"
+    data = result.workload.data if result.workload else None
+    sizes = data.sizes if data else {}
+    return ", ".join(f"{rate(count)} {name}" for name, count in (sizes or {}).items()) or "unknown sizes"
 
 
-def round_key(result: dict[str, Any]) -> tuple[Any, ...]:
+def round_key(result: RunResult) -> tuple[Any, ...]:
     """What must match for two results to be runs of the same round."""
-    config = result.get("config", {})
-    workload = workload_of(result)
-    sizes = (workload.get("data") or {}).get("sizes") or {}
-    mark = result.get("pass_mark", {})
-    if closed.is_closed(result):
-        plan = closed.plan(result)
-        phases = tuple((p.get("users"), p.get("ramp"), p.get("hold")) for p in closed.phases(result))
-        load: tuple[Any, ...] = ("users", phases, plan.get("think_min"), plan.get("think_max"))
-    elif config.get("search"):
-        search = config["search"]
-        load = ("search", *(search.get(name) for name in ("start", "factor", "resolution", "hold", "warmup")))
-    else:
-        ladder = config.get("ladder") or {}
-        load = tuple(ladder.get(name) for name in ("start", "step", "steps", "hold", "warmup"))
+    config = result.config
+    workload = result.workload
+    data = workload.data if workload else None
+    sizes = (data.sizes if data else None) or {}
+    mark = result.pass_mark
     return (
-        workload.get("name"),
-        config.get("preset"),
-        tuple(sorted((workload.get("mix") or {}).items())),
-        load,
-        (mark.get("p95_ms"), mark.get("max_fail_pct")),
+        workload.name if workload else None,
+        config.preset,
+        tuple(sorted(((workload.mix if workload else None) or {}).items())),
+        plan_of(result).key(),
+        (mark.p95_ms, mark.max_fail_pct),
         tuple(sorted(sizes.items())),
-        config.get("target"),
+        config.target,
     )
 
 
-def round_title(result: dict[str, Any]) -> str:
+def round_title(result: RunResult) -> str:
     """A round in words: "quick: 20 % writes, 500 to 2,000 req/s", "users-read: 5 % writes, 20 to 80
     users", "spike: 20 % writes, 20 → 200 → 20 users"."""
-    config = result.get("config", {})
     share = write_share(result)
     writes = "reads only" if share == 0 else f"{100 * share:.0f} % writes" if share is not None else "?"
-    workload = workload_of(result).get("name")
-    name = config.get("preset") or "custom"
+    workload = result.workload.name if result.workload else None
+    name = result.config.preset or "custom"
     if workload and workload != "shop":
         name = f"{workload} {name}"
-    if closed.is_closed(result):
-        return f"{name}: {writes}, {closed.users_words(result)}"
-    if config.get("search"):
-        search = config["search"]
-        return f"{name}: {writes}, ceiling search from {rate(search.get('start', 0))} req/s"
-    ladder = config.get("ladder") or {}
-    start, step, steps = ladder.get("start", 0), ladder.get("step", 0), ladder.get("steps", 1)
-    top = start + step * (steps - 1)
-    return f"{name}: {writes}, {rate(start)} to {rate(top)} req/s"
+    return f"{name}: {writes}, {plan_of(result).title()}"
 
 
-def _run_numbers(results: list[dict[str, Any]]) -> list[int]:
+def _run_numbers(results: list[RunResult]) -> list[int]:
     """Each run's number: the `run` a comparison recorded when every run has a distinct one, else
     the order of appearance (bundles merged from two comparisons both have a run 1)."""
-    recorded = [result.get("run") for result in results]
+    recorded = [result.run for result in results]
     if all(isinstance(n, int) and n > 0 for n in recorded) and len(set(recorded)) == len(recorded):
         return [int(n) for n in recorded if isinstance(n, int)]
     return list(range(1, len(results) + 1))
 
 
-def rounds_of(results: Sequence[dict[str, Any]]) -> list[Round]:
+def rounds_of(results: Results) -> list[Round]:
     """The results as rounds, each with its engines' runs, in the order they first appear."""
     rounds: dict[tuple[Any, ...], Round] = {}
-    members: dict[tuple[Any, ...], dict[str, list[dict[str, Any]]]] = {}
-    for result in results:
+    members: dict[tuple[Any, ...], dict[str, list[RunResult]]] = {}
+    for result in map(as_result, results):
         key = round_key(result)
         if key not in rounds:
-            if closed.is_closed(result):
-                counts = closed.user_counts(result)
-                rounds[key] = Round(key, round_title(result), 0.0, float(counts[0] if counts else 0))
-            else:
-                ladder = result.get("config", {}).get("ladder") or {}
-                rounds[key] = Round(key, round_title(result), ladder.get("step", 0), ladder.get("start", 0))
+            plan = plan_of(result)
+            rounds[key] = Round(key, round_title(result), plan.step, plan.start)
             members[key] = {}
         members[key].setdefault(engine_label(result), []).append(result)
     for key, by_label in members.items():
         for label, group_results in by_label.items():
             group = Group(label)
             group.runs = [
-                RunView(result, label, number, len(group_results))
+                RunInRound(result, label, number, len(group_results))
                 for result, number in zip(group_results, _run_numbers(group_results), strict=True)
             ]
             rounds[key].groups.append(group)
@@ -337,22 +296,18 @@ def rounds_of(results: Sequence[dict[str, Any]]) -> list[Round]:
     return list(rounds.values())
 
 
-def _hold_words(result: dict[str, Any]) -> str:
-    if closed.is_closed(result):
-        return " / ".join(f"{hold:g}" for hold in sorted(set(closed.holds(result)))) + " s holds"
-    return f"{(result['config'].get('ladder') or {}).get('hold', 0):g} s holds"
+def _hold_words(result: RunResult) -> str:
+    holds = sorted(set(plan_of(result).holds()))
+    return (" / ".join(f"{hold:g}" for hold in holds) or "0") + " s holds"
 
 
 def _distinguish(rounds: list[Round]) -> None:
     """Give rounds that would share a title the detail that sets them apart (pass mark, data, hold...)."""
     details = (
-        lambda r: (
-            f"pass mark p95 < {r.get('pass_mark', {}).get('p95_ms', '?'):g} ms, "
-            f"< {r.get('pass_mark', {}).get('max_fail_pct', '?'):g} % failed"
-        ),
+        lambda r: f"pass mark p95 < {r.pass_mark.p95_ms:g} ms, < {r.pass_mark.max_fail_pct:g} % failed",
         sizes_words,
         _hold_words,
-        lambda r: f"target {r['config'].get('target')}",
+        lambda r: f"target {r.config.target}",
         lambda r: f"think {closed.think_words(r)}" if closed.is_closed(r) else "",
     )
     for detail in details:
@@ -370,7 +325,7 @@ def _distinguish(rounds: list[Round]) -> None:
             round_.title += f" (round {number})"
 
 
-def ceiling_text(run: RunView) -> str:
+def ceiling_text(run: RunInRound) -> str:
     """A run's headline for a table: "2,000", "≥ 2,000" (no level failed) or "< 500" (the first failed).
 
     Closed model: the rate only (the users held are said beside it, `group_cell`), or "< 20 users";
@@ -379,9 +334,9 @@ def ceiling_text(run: RunView) -> str:
     if run.spike:
         return "-" if run.headline is None else rate(run.headline)
     if run.closed and run.ceiling is None:
-        return f"< {rate(run.levels[0]['users'])} users" if run.levels else "no level"
+        return f"< {rate(run.levels[0].users or 0)} users" if run.levels else "no level"
     if run.ceiling is None:
-        return f"< {rate(run.levels[0]['offered_rps'])}" if run.levels else "no level"
+        return f"< {rate(run.levels[0].offered_rps)}" if run.levels else "no level"
     return ("≥ " if run.lower_bound and not run.closed else "") + rate(run.ceiling)
 
 
@@ -389,7 +344,7 @@ def _median(group: Group, unit: str = "") -> str:
     return f" (median {rate(group.median)}{unit})" if len(group.runs) > 1 else ""
 
 
-def _users_held(run: RunView) -> str:
+def _users_held(run: RunInRound) -> str:
     """The users level a closed run held: "80 users", "≥ 80 users" (none failed)."""
     return ("≥ " if run.lower_bound else "") + f"{rate(run.ceiling_users or 0)} users"
 
@@ -548,8 +503,8 @@ class Row:
     difference: str  # "" when one engine, or the figure is not compared
 
 
-def _peak(run: RunView) -> float | None:
-    value = run.result.get("peak_rps")
+def _peak(run: RunInRound) -> float | None:
+    value = run.result.peak_rps
     return None if value is None else float(value)
 
 
@@ -576,7 +531,7 @@ def engine_labels(rounds: Sequence[Round]) -> list[str]:
     return list(dict.fromkeys(group.label for round_ in rounds for group in round_.groups))
 
 
-def comparison_table(results: Sequence[dict[str, Any]]) -> list[list[str]]:
+def comparison_table(results: Results) -> list[list[str]]:
     """The "Result first" table of "Postgres vs MariaDB on two dedicated CPUs", of results, as rows of text;
     the first row is the header.
 

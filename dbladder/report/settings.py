@@ -3,13 +3,15 @@ file you would copy.
 
 PostgreSQL as a `conf.d/bench.conf`, MariaDB as a `[mariadbd]` section of a `.cnf`, SQLite as the
 PRAGMAs of a connection. The values are what the server (or SQLite) reported at the start of the
-run (`SHOW`, `SHOW VARIABLES`, `PRAGMA`), from `result["engine"]`; nothing here reads a server.
+run (`SHOW`, `SHOW VARIABLES`, `PRAGMA`), from the result's `engine`; nothing here reads a server.
 """
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from typing import Any
 
+from ..result.run import Engine
 from .figures import plain
 
 MIB = 1024 * 1024
@@ -26,11 +28,11 @@ def _cnf_size(key: str, value: str) -> str:
     return value
 
 
-def _postgresql(engine: dict[str, Any]) -> tuple[str, list[str]]:
-    values = {**engine.get("durability", {}), **engine.get("settings", {})}
+def _postgresql(engine: Engine) -> tuple[str, list[str]]:
+    values = _values(engine)
     lines = [f"{key} = {_quoted(plain(value))}" for key, value in values.items()]
-    if engine.get("isolation"):
-        lines.append(f"default_transaction_isolation = '{engine['isolation']}'")
+    if engine.isolation:
+        lines.append(f"default_transaction_isolation = '{engine.isolation}'")
     return "bench.conf (PostgreSQL conf.d)", lines
 
 
@@ -47,17 +49,17 @@ def _cnf_line(key: str, value: str) -> str:
     return f"{key} = {_cnf_size(key, value)}"
 
 
-def _mariadb(engine: dict[str, Any]) -> tuple[str, list[str]]:
-    values = {**engine.get("durability", {}), **engine.get("settings", {})}
+def _mariadb(engine: Engine) -> tuple[str, list[str]]:
+    values = _values(engine)
     lines = ["[mariadbd]"]
     lines += [_cnf_line(key, plain(value)) for key, value in values.items()]
-    if engine.get("isolation"):
-        lines.append(f"transaction-isolation = {str(engine['isolation']).upper()}")
+    if engine.isolation:
+        lines.append(f"transaction-isolation = {str(engine.isolation).upper()}")
     return "99-bench.cnf (MariaDB)", lines
 
 
-def _sqlite(engine: dict[str, Any]) -> tuple[str, list[str]]:
-    values = {**engine.get("durability", {}), **engine.get("settings", {})}
+def _sqlite(engine: Engine) -> tuple[str, list[str]]:
+    values = _values(engine)
     return "PRAGMAs on every connection (SQLite)", [
         f"PRAGMA {key} = {plain(value)};" for key, value in values.items()
     ]
@@ -66,12 +68,18 @@ def _sqlite(engine: dict[str, Any]) -> tuple[str, list[str]]:
 _WRITERS = {"postgresql": _postgresql, "mariadb": _mariadb, "sqlite": _sqlite}
 
 
-def settings_file(engine: dict[str, Any]) -> tuple[str, str]:
+def _values(engine: Engine) -> dict[str, Any]:
+    """The engine's durability settings, then the rest, as the server reported them."""
+    return {**(engine.durability or {}), **(engine.settings or {})}
+
+
+def settings_file(engine: Engine | Mapping[str, Any]) -> tuple[str, str]:
     """(caption, text) of an engine's settings written out as its configuration file."""
-    writer = _WRITERS.get(str(engine.get("engine")))
+    engine = engine if isinstance(engine, Engine) else Engine.from_json(engine)
+    writer = _WRITERS.get(str(engine.engine))
     if writer is None:
-        values = {**engine.get("durability", {}), **engine.get("settings", {})}
-        return f"settings ({engine.get('engine', '?')})", "\n".join(
+        values = _values(engine)
+        return f"settings ({engine.engine or '?'})", "\n".join(
             f"{key} = {plain(value)}" for key, value in values.items()
         )
     caption, lines = writer(engine)

@@ -11,17 +11,18 @@ from __future__ import annotations
 from collections.abc import Callable, Sequence
 from typing import Any
 
-from . import closed
+from ..result.run import Engine, RunResult
 from . import figures as fig
 from .blocks import Block, Code, Column, Heading, Paragraph, Table
-from .runs import Round, sizes_words, workload_of, write_share
+from .plan_views import plan_of
+from .runs import Round, sizes_words, write_share
 from .settings import settings_file
 
 
-def pass_mark_words(result: dict[str, Any]) -> str:
+def pass_mark_words(result: RunResult) -> str:
     """The pass mark in words: "p95 under 50 ms and under 1 % failed"."""
-    mark = result.get("pass_mark", {})
-    p95, fail = fig.plain(mark.get("p95_ms")), fig.plain(mark.get("max_fail_pct"))
+    mark = result.pass_mark
+    p95, fail = fig.plain(mark.p95_ms), fig.plain(mark.max_fail_pct)
     return f"p95 under {p95} ms and under {fail} % failed"
 
 
@@ -41,13 +42,13 @@ def _facts(names: Sequence[str], facts: Sequence[dict[str, str]]) -> Table:
     )
 
 
-def _run_facts(result: dict[str, Any]) -> dict[str, str]:
+def _run_facts(result: RunResult) -> dict[str, str]:
     return {
-        "dbladder": fig.plain(result.get("dbladder_version")),
-        "started": fig.plain(result.get("started_at")),
-        "finished": fig.plain(result.get("finished_at")),
-        "status": fig.plain(result.get("status")),
-        "stopped because": fig.plain(result.get("stopped_because")),
+        "dbladder": fig.plain(result.dbladder_version),
+        "started": fig.plain(result.started_at),
+        "finished": fig.plain(result.finished_at),
+        "status": fig.plain(result.status),
+        "stopped because": fig.plain(result.stopped_because),
     }
 
 
@@ -82,9 +83,9 @@ _ENVIRONMENT: dict[str, tuple[str, Callable[[Any], str]]] = {
 _NOT_MACHINE = ("engine",)  # shown in the engine's own section
 
 
-def _machine_facts(result: dict[str, Any]) -> dict[str, str]:
+def _machine_facts(result: RunResult) -> dict[str, str]:
     facts = {}
-    for key, value in (result.get("environment") or {}).items():
+    for key, value in result.environment.facts().items():
         if key in _NOT_MACHINE:
             continue
         if key in _ENVIRONMENT:
@@ -97,118 +98,81 @@ def _machine_facts(result: dict[str, Any]) -> dict[str, str]:
     return facts
 
 
-def _processes(result: dict[str, Any]) -> Any:
+def _processes(result: RunResult) -> Any:
     """The generator processes a run used; older results carry only the configured number."""
-    generators = result.get("generators") or {}
-    processes = generators.get("processes") or result.get("config", {}).get("generator_processes")
-    if generators.get("sized_to_machine"):
+    generators = result.generators
+    processes = (generators.processes if generators else None) or result.config.generator_processes
+    if generators is not None and generators.sized_to_machine:
         return f"{processes} (sized to the machine)"
     return processes
 
 
-def _load_facts(result: dict[str, Any]) -> dict[str, str]:
-    config = result.get("config", {})
+def _load_facts(result: RunResult) -> dict[str, str]:
+    config = result.config
     share = write_share(result) or 0
-    direct = config.get("target") == "direct"
-    workload = workload_of(result)
-    mix = workload.get("mix") or {}
+    direct = config.target == "direct"
+    workload = result.workload
+    mix = (workload.mix if workload else None) or {}
+    plan = plan_of(result)
     facts = {
-        "workload": f"{fig.plain(workload.get('name'))} ({fig.plain(workload.get('source'))})",
-        "preset": fig.plain(config.get("preset")),
+        "workload": f"{fig.plain(workload.name if workload else None)} "
+        f"({fig.plain(workload.source if workload else None)})",
+        "preset": fig.plain(config.preset),
         "writes": f"{100 * share:g} % of requests write; the rest read",
         "mix": ", ".join(f"{name} {100 * part:.3g} %" for name, part in mix.items()) or "not recorded",
-        **(_users_facts(result) if closed.is_closed(result) else _ladder_facts(result)),
+        **plan.facts(),
         "pass mark": pass_mark_words(result),
-        "after a failed level": "climb on" if config.get("continue_after_fail") else "stop",
+        "after a failed level": "climb on" if config.continue_after_fail else "stop",
         "target": "the engine driver, no web service" if direct else "the workload's web service over HTTP",
         "generator": f"{fig.plain(_processes(result))} process(es), up to "
-        f"{fig.rate(config.get('in_flight', 0))} requests in flight each, "
-        f"{fig.plain(config.get('timeout'))} s timeout"
-        + (", busy-waiting clock" if config.get("precise_clock") else ""),
+        f"{fig.rate(config.in_flight or 0)} requests in flight each, "
+        f"{fig.plain(config.timeout)} s timeout" + (", busy-waiting clock" if config.precise_clock else ""),
     }
-    if closed.is_closed(result):
+    if plan.closed:
         # The runner plays every phase of a closed plan: users slow themselves down instead.
         facts["after a failed level"] = "every phase runs (a failed level does not stop the plan)"
     return facts
 
 
-def _ladder_facts(result: dict[str, Any]) -> dict[str, str]:
-    ladder = result.get("config", {}).get("ladder") or {}
-    start, step, steps = ladder.get("start", 0), ladder.get("step", 0), ladder.get("steps", 1)
-    return {
-        "ladder": f"{fig.rate(start)} req/s, +{fig.rate(step)} per level, {steps} levels "
-        f"(top {fig.rate(start + step * (steps - 1))} req/s)",
-        "hold": f"{fig.plain(ladder.get('hold'))} s per level; the first {fig.plain(ladder.get('warmup'))} s "
-        "left out of its figures",
-        "model": "open: each request is sent when it is due, whatever the service does; latency is "
-        "measured from when it was due",
-    }
-
-
-def _users_facts(result: dict[str, Any]) -> dict[str, str]:
-    mean = closed.mean_think(result)
-    counts = closed.user_counts(result)
-    could = (
-        f"; {fig.rate(max(counts))} users could send at most {fig.rate(max(counts) / mean)} req/s"
-        if mean and counts
-        else ""
-    )
-    return {
-        "users": closed.plan_words(result)
-        + "; the arrival is left out of the level's figures"
-        + (
-            " (a spike: the phase with the most users comes between two quieter ones)"
-            if closed.is_spike(result)
-            else ""
-        ),
-        "think time": f"{closed.think_words(result)} between an answer and the user's next request, "
-        f"uniform{could}",
-        "model": "closed: each user sends a request, waits for its answer, thinks and sends the next, so "
-        "a slower answer means fewer requests; latency is measured from when the think time ended",
-    }
-
-
-def _service_facts(result: dict[str, Any]) -> dict[str, str]:
-    config = result.get("config", {})
-    seed = config.get("seed")
-    seeding = result.get("seeding") or {}
+def _service_facts(result: RunResult) -> dict[str, str]:
+    config = result.config
+    seed = config.seed
+    seeding = result.seeding
     facts = {}
-    if config.get("target") != "direct":
-        facts["service workers"] = fig.plain(config.get("workers"))
-    facts["connection pool"] = f"{fig.plain(config.get('pool_size'))} connections in all"
-    if (result.get("engine") or {}).get("engine") == "sqlite":
+    if config.target != "direct":
+        facts["service workers"] = fig.plain(config.workers)
+    facts["connection pool"] = f"{fig.plain(config.pool_size)} connections in all"
+    if result.engine is not None and result.engine.engine == "sqlite":
         facts["SQLite writers"] = (
-            "one connection takes every write" if config.get("sqlite_writers") else "every connection writes"
+            "one connection takes every write" if config.sqlite_writers else "every connection writes"
         )
-    fresh = result.get("fresh")
-    if not seed and isinstance(fresh, dict):
+    fresh = result.fresh
+    if not seed and fresh is not None:
         # A comparison seeds once and gives every run the data as seeded (dbladder.data.fresh).
-        took = fig.number(fresh.get("seconds"))
-        facts["data"] = (
-            f"the data as seeded, given back by {fig.plain(fresh.get('method'))} before the run"
-            + ("" if took is None else f" in {took:.1f} s" if took >= 0.1 else f" in {1000 * took:.0f} ms")
+        took = fig.number(fresh.seconds)
+        facts["data"] = f"the data as seeded, given back by {fig.plain(fresh.method)} before the run" + (
+            "" if took is None else f" in {took:.1f} s" if took >= 0.1 else f" in {1000 * took:.0f} ms"
         )
     elif seed is not None:
         facts["data"] = f"{sizes_words(result)}, seed {fig.plain(seed)}, loaded fresh before the run" + (
-            f" in {seeding['total_seconds']:.1f} s" if "total_seconds" in seeding else ""
+            f" in {seeding.total_seconds:.1f} s" if seeding and seeding.total_seconds is not None else ""
         )
     else:
         facts["data"] = "already in the database (not reloaded)"
     return facts
 
 
-def _engine_facts(engine: dict[str, Any]) -> dict[str, str]:
-    durable = engine.get("durable")
+def _engine_facts(engine: Engine) -> dict[str, str]:
     return {
-        "version": fig.plain(engine.get("server_version")),
-        "driver": f"{fig.plain(engine.get('driver'))} {fig.plain(engine.get('driver_version'))}",
-        "transport": fig.plain(engine.get("transport")),
-        "isolation": fig.plain(engine.get("isolation")),
-        "prepared statements": fig.plain(engine.get("prepared_statements")),
-        "pool": fig.plain(engine.get("pool_size")),
+        "version": fig.plain(engine.server_version),
+        "driver": f"{fig.plain(engine.driver)} {fig.plain(engine.driver_version)}",
+        "transport": fig.plain(engine.transport),
+        "isolation": fig.plain(engine.isolation),
+        "prepared statements": fig.plain(engine.prepared_statements),
+        "pool": fig.plain(engine.pool_size),
         "durable": "yes: a write is acknowledged only after it reaches the disk"
-        if durable
-        else f"NO: {engine.get('durability_note') or 'see the settings'}",
+        if engine.durable
+        else f"NO: {engine.durability_note or 'see the settings'}",
     }
 
 
@@ -235,14 +199,15 @@ def setup_section(rounds: list[Round]) -> list[Block]:
             if group.label in seen:
                 continue
             seen.add(group.label)
-            engines = [run.result.get("engine") for run in group.runs]
+            engines = [run.result.engine for run in group.runs]
+            first = engines[0]
             blocks.append(Heading(3, group.label))
-            if engines[0] is None:
+            if first is None:
                 blocks.append(Paragraph("This run recorded no engine description (it stopped before one)."))
                 continue
-            blocks.append(_facts([group.label], [_engine_facts(engines[0])]))
-            caption, text = settings_file(engines[0])
+            blocks.append(_facts([group.label], [_engine_facts(first)]))
+            caption, text = settings_file(first)
             blocks.append(Code(caption + ", as the server reported them at the start of the run", text))
-            if any(engine != engines[0] for engine in engines[1:]):
+            if any(engine != first for engine in engines[1:]):
                 blocks.append(Paragraph("The runs of this engine did not all report the same settings."))
     return blocks

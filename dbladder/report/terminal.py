@@ -2,23 +2,27 @@
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from typing import Any
 
+from ..result.level import Level
+from ..result.run import RunResult, Search, as_result
 from .closed import recovery_words, spike_levels
+from .plan_views import plan_of
 
 COLUMNS = (
     # header, width, how to render a level row
-    ("level", 5, lambda r: str(r["index"] + 1)),
-    ("offered", 8, lambda r: f"{r['offered_rps']:,.0f}"),
-    ("sent", 8, lambda r: f"{r['sent_rps']:,.0f}" if "sent_rps" in r else "-"),
-    ("achieved", 9, lambda r: f"{r['achieved_rps']:,.0f}"),
-    ("p50", 8, lambda r: _ms(r["p50_ms"])),
-    ("p95", 8, lambda r: _ms(r["p95_ms"])),
-    ("p99", 8, lambda r: _ms(r["p99_ms"])),
-    ("max", 8, lambda r: _ms(r["max_ms"])),
-    ("fail%", 6, lambda r: f"{r['fail_pct']:.2f}"),
-    ("dropped", 7, lambda r: f"{r['dropped']:,}"),
-    ("result", 6, lambda r: ("pass" if r["passed"] else "FAIL") + ("*" if r["flags"] else "")),
+    ("level", 5, lambda r: str(r.index + 1)),
+    ("offered", 8, lambda r: f"{r.offered_rps:,.0f}"),
+    ("sent", 8, lambda r: f"{r.sent_rps:,.0f}" if r.sent_rps is not None else "-"),
+    ("achieved", 9, lambda r: f"{r.achieved_rps:,.0f}"),
+    ("p50", 8, lambda r: _ms(r.p50_ms)),
+    ("p95", 8, lambda r: _ms(r.p95_ms)),
+    ("p99", 8, lambda r: _ms(r.p99_ms)),
+    ("max", 8, lambda r: _ms(r.max_ms)),
+    ("fail%", 6, lambda r: f"{r.fail_pct:.2f}"),
+    ("dropped", 7, lambda r: f"{r.dropped:,}"),
+    ("result", 6, lambda r: ("pass" if r.passed else "FAIL") + ("*" if r.flags else "")),
 )
 
 
@@ -30,8 +34,8 @@ def _machine(key: str, digits: int = 0) -> Any:
     """A column from the level's machine figures (the CPU columns of "Postgres vs MariaDB on two dedicated
     CPUs"); "-" where not measured."""
 
-    def render(row: dict[str, Any]) -> str:
-        value = (row.get("machine") or {}).get(key)
+    def render(row: Level) -> str:
+        value = (row.machine or {}).get(key)
         return "-" if value is None else f"{value:.{digits}f}"
 
     return render
@@ -51,7 +55,7 @@ MACHINE_COLUMNS = (
 )
 
 
-USERS_COLUMN = ("users", 6, lambda r: f"{r['users']:,}")
+USERS_COLUMN = ("users", 6, lambda r: f"{r.users:,}")
 
 
 def _columns(closed: bool) -> tuple[Any, ...]:
@@ -65,59 +69,63 @@ def header(closed: bool = False) -> str:
     return "  ".join(name.rjust(width) for name, width, _ in _columns(closed))
 
 
-def level_line(row: dict[str, Any]) -> str:
+def level_line(row: Level | Mapping[str, Any]) -> str:
     """One level as a table line; failed levels and flags are explained on the lines below it."""
-    line = "  ".join(render(row).rjust(width) for _, width, render in _columns("users" in row))
-    notes = [*row["reasons"], *row["flags"]]
+    level = row if isinstance(row, Level) else Level.from_json(row)
+    line = "  ".join(render(level).rjust(width) for _, width, render in _columns(level.users is not None))
+    notes = [*level.reasons, *level.flags]
     return "\n".join([line, *(f"{'':>7}^ {note}" for note in notes)])
 
 
-def summary(result: dict[str, Any]) -> str:
+def summary(result: RunResult | Mapping[str, Any]) -> str:
     """The result first: the ceiling, why the run stopped, and the run's own flags."""
-    engine = result.get("engine") or {}
-    mark = result["pass_mark"]
-    ceiling = result["ceiling_rps"]
+    result = as_result(result)
+    engine = result.engine
+    mark = result.pass_mark
+    ceiling = result.ceiling_rps
+    plan = plan_of(result)
     phases = spike_levels(result)
     if phases:
         # A spike's "ceiling" would be the quiet phase after it: its phases say what happened.
-        rates = " / ".join(f"{row['achieved_rps']:,.0f}" for _, row in phases)
-        p95s = " / ".join(_ms(row["p95_ms"]) for _, row in phases)
+        rates = " / ".join(f"{row.achieved_rps:,.0f}" for _, row in phases)
+        p95s = " / ".join(_ms(row.p95_ms) for _, row in phases)
         held = f"{rates} req/s, p95 {p95s} ms ({' / '.join(name for name, _ in phases)})"
-    elif result.get("model") == "closed":
+    elif plan.closed:
         held = (
-            f"{result['ceiling_users']:,} users, {ceiling:,.0f} req/s (the highest level held)"
+            f"{result.ceiling_users or 0:,} users, {ceiling:,.0f} req/s (the highest level held)"
             if ceiling is not None
             else "none: the first level failed"
         )
-    elif result.get("search"):
-        held = _search_words(result)
+    elif plan.searched and result.search is not None:
+        held = _search_words(result, result.search)
     else:
         held = (
             f"{ceiling:,.0f} req/s (the highest step held)"
             if ceiling is not None
             else "none: the first step failed"
         )
+    name = (engine.engine if engine else None) or "?"
+    version = (engine.server_version if engine else None) or ""
     lines = [
-        f"engine   {engine.get('engine', '?')} {engine.get('server_version', '')}".rstrip(),
-        f"pass     p95 < {mark['p95_ms']:g} ms and < {mark['max_fail_pct']:g} % failed",
+        f"engine   {name} {version}".rstrip(),
+        f"pass     p95 < {mark.p95_ms:g} ms and < {mark.max_fail_pct:g} % failed",
         f"{'phases ' if phases else 'ceiling'}  {held}",
     ]
-    if result.get("peak_rps") is not None:
-        lines.append(f"peak     {result['peak_rps']:,.0f} req/s answered at the busiest level")
+    if result.peak_rps is not None:
+        lines.append(f"peak     {result.peak_rps:,.0f} req/s answered at the busiest level")
     if phases:
         # The runner attaches a spike block to any three-phase plan; only a spike has a recovery.
         lines.append(f"recovery {recovery_words(result)}")
-    lines.append(f"stopped  {result['stopped_because']}")
-    lines += [f"flag     {flag}" for flag in result.get("flags", [])]
+    lines.append(f"stopped  {result.stopped_because}")
+    lines += [f"flag     {flag}" for flag in result.flags]
     return "\n".join(lines)
 
 
-def _search_words(result: dict[str, Any]) -> str:
+def _search_words(result: RunResult, search: Search) -> str:
     """A search's ceiling: "2,000 req/s (held; 2,090 failed, 4.5 % above, after 8 probes)"."""
-    search = result["search"]
-    held, failed, probes = search.get("held_rps"), search.get("failed_rps"), search.get("probes", 0)
+    held, failed, probes = search.held_rps, search.failed_rps, search.probes or 0
     if held is None:
-        return f"none: no probe held, down to {min(r['offered_rps'] for r in result['levels']):,.0f} req/s"
+        return f"none: no probe held, down to {min(r.offered_rps for r in result.levels):,.0f} req/s"
     if failed is None:
         return f"at least {held:,.0f} req/s (every probe held; the search did not find a limit)"
     return (
@@ -126,7 +134,8 @@ def _search_words(result: dict[str, Any]) -> str:
     )
 
 
-def render(result: dict[str, Any]) -> str:
+def render(result: RunResult | Mapping[str, Any]) -> str:
     """The whole run: table, then the summary."""
-    table = [header(result.get("model") == "closed"), *(level_line(row) for row in result["levels"])]
+    result = as_result(result)
+    table = [header(plan_of(result).closed), *(level_line(row) for row in result.levels)]
     return "\n".join([*table, "", summary(result)])

@@ -12,7 +12,7 @@ reference, faults, the per-second samples) stay plain mappings.
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
@@ -224,12 +224,12 @@ class Integrity(Part):
     lost: int = 0
     corrupted: int = 0
     unreadable: int = 0
-    violations: tuple[Any, ...] = ()
+    violations: Sequence[Any] = ()
     seconds: float = 0.0
     what: str | None = None
     passed: bool = False
-    lost_ids: tuple[Any, ...] | None = None
-    corrupted_ids: tuple[Any, ...] | None = None
+    lost_ids: Sequence[Any] | None = None  # kept as read: a list, as the terminal prints it
+    corrupted_ids: Sequence[Any] | None = None
     unacknowledged_present: int | None = None
     ids_reused: int | None = None
     invariants: Mapping[str, Any] | None = None
@@ -299,7 +299,7 @@ class RunResult(Part):
     @property
     def plan_kind(self) -> PlanKind:
         """Which plan the run followed. The one place that asks: reporters take the plan's own
-        figures and words from `dbladder.report.plans`, picked by this."""
+        figures and words from `dbladder.report.plan_views`, picked by this."""
         if self.model == "closed" or self.config.users is not None:
             return "users"
         if self.config.search is not None or self.search is not None:
@@ -312,6 +312,11 @@ class RunResult(Part):
         if self.engine is not None and self.engine.engine:
             return self.engine.engine
         return str(self.config.db_url or "?").split(":", 1)[0]
+
+
+def as_result(result: RunResult | Mapping[str, Any]) -> RunResult:
+    """A result as the typed RunResult: as it is, or read from result.json's data."""
+    return result if isinstance(result, RunResult) else RunResult.from_json(result)
 
 
 def read_result(document: Any, where: str = "the result") -> RunResult:

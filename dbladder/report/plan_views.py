@@ -1,0 +1,261 @@
+"""The plan a run followed, as the reports ask it: its figures, its x axis, its words.
+
+A run climbed a ladder of arrival rates, searched for its ceiling with probes, or ran phases of
+users (closed model, "Postgres vs MariaDB on two dedicated CPUs"), of which a spike is one shape.
+Each is a `PlanView` here, and `plan_of` is the one place that picks it (by the typed result's
+`plan_kind`): the rest of `report/` asks the view (what the round key holds, its title and setup
+facts, where a level sits on the x axis, the headline and how finely it is known) instead of
+asking which kind of plan it holds.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import ClassVar
+
+from ..result.level import Level
+from ..result.run import RunResult
+from . import closed
+from .figures import plain, rate
+
+OPEN_MODEL = (
+    "open: each request is sent when it is due, whatever the service does; latency is measured from "
+    "when it was due"
+)
+
+
+@dataclass(frozen=True)
+class PlanView:
+    """A ladder of arrival rates: the base every plan view shares."""
+
+    result: RunResult
+    name: ClassVar[str] = "ladder"
+    closed: ClassVar[bool] = False
+    searched: ClassVar[bool] = False
+    x_label: ClassVar[str] = "offered rate, req/s"
+
+    @property
+    def spike(self) -> bool:
+        return False
+
+    def key(self) -> tuple[object, ...]:
+        """What the plan puts in the round key: runs of the same round ran the same load."""
+        ladder = self.result.config.ladder
+        if ladder is None:
+            return (None, None, None, None, None)
+        return (ladder.start, ladder.step, ladder.steps, ladder.hold, ladder.warmup)
+
+    def title(self) -> str:
+        """The load in a few words, for the round's title: "500 to 2,000 req/s"."""
+        ladder = self.result.config.ladder
+        start, top = (ladder.start, ladder.top) if ladder else (0, 0)
+        return f"{rate(start)} to {rate(top)} req/s"
+
+    @property
+    def start(self) -> float:
+        """The first level's x: its offered rate (users for a users plan)."""
+        ladder = self.result.config.ladder
+        return ladder.start if ladder else 0
+
+    @property
+    def step(self) -> float:
+        """The ladder's step (a ceiling's precision); 0 for a plan without one."""
+        ladder = self.result.config.ladder
+        return ladder.step if ladder else 0
+
+    def holds(self) -> list[float]:
+        """Seconds each level was held and measured."""
+        ladder = self.result.config.ladder
+        return [] if ladder is None or ladder.hold is None else [float(ladder.hold)]
+
+    def facts(self) -> dict[str, str]:
+        """The setup section's lines about the load."""
+        ladder = self.result.config.ladder
+        start, step, steps = (ladder.start, ladder.step, ladder.steps) if ladder else (0, 0, 1)
+        hold, warmup = (ladder.hold, ladder.warmup) if ladder else (None, None)
+        return {
+            "ladder": f"{rate(start)} req/s, +{rate(step)} per level, {steps} levels "
+            f"(top {rate(start + step * (steps - 1))} req/s)",
+            "hold": f"{plain(hold)} s per level; the first {plain(warmup)} s left out of its figures",
+            "model": OPEN_MODEL,
+        }
+
+    def x(self, level: Level) -> float:
+        """Where a level sits on the plots' x axis."""
+        return float(level.offered_rps)
+
+    @property
+    def headline(self) -> float | None:
+        """The figure the result table compares: the ceiling (`ceiling_rps`)."""
+        value = self.result.ceiling_rps
+        return None if value is None else float(value)
+
+    @property
+    def ceiling_x(self) -> float | None:
+        """Where the plots mark the ceiling; None when there is none to mark."""
+        return self.headline
+
+    @property
+    def lower_bound(self) -> bool:
+        """No level failed: the figure is where the plan ended, not the engine's limit."""
+        levels = self.result.levels
+        return bool(levels) and all(level.passed for level in levels)
+
+    @property
+    def resolution(self) -> float:
+        """How finely the headline is known, as a share of it: the true figure lies in
+        [headline, headline * (1 + resolution)). A ladder's step over the ceiling."""
+        headline = self.headline
+        return self.step / headline if headline else 0.0
+
+
+@dataclass(frozen=True)
+class SearchView(PlanView):
+    """A ceiling search: probes at rates chosen one after another."""
+
+    name: ClassVar[str] = "search"
+    searched: ClassVar[bool] = True
+
+    def key(self) -> tuple[object, ...]:
+        search = self.result.config.search
+        fields = ("start", "factor", "resolution", "hold", "warmup")
+        return ("search", *(getattr(search, name) if search else None for name in fields))
+
+    def title(self) -> str:
+        search = self.result.config.search
+        start = search.start if search and search.start is not None else 0
+        return f"ceiling search from {rate(start)} req/s"
+
+    @property
+    def start(self) -> float:
+        # The round's first x is the ladder's, which a search has none of.
+        return super().start
+
+    def holds(self) -> list[float]:
+        search = self.result.config.search
+        return [] if search is None or search.hold is None else [float(search.hold)]
+
+    def facts(self) -> dict[str, str]:
+        search = self.result.config.search
+        if search is None:
+            return {"search": "-", "model": OPEN_MODEL}
+        resolution = None if search.resolution is None else 100 * search.resolution
+        return {
+            "search": f"from {rate(search.start or 0)} req/s, x{plain(search.factor)} until a probe "
+            f"fails, then halving the gap between held and failed down to {plain(resolution)} %, "
+            f"within {plain(search.budget)} s",
+            "hold": f"{plain(search.hold)} s per probe; the first {plain(search.warmup)} s left out "
+            "of its figures",
+            "model": OPEN_MODEL,
+        }
+
+    @property
+    def resolution(self) -> float:
+        """A search's bracket: the lowest rate failed over the highest held."""
+        search = self.result.search
+        held, failed = (search.held_rps, search.failed_rps) if search else (None, None)
+        if held and failed:
+            return float(failed) / float(held) - 1
+        return float((search.resolution if search else None) or 0.0)
+
+
+@dataclass(frozen=True)
+class UsersView(PlanView):
+    """Phases of users who send, think and send again (closed model)."""
+
+    name: ClassVar[str] = "users"
+    closed: ClassVar[bool] = True
+    x_label: ClassVar[str] = "users"
+
+    @property
+    def spike(self) -> bool:
+        return closed.is_spike(self.result)
+
+    def key(self) -> tuple[object, ...]:
+        users = self.result.config.users
+        phases = tuple((p.users, p.ramp, p.hold) for p in closed.phases(self.result))
+        think = (users.think_min, users.think_max) if users else (None, None)
+        return ("users", phases, *think)
+
+    def title(self) -> str:
+        return closed.users_words(self.result)
+
+    @property
+    def start(self) -> float:
+        counts = closed.user_counts(self.result)
+        return float(counts[0] if counts else 0)
+
+    @property
+    def step(self) -> float:
+        return 0.0
+
+    def holds(self) -> list[float]:
+        return [float(p.hold) for p in closed.phases(self.result) if p.hold is not None]
+
+    def facts(self) -> dict[str, str]:
+        mean = closed.mean_think(self.result)
+        counts = closed.user_counts(self.result)
+        could = (
+            f"; {rate(max(counts))} users could send at most {rate(max(counts) / mean)} req/s"
+            if mean and counts
+            else ""
+        )
+        return {
+            "users": closed.plan_words(self.result)
+            + "; the arrival is left out of the level's figures"
+            + (
+                " (a spike: the phase with the most users comes between two quieter ones)"
+                if self.spike
+                else ""
+            ),
+            "think time": f"{closed.think_words(self.result)} between an answer and the user's next "
+            f"request, uniform{could}",
+            "model": "closed: each user sends a request, waits for its answer, thinks and sends the "
+            "next, so a slower answer means fewer requests; latency is measured from when the think "
+            "time ended",
+        }
+
+    def x(self, level: Level) -> float:
+        return float(level.users) if level.users is not None else float(level.offered_rps)
+
+    @property
+    def headline(self) -> float | None:
+        """The rate the users achieved at the highest users level held; a spike's rate at the spike
+        (its ceiling would be the phase after the spike, which says nothing about the spike)."""
+        if self.spike:
+            return closed.spike_rate(self.result)
+        return super().headline
+
+    @property
+    def ceiling_users(self) -> int | None:
+        """The users of the highest level held; None when none held."""
+        value = self.result.ceiling_users
+        return int(value) if isinstance(value, int | float) else None
+
+    @property
+    def ceiling_x(self) -> float | None:
+        if self.spike:
+            return None  # its plan goes back down: no ceiling to climb to
+        users = self.ceiling_users
+        return None if users is None else float(users)
+
+    @property
+    def lower_bound(self) -> bool:
+        return not self.spike and super().lower_bound
+
+    @property
+    def resolution(self) -> float:
+        return 0.0  # a rate the users achieved
+
+
+_VIEWS: dict[str, Callable[[RunResult], PlanView]] = {
+    "ladder": PlanView,
+    "search": SearchView,
+    "users": UsersView,
+}
+
+
+def plan_of(result: RunResult) -> PlanView:
+    """The view of the plan a result followed."""
+    return _VIEWS[result.plan_kind](result)

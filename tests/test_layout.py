@@ -39,9 +39,10 @@ ALLOWED: dict[str, set[str]] = {
     "load": LEAVES | {"engines", "workloads"},
     "result": LEAVES,
     "report": LEAVES | {"result"},
-    "servers": LEAVES,
+    "roles": LEAVES,
+    "servers": LEAVES | {"roles"},
     "transport": LEAVES | {"engines"},
-    "bench": LEAVES | {"engines", "workloads", "data", "result", "report"},
+    "bench": LEAVES | {"engines", "workloads", "data", "result", "report", "roles"},
     "run": LEAVES
     | {
         "engines",
@@ -69,6 +70,7 @@ ALLOWED: dict[str, set[str]] = {
         "servers",
         "transport",
         "bench",
+        "roles",
     },
 }
 """Package -> the packages it may import besides itself (a module directly in dbladder/ is a package)."""

@@ -20,6 +20,7 @@ from pathlib import Path
 
 import psutil
 
+from ..roles import RoleLimits
 from . import registry
 from .errors import NotManaged, ServerStartFailed
 from .kind import Layout, OsUser, ServerKind
@@ -83,11 +84,13 @@ def start_managed(
     settings: dict[str, str] | None = None,
     base_dir: str | Path | None = None,
     timeout: float = START_TIMEOUT,
+    limits: RoleLimits | None = None,
 ) -> ManagedServer:
     """Create and start a throwaway server (postgresql or mariadb) with a database `dbladder`:
     a new folder, a free port on 127.0.0.1, a socket in the folder, the durable defaults with
-    `settings` over them. It keeps running until `stop()` or `remove()`, also after this process
-    exits. If anything fails, nothing is left behind."""
+    `settings` over them, on the CPUs and under the memory cap of `limits` (the database role's).
+    It keeps running until `stop()` or `remove()`, also after this process exits. If anything
+    fails, nothing is left behind."""
     kind = kind_for(engine)
     effective = kind.settings_with(settings or {})
     binaries = kind.find_binaries()
@@ -99,6 +102,8 @@ def start_managed(
     for attempt in range(PORT_ATTEMPTS):
         server = _create(kind, effective, settings or {}, binaries, user, root, base)
         try:
+            if limits is not None:
+                server.place(limits)
             _set_up(server, user, timeout)
             return server
         except ServerStartFailed:
@@ -179,10 +184,13 @@ def _set_up(server: ManagedServer, user: OsUser | None, timeout: float) -> None:
 
 @contextlib.contextmanager
 def managed_server(
-    engine: str, settings: dict[str, str] | None = None, base_dir: str | Path | None = None
+    engine: str,
+    settings: dict[str, str] | None = None,
+    base_dir: str | Path | None = None,
+    limits: RoleLimits | None = None,
 ) -> Iterator[ManagedServer]:
     """A throwaway server for the duration of the block, removed after it (also on error or Ctrl-C)."""
-    server = start_managed(engine, settings, base_dir)
+    server = start_managed(engine, settings, base_dir, limits=limits)
     try:
         server.temporary = True
         server.save()

@@ -28,6 +28,7 @@ from typing import Any, TypeVar
 
 import psutil
 
+from ..roles import MemoryCgroup, RoleLimits
 from ..urls import SCHEMES
 from . import processes, registry
 from .errors import BadServerSpec, NotManaged, ServerStartFailed, ServerStopFailed
@@ -92,6 +93,12 @@ class ManagedServer:
     # Started for a block (`managed_server`, `managed:` URLs): should end with the process that
     # started it, so one that outlives it was left over (the process was killed).
     temporary: bool = False
+    # Its place on the machine (`--cpus database=...`, `--memory database=...`): the CPUs it and
+    # every backend run on (None: any) and its memory cgroup (folder, cap in bytes, cgroup version).
+    cpus: list[int] | None = None
+    cgroup: str | None = None
+    memory_limit: int | None = None
+    cgroup_version: int | None = None
 
     @property
     def left_over(self) -> bool:
@@ -169,6 +176,25 @@ class ManagedServer:
             raise NotManaged(f"{path} does not describe a dbladder server in {folder}")
         return server
 
+    def memory_cgroup(self) -> MemoryCgroup | None:
+        """The memory cgroup it runs in, or None when it has no cap."""
+        if self.cgroup is None or self.memory_limit is None:
+            return None
+        return MemoryCgroup(Path(self.cgroup), self.memory_limit, self.cgroup_version or 1)
+
+    def place(self, limits: RoleLimits) -> None:
+        """Take the database role's CPUs and memory cap (a cgroup of its own, made now), before
+        its first start; CgroupUnavailable if the cap cannot be made."""
+        self.cpus = list(limits.cpus) if limits.cpus is not None else None
+        if limits.memory is not None:
+            group = MemoryCgroup.create("database", limits.memory)
+            self.cgroup, self.memory_limit, self.cgroup_version = (
+                str(group.folder),
+                group.limit,
+                group.version,
+            )
+        self.save()
+
     # --- the process
 
     def running(self) -> bool:
@@ -206,7 +232,11 @@ class ManagedServer:
         user = self.kind.os_user()
         command = self.kind.command(self.layout, self.binaries)
         offset = self.log_size()
-        self.pid = processes.launch(command, self.log_path, self.layout.folder, user)
+        group = self.memory_cgroup()
+        if group is not None:
+            group.ensure()
+        procs = group.procs if group is not None else None
+        self.pid = processes.launch(command, self.log_path, self.layout.folder, user, self.cpus, procs)
         self.save()
         try:
             run_sync(lambda: self._wait_ready(began + timeout, offset))
@@ -307,3 +337,6 @@ class ManagedServer:
         if self.layout.folder.is_dir():
             shutil.rmtree(self.folder)
         registry.unregister(Path(self.registry), self.name)
+        group = self.memory_cgroup()
+        if group is not None:
+            group.remove()

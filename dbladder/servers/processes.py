@@ -27,12 +27,15 @@ import psutil
 from .errors import ServerStartFailed
 from .kind import OsUser
 
-# argv: log path, uid and gid to run the server as (-1: as we are), then the server's command
-# line. It runs as this process's user and switches user only in the server's own process: the
-# server's OS user may not be able to read this Python (a virtualenv under /root).
+# argv: log path, uid and gid to run the server as (-1: as we are), the CPUs it may run on and
+# the cgroup.procs file of its memory cgroup ("-": any, none), then the server's command line. It
+# runs as this process's user and switches user only in the server's own process: the server's OS
+# user may not be able to read this Python (a virtualenv under /root). The server joins its cgroup
+# and takes its CPUs before it execs, so every backend it forks is born in its place.
 LAUNCHER = """
 import ctypes, os, signal, sys
-log, uid, gid, command = sys.argv[1], int(sys.argv[2]), int(sys.argv[3]), sys.argv[4:]
+log, uid, gid, cpus, procs = sys.argv[1], int(sys.argv[2]), int(sys.argv[3]), sys.argv[4], sys.argv[5]
+command = sys.argv[6:]
 if os.fork() != 0:
     os._exit(0)
 os.setsid()
@@ -45,6 +48,11 @@ if server == 0:
     try:
         os.setsid()
         out = os.open(log, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o640)
+        if procs != "-":
+            with open(procs, "w") as group:
+                group.write(str(os.getpid()))
+        if cpus != "-":
+            os.sched_setaffinity(0, {int(cpu) for cpu in cpus.split(",")})
         if uid >= 0:
             os.fchown(out, uid, gid)
             os.setgroups([])
@@ -87,10 +95,19 @@ if ended is not None:
 """
 
 
-def launch(command: list[str], log: Path, cwd: Path, user: OsUser | None) -> int:
-    """Start `command` detached, in its own session, output appended to `log`; its PID."""
+def launch(
+    command: list[str],
+    log: Path,
+    cwd: Path,
+    user: OsUser | None,
+    cpus: list[int] | None = None,
+    procs: Path | None = None,
+) -> int:
+    """Start `command` detached, in its own session, output appended to `log`, on `cpus` (None:
+    any) and in the cgroup whose cgroup.procs is `procs` (None: this process's); its PID."""
+    place = [",".join(map(str, cpus)) if cpus else "-", str(procs) if procs is not None else "-"]
     done = subprocess.run(
-        [sys.executable, "-I", "-c", LAUNCHER, str(log), *_ids(user), *command],
+        [sys.executable, "-I", "-c", LAUNCHER, str(log), *_ids(user), *place, *command],
         cwd=cwd,
         stdin=subprocess.DEVNULL,
         capture_output=True,

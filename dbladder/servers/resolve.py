@@ -15,6 +15,7 @@ from pathlib import Path
 from urllib.parse import parse_qsl
 
 from ..errors import DbladderError
+from ..roles import RoleLimits, UnmanagedRole
 from ..urls import DatabaseURL, parse_url
 from . import registry
 from .create import managed_server
@@ -46,15 +47,42 @@ def parse_managed_spec(text: str) -> tuple[str, dict[str, str]]:
 
 
 @contextlib.contextmanager
-def managed_server_for(text: str, base_dir: str | Path | None = None) -> Iterator[ManagedServer | None]:
-    """For a `managed:` text, a server started for the block and removed after it; for any other
-    URL, None (the URL is used as it is)."""
+def managed_server_for(
+    text: str, base_dir: str | Path | None = None, limits: RoleLimits | None = None
+) -> Iterator[ManagedServer | None]:
+    """For a `managed:` text, a server started for the block (on the database role's CPUs and
+    under its cap: `limits`) and removed after it; for any other URL, None (the URL is used as it
+    is; `limits` must then be unset, see `placement_refusal`)."""
     if not is_managed_spec(text):
+        refusal = placement_refusal(text, limits)
+        if refusal is not None:
+            raise UnmanagedRole(refusal)
         yield None
         return
     engine, settings = parse_managed_spec(text)
-    with managed_server(engine, settings, base_dir) as server:
+    with managed_server(engine, settings, base_dir, limits) as server:
         yield server
+
+
+def placement_refusal(text: str, limits: RoleLimits | None) -> str | None:
+    """Why the database role's CPUs or memory cap cannot be given to the database `text` names,
+    on one line, or None when they can (nothing asked, or a `managed:` server dbladder starts)."""
+    if limits is None or not limits.limited or is_managed_spec(text):
+        return None
+    option = "--cpus database" if limits.cpus is not None else "--memory database"
+    try:
+        parsed = parse_url(text)
+    except DbladderError:
+        return None  # the URL's own check says what is wrong with it
+    if parsed.kind.in_process:
+        return (
+            f"{option}: {parsed.kind.label} runs inside the service, not in a server of its own; "
+            "give the service its place (--cpus service=...)"
+        )
+    return (
+        f"{option}: {parsed.redacted} is a server dbladder did not start, and dbladder never pins or "
+        f"caps a server it does not own; use --db managed:{parsed.engine}"
+    )
 
 
 @contextlib.contextmanager

@@ -1,0 +1,100 @@
+"""A managed server on the database role's CPUs and in its memory cgroup: the postmaster and every
+backend it forks after the start, MariaDB and its threads; the cgroup gone with the server. And a
+server dbladder did not start is never pinned or capped."""
+
+from __future__ import annotations
+
+import asyncio
+import os
+from pathlib import Path
+
+import psutil
+import pytest
+
+from dbladder.engines import EngineOptions, opened
+from dbladder.roles import RoleLimits, UnmanagedRole, format_cpus, memory_problem
+from dbladder.servers import managed_server, managed_server_for, placement_refusal
+
+CPU = max(os.sched_getaffinity(0))
+
+
+def cpus_allowed(pid: int) -> str:
+    for line in Path(f"/proc/{pid}/status").read_text().splitlines():
+        if line.startswith("Cpus_allowed_list:"):
+            return line.split(":", 1)[1].strip()
+    raise AssertionError(f"no Cpus_allowed_list for {pid}")
+
+
+async def hold_connections(url: str, count: int, then) -> object:
+    """Open `count` connections (PostgreSQL forks a backend for each), run `then()` while they are open."""
+    async with opened(url, EngineOptions(pool_size=count)) as engine:
+
+        async def touch() -> None:
+            async with engine.read() as session:
+                await session.fetch_one("SELECT 1", ())
+                await asyncio.sleep(0.3)
+
+        task = asyncio.gather(*(touch() for _ in range(count)))
+        await asyncio.sleep(0.15)
+        result = then()
+        await task
+        return result
+
+
+@pytest.mark.slow
+def test_the_server_and_every_backend_run_on_the_database_cpus(registry_dir, engine) -> None:
+    limits = RoleLimits(cpus=(CPU,))
+    with managed_server(engine, limits=limits) as server:
+        assert server.pid is not None
+
+        def family() -> list[psutil.Process]:
+            root = psutil.Process(server.pid)
+            return [root, *root.children(recursive=True)]
+
+        processes = asyncio.run(hold_connections(server.url, 4, family))
+        assert isinstance(processes, list)
+        if engine == "postgresql":
+            # The postmaster's helpers and at least one backend per connection, forked after the start.
+            assert len(processes) >= 1 + 4
+        for process in processes:
+            assert cpus_allowed(process.pid) == format_cpus([CPU]), process.cmdline()
+            for thread in process.threads():
+                assert os.sched_getaffinity(thread.id) == {CPU}
+
+
+@pytest.mark.slow
+def test_the_server_runs_in_its_memory_cgroup_which_goes_with_it(registry_dir, programs) -> None:
+    problem = memory_problem()
+    if problem is not None:
+        pytest.skip(problem)
+    programs("postgresql")
+    with managed_server("postgresql", limits=RoleLimits(memory=256 << 20)) as server:
+        group = server.memory_cgroup()
+        assert group is not None and group.folder.is_dir()
+        members = asyncio.run(hold_connections(server.url, 3, group.members))
+        assert isinstance(members, list)
+        root = psutil.Process(server.pid)
+        everyone = {root.pid, *(child.pid for child in root.children(recursive=True))}
+        assert server.pid in members and len(members) >= 4
+        assert everyone <= set(members)
+        folder = group.folder
+    assert not folder.exists()
+
+
+def test_the_machines_own_server_is_never_pinned() -> None:
+    text = "postgresql://postgres@127.0.0.1:5432/postgres"
+    refusal = placement_refusal(text, RoleLimits(cpus=(0,)))
+    assert refusal == (
+        "--cpus database: postgresql://postgres@127.0.0.1:5432/postgres is a server dbladder did not "
+        "start, and dbladder never pins or caps a server it does not own; use --db managed:postgresql"
+    )
+    assert placement_refusal("mariadb://root@127.0.0.1:3306/x", RoleLimits(memory=1 << 30)).startswith(
+        "--memory database: "
+    )
+    assert "SQLite runs inside the service" in (
+        placement_refusal("sqlite:///x.db", RoleLimits(cpus=(0,))) or ""
+    )
+    assert placement_refusal(text, RoleLimits()) is None
+    assert placement_refusal("managed:postgresql", RoleLimits(cpus=(0,))) is None
+    with pytest.raises(UnmanagedRole), managed_server_for(text, limits=RoleLimits(cpus=(0,))):
+        pass

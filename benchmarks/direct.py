@@ -2,6 +2,12 @@
 
     python benchmarks/direct.py [--engines sqlite,postgresql,mariadb] [--products 100000] [--orders 1000000]
                                 [--processes N] [--connections 8] [--seconds 10] [--hold 6] [--rounds 1]
+                                [--cpus generator=0 --cpus database=1]
+
+With `--cpus ROLE=LIST` (as `dbladder run` takes it) the roles run apart: both clients, the native
+one and direct mode's generator processes, on the generator's CPUs, and the database in a managed
+server (dbladder/servers) of its own on the database's CPUs, every backend included; without
+`--cpus database=...` the machine's own servers are used, unpinned.
 
 For each engine (one whose server is down is skipped, saying so) it seeds the shop into a scratch
 database, then measures, in this order and on the same data:
@@ -17,7 +23,8 @@ database, then measures, in this order and on the same data:
            (p95 < 50 ms, < 1 % failed), with the same processes and connections
   native   again, so the spread of the reference shows next to the direct figure
 
-and prints both figures and their ratio (direct / mean native). The goal is >= 0.6 for each engine.
+and prints both figures and their ratio (direct / mean native). The goal is >= 0.6 for each engine,
+>= 0.8 with the roles on CPUs of their own.
 For PostgreSQL it then measures the driver direct mode runs on with nothing of dbladder around it:
 a bare asyncpg loop flat out (with the CPU it cost per operation and the share of the time its
 process waited for a CPU), and the same bare client on direct mode's schedule, its ceiling under
@@ -67,7 +74,9 @@ from dbladder.errors import DbladderError
 from dbladder.plans import Ladder
 from dbladder.report.native import client_words
 from dbladder.result.passmark import PassMark
+from dbladder.roles import BadPlacement, Placement, RoleLimits, format_cpus, parse_placement
 from dbladder.run.round import RunConfig, run_ladder
+from dbladder.servers import start_managed
 from dbladder.workloads import base
 from dbladder.workloads.registry import load_workload
 from dbladder.workloads.shop import schema as shop
@@ -95,6 +104,9 @@ def operations(mix: Mix, stream: int, count: int = 200_000) -> list[tuple[str, t
 PG_SOCKET = "/var/run/postgresql"
 MARIADB_SOCKET = "/run/mysqld/mysqld.sock"
 GOAL = 0.6
+# With the roles apart (--cpus generator=... --cpus database=...) the clients no longer take the
+# server's CPU, and issue 23 asks for 0.8.
+GOAL_APART = 0.8
 LATE_START_S = 0.25  # a probe whose generator began later than this is taken again
 READ_SQL = read_statements(load_workload("shop"))
 
@@ -110,6 +122,7 @@ class Scratch:
     drop: Callable[[], object]
     name: str = ""
     path: str = ""
+    host: str = PG_SOCKET  # PostgreSQL's socket folder, for pgbench -h
 
 
 def _run(command: list[str], **kwargs: Any) -> subprocess.CompletedProcess[str]:
@@ -126,6 +139,18 @@ def server_down(engine: str) -> str | None:
     except (OSError, subprocess.SubprocessError) as exc:
         return f"{engine} server not reachable ({type(exc).__name__})"
     return None
+
+
+def managed_database(engine: str, tcp: bool, limits: RoleLimits) -> Scratch:
+    """A managed server of its own on the database role's CPUs, its `dbladder` database the scratch
+    one, removed with the server."""
+    server = start_managed(engine, limits=limits)
+    print(
+        f"{engine}: managed server {server.name} on CPU {format_cpus(server.cpus or [])}",
+        flush=True,
+    )
+    url = server.url if tcp else server.socket_url
+    return Scratch(engine, url, server.remove, server.database, host=str(server.socket_dir))
 
 
 def scratch_database(engine: str, tcp: bool) -> Scratch:
@@ -576,7 +601,7 @@ def pgbench_scheduled(scratch: Scratch, mix: Mix, rate: float, args: argparse.Na
         Path(folder, name).write_text(text)
     try:
         command = [
-            "pgbench", "-h", PG_SOCKET, "-U", "postgres", "-n", "-M", "prepared",
+            "pgbench", "-h", scratch.host, "-U", "postgres", "-n", "-M", "prepared",
             "-c", str(args.connections), "-j", str(args.processes), "-T", str(int(args.hold)),
             "-R", str(int(rate)), "-L", "50", *pgbench_file_options(scripts, folder), scratch.name,
         ]  # fmt: skip
@@ -620,11 +645,20 @@ def native_scheduled(scratch: Scratch, mix: Mix, guess: float, args: argparse.Na
 
 
 def measure(engine: str, config: Mix, args: argparse.Namespace) -> dict[str, Any] | None:
-    reason = server_down(engine)
-    if reason:
-        print(f"{engine}: skipped, {reason}")
-        return None
-    scratch = scratch_database(engine, args.tcp)
+    placement: Placement = args.placement
+    if placement.database.cpus is not None and engine != "sqlite":
+        scratch = managed_database(engine, args.tcp, placement.database)
+    else:
+        reason = server_down(engine)
+        if reason:
+            print(f"{engine}: skipped, {reason}")
+            return None
+        scratch = scratch_database(engine, args.tcp)
+    # The server was started from this process before it took the generator's CPUs: the clients
+    # and direct mode's generator processes inherit them, the server keeps its own.
+    everywhere = os.sched_getaffinity(0)
+    if placement.generator.cpus is not None:
+        os.sched_setaffinity(0, placement.generator.cpus)
     try:
         seconds = asyncio.run(seed(scratch.url, config.products, config.orders))
         print(f"{engine}: seeded in {seconds:.1f} s ({scratch.url})", flush=True)
@@ -674,14 +708,16 @@ def measure(engine: str, config: Mix, args: argparse.Namespace) -> dict[str, Any
                     flush=True,
                 )
             rounds.append(ratio)
+            goal = GOAL_APART if placement.generator.cpus and placement.database.cpus else GOAL
             print(
                 f"  round {number + 1}: {engine} direct {direct:,.0f} req/s, native {reference:,.0f} ops/s "
                 f"({before.rate:,.0f} / {after.rate:,.0f}), ratio {ratio:.2f} "
-                f"(goal >= {GOAL}: {'met' if ratio >= GOAL else 'MISSED'})",
+                f"(goal >= {goal}: {'met' if ratio >= goal else 'MISSED'})",
                 flush=True,
             )
         return {"engine": engine, "ratios": rounds, "native": before.label}
     finally:
+        os.sched_setaffinity(0, everywhere)
         scratch.drop()
 
 
@@ -693,8 +729,15 @@ def main() -> int:
     parser.add_argument(
         "--processes",
         type=int,
-        default=os.cpu_count() or 1,
-        help="generator processes of direct mode, and the native client's processes/threads",
+        default=0,
+        help="the native client's processes/threads (0: one per CPU it may run on)",
+    )
+    parser.add_argument(
+        "--cpus",
+        action="append",
+        default=[],
+        metavar="ROLE=LIST",
+        help="generator=LIST: both clients on those CPUs; database=LIST: a managed server on those",
     )
     parser.add_argument("--connections", type=int, default=8, help="database connections, both sides")
     parser.add_argument("--seconds", type=float, default=10, help="length of each native run")
@@ -719,11 +762,22 @@ def main() -> int:
         "--tcp", action="store_true", help="loopback TCP instead of the servers' Unix sockets"
     )
     args = parser.parse_args()  # fmt: skip
+    try:
+        args.placement = parse_placement(args.cpus)
+    except BadPlacement as exc:
+        parser.error(str(exc))
+    generator_cpus = args.placement.generator.cpus
+    args.processes = args.processes or (len(generator_cpus) if generator_cpus else os.cpu_count() or 1)
     config = Mix(products=args.products, orders=args.orders)
+    where = ", ".join(
+        f"{role} on CPU {format_cpus(cpus)}"
+        for role in ("generator", "database")
+        if (cpus := args.placement.of(role).cpus) is not None
+    )
     print(
         f"read mix 50/30/20 on {config.products:,} products, {config.orders:,} orders; "
         f"{args.processes} processes, {args.connections} connections; {os.cpu_count()} cores, "
-        f"load average {os.getloadavg()[0]:.1f}",
+        f"load average {os.getloadavg()[0]:.1f}; {where or 'roles not pinned'}",
         flush=True,
     )
     summary = []

@@ -45,6 +45,7 @@ from ..engines import opened
 from ..engines.base import EngineInfo, EngineOptions
 from ..engines.dialect import dialect_of
 from ..errors import DbladderError, InvalidConfig, NotSeeded
+from ..roles import RoleLimits, confine_self, confiner, format_cpus
 from ..urls import DatabaseURL, parse_url, with_password
 from ..workloads.base import Args, Draw, Workload
 from ..workloads.registry import load_workload
@@ -83,6 +84,9 @@ class NativeConfig:
     connections: int = 8  # pgbench clients, sysbench threads
     processes: int = 0  # apsw loops (SQLite), pgbench threads; 0: one per core
     seed: int = 1  # of the requests drawn, so two runs send the same ones
+    # The generator role's CPUs (`--cpus generator=...`): the native client runs on them and no
+    # others, as direct mode's generator does, so the two are measured like with like. None: any.
+    cpus: tuple[int, ...] | None = None
 
     def validate(self) -> list[str]:
         """Every problem, each naming its field; empty when the config is usable."""
@@ -101,6 +105,8 @@ class NativeConfig:
             problems.append(f"processes must be from 0 (one per core) to 256, not {self.processes}")
         if not 0 <= self.seed < 2**31:
             problems.append(f"seed must be from 0 to 2**31-1, not {self.seed}")
+        if self.cpus is not None and not set(self.cpus) <= os.sched_getaffinity(0):
+            problems.append(f"cpus {format_cpus(self.cpus)} are not all allowed to this process")
         return problems
 
     def checked(self) -> NativeConfig:
@@ -111,7 +117,8 @@ class NativeConfig:
 
     @property
     def process_count(self) -> int:
-        return self.processes or os.cpu_count() or 1
+        """The processes asked for, else one per CPU the client may run on."""
+        return self.processes or (len(self.cpus) if self.cpus else os.cpu_count() or 1)
 
 
 def missing_client(engine: str) -> str | None:
@@ -162,6 +169,7 @@ def native_reference(config: NativeConfig, progress: Callable[[str], None] | Non
         "database": url.redacted,
         "engine": url.engine,
         "server_version": info.server_version,
+        "cpus": format_cpus(config.cpus) if config.cpus is not None else None,
         "measured_at": started,
     }
 
@@ -301,7 +309,17 @@ def _apsw_loops(
         children.append(
             context.Process(
                 target=_apsw_loop,
-                args=(path, pragmas, busy_ms, work, config.seconds, config.warmup_seconds, barrier, out),
+                args=(
+                    path,
+                    pragmas,
+                    busy_ms,
+                    work,
+                    config.seconds,
+                    config.warmup_seconds,
+                    barrier,
+                    out,
+                    config.cpus,
+                ),
                 daemon=True,
             )
         )
@@ -348,11 +366,13 @@ def _apsw_loop(
     warmup: float,
     barrier: Any,
     out: Any,
+    cpus: tuple[int, ...] | None = None,
 ) -> None:
     """One process: warm up, wait for the others, then run `work` in a cycle for `seconds`."""
     try:
         import apsw
 
+        confine_self(RoleLimits(cpus=cpus))
         db = apsw.Connection(path, statementcachesize=100)
         for name, value in pragmas.items():
             db.execute(f"PRAGMA {name}={value}")
@@ -446,9 +466,9 @@ def _pgbench(
                 stream.write(text)
         if config.warmup_seconds:
             warmup = pgbench_command(url, scripts, max(1, math.ceil(config.warmup_seconds)), config)
-            _tool(warmup, folder, environment, config.warmup_seconds)
+            _tool(warmup, folder, environment, config.warmup_seconds, config.cpus)
         command = pgbench_command(url, scripts, seconds, config)
-        output = _tool(command, folder, environment, seconds)
+        output = _tool(command, folder, environment, seconds, config.cpus)
     processed = re.search(r"number of transactions actually processed: (\d+)", output)
     tps = re.search(r"tps = ([\d.]+) \(without initial connection time\)", output)
     if processed is None or tps is None:
@@ -563,9 +583,9 @@ def _sysbench(
             write_sysbench_password(folder, url.password)
         if config.warmup_seconds:
             warmup = sysbench_command(url, max(1, math.ceil(config.warmup_seconds)), config)
-            _tool(warmup, folder, dict(os.environ), config.warmup_seconds)
+            _tool(warmup, folder, dict(os.environ), config.warmup_seconds, config.cpus)
         command = sysbench_command(url, seconds, config)
-        output = _tool(command, folder, dict(os.environ), seconds)
+        output = _tool(command, folder, dict(os.environ), seconds, config.cpus)
     measured = parse_sysbench_output(output)
     if not measured.seconds:
         raise NativeClientFailed(f"sysbench's output has no rate: {_last_line(output)}")
@@ -584,11 +604,19 @@ def _sysbench(
 # ---------------------------------------------------------------------------------------------
 
 
-def _tool(command: list[str], folder: str, environment: dict[str, str], seconds: float) -> str:
-    """Run a native client in `folder`; its standard output, or NativeClientFailed with its last words."""
+def _tool(
+    command: list[str],
+    folder: str,
+    environment: dict[str, str],
+    seconds: float,
+    cpus: tuple[int, ...] | None = None,
+) -> str:
+    """Run a native client in `folder` on `cpus` (None: any); its standard output, or
+    NativeClientFailed with its last words."""
     try:
         done = subprocess.run(
             command,
+            preexec_fn=confiner(RoleLimits(cpus=cpus)),
             cwd=folder,
             env=environment,
             capture_output=True,

@@ -20,7 +20,7 @@ from pathlib import Path
 
 import psutil
 
-from ..roles import RoleLimits
+from ..roles import RoleLimits, remove_leftovers
 from . import registry
 from .errors import NotManaged, ServerStartFailed
 from .kind import Layout, OsUser, ServerKind
@@ -99,6 +99,8 @@ def start_managed(
     root = registry.ensure_root(registry.registry_root()).resolve()
     base = Path(base_dir).resolve() if base_dir is not None else root
     base.mkdir(parents=True, exist_ok=True)
+    if limits is not None and limits.memory is not None:
+        _remove_left_over_cgroups(root)
     for attempt in range(PORT_ATTEMPTS):
         server = _create(kind, effective, settings or {}, binaries, user, root, base)
         try:
@@ -116,6 +118,18 @@ def start_managed(
             server.remove()
             raise
     raise AssertionError("unreachable")
+
+
+def _remove_left_over_cgroups(root: Path) -> None:
+    """Remove the servers a killed run left in memory cgroups, then the cgroups: a group is only
+    removed once no process is in it, and these servers' runs will never remove them."""
+    for entry in registry.entries(root):
+        with contextlib.suppress(NotManaged):
+            if entry.problem is None:
+                server = ManagedServer.load(entry.folder)
+                if server.left_over and server.cgroup is not None:
+                    server.remove()
+    remove_leftovers()
 
 
 def _create(

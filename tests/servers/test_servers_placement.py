@@ -6,6 +6,9 @@ from __future__ import annotations
 
 import asyncio
 import os
+import signal
+import subprocess
+import sys
 from pathlib import Path
 
 import psutil
@@ -98,3 +101,52 @@ def test_the_machines_own_server_is_never_pinned() -> None:
     assert placement_refusal("managed:postgresql", RoleLimits(cpus=(0,))) is None
     with pytest.raises(UnmanagedRole), managed_server_for(text, limits=RoleLimits(cpus=(0,))):
         pass
+
+
+HOLD = """
+import sys, time
+from dbladder.roles import RoleLimits
+from dbladder.servers import managed_server
+with managed_server("postgresql", limits=RoleLimits(memory=256 << 20)) as server:
+    print(server.cgroup, flush=True)
+    time.sleep(60)
+"""
+
+
+def start_holder() -> tuple[subprocess.Popen[str], Path]:
+    holder = subprocess.Popen([sys.executable, "-c", HOLD], stdout=subprocess.PIPE, text=True)
+    assert holder.stdout is not None
+    line = holder.stdout.readline().strip()
+    holder.stdout.close()
+    assert line, "the holder did not start its server"
+    return holder, Path(line)
+
+
+@pytest.fixture
+def capped(registry_dir, programs) -> Path:
+    problem = memory_problem()
+    if problem is not None:
+        pytest.skip(problem)
+    programs("postgresql")
+    return registry_dir
+
+
+@pytest.mark.slow
+def test_the_cgroup_is_gone_after_ctrl_c(capped) -> None:
+    holder, group = start_holder()
+    assert group.is_dir()
+    holder.send_signal(signal.SIGINT)
+    assert holder.wait(timeout=60) != 0
+    assert not group.exists()
+
+
+@pytest.mark.slow
+def test_the_cgroup_of_a_killed_run_is_removed_by_the_next(capped) -> None:
+    holder, group = start_holder()
+    holder.kill()
+    holder.wait()
+    assert group.is_dir()  # the server still runs in it: nobody was left to end either
+    with managed_server("postgresql", limits=RoleLimits(memory=256 << 20)) as server:
+        assert not group.exists()
+        assert server.cgroup is not None and Path(server.cgroup).is_dir()
+    assert not Path(server.cgroup).exists()

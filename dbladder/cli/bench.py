@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import asyncio
 import json
+from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
@@ -20,8 +21,11 @@ from ..bench.native_result import result_for_reference, save_reference
 from ..engines.base import EngineInfo
 from ..errors import UsageError
 from ..report.native import client_words, native_sentence
+from ..roles import Placement, UnmanagedRole, drop_page_cache
+from ..servers import is_managed_spec, managed_server_for, parse_managed_spec, placement_refusal
 from ..urls import parse_url
 from .common import warn_if_not_durable
+from .roles import placement_from, role_options
 
 DEFAULT_DB = "sqlite:///chirp.db"
 NATIVE_DB = "sqlite:///shop.db"  # --native measures the shop, whose default database this is
@@ -103,6 +107,7 @@ NOT_NATIVE = (
     "its ceiling as a share of the reference and writes the reference into it and its report.",
 )
 @click.option("--json", "as_json", is_flag=True, help="Print the results as JSON.")
+@role_options
 @click.pass_context
 def bench(
     ctx: click.Context,
@@ -122,6 +127,9 @@ def bench(
     native: bool,
     result_path: Path | None,
     as_json: bool,
+    cpus: tuple[str, ...],
+    memory: tuple[str, ...],
+    drop_caches: bool,
 ) -> None:
     """Raw rounds (point reads, write transactions, batched inserts) beside bare references.
 
@@ -135,8 +143,13 @@ def bench(
             for param in ctx.command.params
             if ctx.get_parameter_source(str(param.name)) == ParameterSource.COMMANDLINE
         }
-        _native(given, db_url, scale, seconds, warmup, connections, result_path, as_json)
+        placement = placement_from(cpus, memory, drop_caches)
+        _native(given, db_url, scale, seconds, warmup, connections, result_path, as_json, placement)
         return
+    if cpus or memory or drop_caches:
+        raise UsageError(
+            "--cpus, --memory and --drop-caches go with --native (the raw rounds run in-process)"
+        )
     if journal_test:
         config: Any = JournalConfig(
             db_url=db_url,
@@ -184,24 +197,48 @@ def _native(
     connections: int,
     result_path: Path | None,
     as_json: bool,
+    placement: Placement,
 ) -> None:
-    """`bench --native [--result PATH]`: measure, print, and write the block into the result."""
+    """`bench --native [--result PATH]`: measure, print, and write the block into the result. The
+    native client runs on the generator's CPUs; a `managed:` database is started for the
+    measurement on the database's CPUs and under its cap (seed it with --scale)."""
     if "native" not in given:
         raise UsageError("--result goes with --native: dbladder bench --native --db URL --result PATH")
     stray = [option for name, option in given.items() if name in NOT_NATIVE]
     if stray:
         verb = "does" if len(stray) == 1 else "do"
         raise UsageError(f"{', '.join(stray)} {verb} not apply to --native (it measures the shop's read mix)")
+    text = db_url if "db_url" in given else NATIVE_DB
+    stray_caps = [role for role in ("generator", "service") if placement.of(role).memory is not None]
+    if stray_caps or placement.service.cpus is not None:
+        raise UsageError(
+            "bench --native places only the generator's CPUs and the database (--memory database=...)"
+        )
+    refusal = placement_refusal(text, placement.database)
+    if refusal is not None:
+        raise UnmanagedRole(refusal)
+    if is_managed_spec(text):
+        parse_managed_spec(text)  # a bad spec is refused before any server starts
     config = NativeConfig(
-        db_url=db_url if "db_url" in given else NATIVE_DB,
+        db_url=NATIVE_DB if is_managed_spec(text) else text,  # the server's URL once it runs
         seconds=seconds if seconds is not None else NativeConfig.seconds,
         warmup_seconds=warmup,
         connections=connections if "connections" in given else NATIVE_CONNECTIONS,
+        cpus=placement.generator.cpus,
     ).checked()
-    engine = parse_url(config.db_url).engine
+    engine = parse_managed_spec(text)[0] if is_managed_spec(text) else parse_url(config.db_url).engine
     reason = missing_client(engine)
     if reason:
         raise NativeClientMissing(reason)  # before anything is loaded or measured
+    with managed_server_for(text, limits=placement.database) as server:
+        if server is not None:
+            config = replace(config, db_url=server.url)
+        _measure_native(config, scale, result_path, as_json, placement)
+
+
+def _measure_native(
+    config: NativeConfig, scale: float | None, result_path: Path | None, as_json: bool, placement: Placement
+) -> None:
     result, result_file = None, None
     if result_path is not None:
         result, result_file = result_for_reference(result_path, config.db_url)
@@ -214,6 +251,8 @@ def _native(
         if not as_json:
             click.echo(f"  {message}", err=True)
 
+    if placement.drop_caches:
+        drop_page_cache()
     block = native_reference(config, progress)
     if result is not None and result_file is not None:
         block = save_reference(result, result_file, block)

@@ -12,13 +12,14 @@ import sys
 
 import click
 
+from .. import __version__
 from ..errors import DbladderError, Finding, InvalidConfig
 from . import bench, check_instances, compare, db, engines, report, run, seed, serve, workloads
 from .option_names import worded_for_the_command_line
 
 
 @click.group(context_settings={"help_option_names": ["-h", "--help"], "max_content_width": 100})
-@click.version_option(package_name="dbladder")
+@click.version_option(__version__, "-V", "--version", prog_name="dbladder")
 def cli() -> None:
     """Which database holds my web app, and where does each one stop?"""
 
@@ -37,7 +38,8 @@ cli.add_command(bench.bench)
 
 def main() -> None:
     try:
-        cli.main(standalone_mode=False)
+        # prog_name fixed, so `python -m dbladder` answers shell completion (_DBLADDER_COMPLETE) too.
+        cli.main(prog_name="dbladder", standalone_mode=False)
     except click.exceptions.Abort:
         click.echo("Aborted.", err=True)
         sys.exit(130)

@@ -11,10 +11,11 @@ from typing import Any
 import click
 
 from ..engines.base import DEFAULT_POOL_SIZE, EngineInfo, EngineOptions
-from ..errors import UsageError
+from ..errors import DbladderError, UsageError
+from ..load.presets import presets_for
 from ..servers import is_managed_spec
 from ..urls import DB_URL_ENV, parse_url, url_text
-from ..workloads.registry import DEFAULT_WORKLOAD
+from ..workloads.registry import DEFAULT_WORKLOAD, load_workload
 
 DEFAULT_DB = "sqlite:///shop.db"
 EXIT_CODES = {
@@ -83,6 +84,15 @@ def warn_if_not_durable(info: EngineInfo) -> None:
     warning = info.durability_warning
     if warning:
         click.secho(warning, fg="red", bold=True, err=True)
+
+
+def complete_preset(ctx: click.Context, param: click.Parameter, incomplete: str) -> list[str]:
+    """Shell completion of --preset: the presets of the workload chosen so far on the line."""
+    try:
+        workload = load_workload(ctx.params.get("workload") or DEFAULT_WORKLOAD)
+    except DbladderError:
+        return []  # a workload that does not load completes nothing; running it will say why
+    return [name for name in presets_for(workload) if name.startswith(incomplete)]
 
 
 workload_option = click.option(

@@ -24,7 +24,15 @@ from ..run.integrity import raise_if_lost
 from ..run.plan_choice import PlanChoice, PlanOptions, choose_plan
 from ..run.round import TARGETS, RunConfig, default_out_dir, run_ladder
 from ..transport import TRANSPORTS
-from .common import DATA_OPTIONS, db_option, exit_codes, parse_sizes, sigterm_as_interrupt, workload_option
+from .common import (
+    DATA_OPTIONS,
+    complete_preset,
+    db_option,
+    exit_codes,
+    parse_sizes,
+    sigterm_as_interrupt,
+    workload_option,
+)
 
 
 class TerminalProgress:
@@ -85,6 +93,7 @@ ROUND_OPTIONS = [
     workload_option,
     click.option(
         "--preset",
+        shell_complete=complete_preset,
         help="A named round of the workload instead of the ceiling search; `dbladder workloads` lists "
         "each workload's presets (the shop's are the published rounds of \"Postgres vs SQLite under "
         'load" and "Postgres vs MariaDB on two dedicated CPUs": read, shop20, shop20-1w, write, '

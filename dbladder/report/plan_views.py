@@ -17,7 +17,7 @@ from typing import ClassVar
 from ..result.level import Level
 from ..result.run import RunResult
 from . import closed
-from .figures import plain, rate
+from .figures import ms, plain, rate
 
 OPEN_MODEL = (
     "open: each request is sent when it is due, whatever the service does; latency is measured from "
@@ -34,6 +34,8 @@ class PlanView:
     closed: ClassVar[bool] = False
     searched: ClassVar[bool] = False
     x_label: ClassVar[str] = "offered rate, req/s"
+    top_words: ClassVar[str] = "the top step"
+    """What holding everything means: "the top step" of a ladder, "every probe" of a search."""
 
     @property
     def spike(self) -> bool:
@@ -85,6 +87,35 @@ class PlanView:
         """Where a level sits on the plots' x axis."""
         return float(level.offered_rps)
 
+    def level_words(self, level: Level) -> str:
+        """A level as the plots' tips name it: "500 req/s offered"."""
+        return f"{rate(level.offered_rps)} req/s offered"
+
+    def ceiling_words(self, x: float) -> str:
+        """The ceiling's mark on the plots: "1,000"."""
+        return rate(x)
+
+    def detail(self) -> str:
+        """What else sets a round of this plan apart from one that shares its title ("" if nothing)."""
+        return ""
+
+    def held_words(self) -> str:
+        """The terminal's ceiling line: "2,000 req/s (the highest step held)"."""
+        ceiling = self.result.ceiling_rps
+        return (
+            f"{ceiling:,.0f} req/s (the highest step held)"
+            if ceiling is not None
+            else "none: the first step failed"
+        )
+
+    def cell(self) -> str:
+        """The headline for a table: "2,000", "≥ 2,000" (no level failed) or "< 500" (the first failed)."""
+        levels = self.result.levels
+        ceiling = self.headline
+        if ceiling is None:
+            return f"< {rate(levels[0].offered_rps)}" if levels else "no level"
+        return ("≥ " if self.lower_bound else "") + rate(ceiling)
+
     @property
     def headline(self) -> float | None:
         """The figure the result table compares: the ceiling (`ceiling_rps`)."""
@@ -116,6 +147,7 @@ class SearchView(PlanView):
 
     name: ClassVar[str] = "search"
     searched: ClassVar[bool] = True
+    top_words: ClassVar[str] = "every probe"
 
     def key(self) -> tuple[object, ...]:
         search = self.result.config.search
@@ -127,10 +159,21 @@ class SearchView(PlanView):
         start = search.start if search and search.start is not None else 0
         return f"ceiling search from {rate(start)} req/s"
 
-    @property
-    def start(self) -> float:
-        # The round's first x is the ladder's, which a search has none of.
-        return super().start
+    def held_words(self) -> str:
+        """A search's ceiling: "2,000 req/s (held; 2,090 failed, 4.5 % above, after 8 probes)"."""
+        search = self.result.search
+        if search is None:
+            return super().held_words()
+        held, failed, probes = search.held_rps, search.failed_rps, search.probes or 0
+        if held is None:
+            lowest = min(level.offered_rps for level in self.result.levels)
+            return f"none: no probe held, down to {lowest:,.0f} req/s"
+        if failed is None:
+            return f"at least {held:,.0f} req/s (every probe held; the search did not find a limit)"
+        return (
+            f"{held:,.0f} req/s (held; {failed:,.0f} failed, {100 * (failed / held - 1):.1f} % above, "
+            f"after {probes} probes)"
+        )
 
     def holds(self) -> list[float]:
         search = self.result.config.search
@@ -218,6 +261,38 @@ class UsersView(PlanView):
 
     def x(self, level: Level) -> float:
         return float(level.users) if level.users is not None else float(level.offered_rps)
+
+    def level_words(self, level: Level) -> str:
+        return f"{rate(level.users or 0)} users"
+
+    def ceiling_words(self, x: float) -> str:
+        return f"{rate(x)} users"
+
+    def detail(self) -> str:
+        return f"think {closed.think_words(self.result)}"
+
+    def held_words(self) -> str:
+        """The users held and their rate; a spike's rate and p95 in each of its phases."""
+        phases = closed.spike_levels(self.result)
+        if phases:
+            # A spike's "ceiling" would be the quiet phase after it: its phases say what happened.
+            rates = " / ".join(f"{row.achieved_rps:,.0f}" for _, row in phases)
+            p95s = " / ".join(ms(row.p95_ms) for _, row in phases)
+            return f"{rates} req/s, p95 {p95s} ms ({' / '.join(name for name, _ in phases)})"
+        ceiling = self.result.ceiling_rps
+        if ceiling is None:
+            return "none: the first level failed"
+        return f"{self.result.ceiling_users or 0:,} users, {ceiling:,.0f} req/s (the highest level held)"
+
+    def cell(self) -> str:
+        """The rate only (the users held are said beside it), or "< 20 users"; a spike: the rate at
+        the spike, or "-" when the spike did not finish."""
+        if self.spike:
+            return "-" if self.headline is None else rate(self.headline)
+        levels = self.result.levels
+        if self.headline is None:
+            return f"< {rate(levels[0].users or 0)} users" if levels else "no level"
+        return rate(self.headline)
 
     @property
     def headline(self) -> float | None:

@@ -35,7 +35,6 @@ from .runs import Round, RunInRound
 from .svg import DASHES, MARKERS, PALETTE, Axis, Chart, Point
 
 RATE_LABEL = "offered rate, req/s"
-USERS_LABEL = "users"
 
 
 @dataclass(frozen=True)
@@ -74,11 +73,7 @@ def _points(run: RunInRound, value: Callable[[Level], float | None], what: str, 
     rows = sorted(run.levels, key=run.x) if run.searched else run.levels
     for row in rows:
         figure = value(row)
-        where = (
-            f"{fig.rate(row.users or 0)} users"
-            if run.closed
-            else f"{fig.rate(row.offered_rps)} req/s offered"
-        )
+        where = run.plan.level_words(row)
         tip = (
             f"{run.name}, level {row.number} ({where}): "
             + (f"{what} {figure:,.3g} {unit}" if figure is not None else f"{what} not measured")
@@ -94,7 +89,8 @@ def _figure(row: Level, key: str) -> float | None:
 
 def _x_axis(round_: Round) -> Axis:
     values = [run.x(row) for run in round_.runs for row in run.levels] or [round_.start]
-    return Axis.covering(values, USERS_LABEL if round_.closed else RATE_LABEL, pad=0.04)
+    label = round_.runs[0].plan.x_label if round_.runs else RATE_LABEL
+    return Axis.covering(values, label, pad=0.04)
 
 
 def _ceilings(chart: Chart, all_series: list[Series]) -> None:
@@ -104,7 +100,7 @@ def _ceilings(chart: Chart, all_series: list[Series]) -> None:
         ceiling = item.run.ceiling_x
         if ceiling is None:
             continue
-        words = f"{fig.rate(ceiling)} users" if item.run.closed else fig.rate(ceiling)
+        words = item.run.plan.ceiling_words(ceiling)
         text = f"ceiling {words}" if ceiling not in labelled else ""
         chart.vline(ceiling, text, item.color, row=len(labelled))
         if text:

@@ -308,7 +308,7 @@ def _distinguish(rounds: list[Round]) -> None:
         sizes_words,
         _hold_words,
         lambda r: f"target {r.config.target}",
-        lambda r: f"think {closed.think_words(r)}" if closed.is_closed(r) else "",
+        lambda r: plan_of(r).detail(),
     )
     for detail in details:
         by_title: dict[str, list[Round]] = {}
@@ -326,18 +326,9 @@ def _distinguish(rounds: list[Round]) -> None:
 
 
 def ceiling_text(run: RunInRound) -> str:
-    """A run's headline for a table: "2,000", "≥ 2,000" (no level failed) or "< 500" (the first failed).
-
-    Closed model: the rate only (the users held are said beside it, `group_cell`), or "< 20 users";
-    a spike: the rate at the spike, or "-" when the spike did not finish.
-    """
-    if run.spike:
-        return "-" if run.headline is None else rate(run.headline)
-    if run.closed and run.ceiling is None:
-        return f"< {rate(run.levels[0].users or 0)} users" if run.levels else "no level"
-    if run.ceiling is None:
-        return f"< {rate(run.levels[0].offered_rps)}" if run.levels else "no level"
-    return ("≥ " if run.lower_bound and not run.closed else "") + rate(run.ceiling)
+    """A run's headline for a table (`PlanView.cell`): "2,000", "≥ 2,000" (no level failed), "< 500"
+    (the first failed); a users round's rate, or "< 20 users"; a spike's rate at the spike, or "-"."""
+    return run.plan.cell()
 
 
 def _median(group: Group, unit: str = "") -> str:
@@ -416,7 +407,8 @@ def _behind(best: Group, other: Group) -> str:
 
 def _top(group: Group) -> str:
     """What holding everything means for a group's runs: "every probe" (a search), "the top step"."""
-    return "every probe" if any(run.searched for run in group.runs) else "the top step"
+    searched = [run.plan.top_words for run in group.runs if run.searched]
+    return searched[0] if searched else group.runs[0].plan.top_words
 
 
 def _all_held(group: Group) -> bool:

@@ -6,8 +6,9 @@ from collections.abc import Mapping
 from typing import Any
 
 from ..result.level import Level
-from ..result.run import RunResult, Search, as_result
+from ..result.run import RunResult, as_result
 from .closed import recovery_words, spike_levels
+from .figures import ms
 from .plan_views import plan_of
 
 COLUMNS = (
@@ -16,18 +17,14 @@ COLUMNS = (
     ("offered", 8, lambda r: f"{r.offered_rps:,.0f}"),
     ("sent", 8, lambda r: f"{r.sent_rps:,.0f}" if r.sent_rps is not None else "-"),
     ("achieved", 9, lambda r: f"{r.achieved_rps:,.0f}"),
-    ("p50", 8, lambda r: _ms(r.p50_ms)),
-    ("p95", 8, lambda r: _ms(r.p95_ms)),
-    ("p99", 8, lambda r: _ms(r.p99_ms)),
-    ("max", 8, lambda r: _ms(r.max_ms)),
+    ("p50", 8, lambda r: ms(r.p50_ms)),
+    ("p95", 8, lambda r: ms(r.p95_ms)),
+    ("p99", 8, lambda r: ms(r.p99_ms)),
+    ("max", 8, lambda r: ms(r.max_ms)),
     ("fail%", 6, lambda r: f"{r.fail_pct:.2f}"),
     ("dropped", 7, lambda r: f"{r.dropped:,}"),
     ("result", 6, lambda r: ("pass" if r.passed else "FAIL") + ("*" if r.flags else "")),
 )
-
-
-def _ms(value: float) -> str:
-    return f"{value:.1f}" if value < 100 else f"{value:,.0f}"
 
 
 def _machine(key: str, digits: int = 0) -> Any:
@@ -82,28 +79,8 @@ def summary(result: RunResult | Mapping[str, Any]) -> str:
     result = as_result(result)
     engine = result.engine
     mark = result.pass_mark
-    ceiling = result.ceiling_rps
-    plan = plan_of(result)
     phases = spike_levels(result)
-    if phases:
-        # A spike's "ceiling" would be the quiet phase after it: its phases say what happened.
-        rates = " / ".join(f"{row.achieved_rps:,.0f}" for _, row in phases)
-        p95s = " / ".join(_ms(row.p95_ms) for _, row in phases)
-        held = f"{rates} req/s, p95 {p95s} ms ({' / '.join(name for name, _ in phases)})"
-    elif plan.closed:
-        held = (
-            f"{result.ceiling_users or 0:,} users, {ceiling:,.0f} req/s (the highest level held)"
-            if ceiling is not None
-            else "none: the first level failed"
-        )
-    elif plan.searched and result.search is not None:
-        held = _search_words(result, result.search)
-    else:
-        held = (
-            f"{ceiling:,.0f} req/s (the highest step held)"
-            if ceiling is not None
-            else "none: the first step failed"
-        )
+    held = plan_of(result).held_words()
     name = (engine.engine if engine else None) or "?"
     version = (engine.server_version if engine else None) or ""
     lines = [
@@ -119,19 +96,6 @@ def summary(result: RunResult | Mapping[str, Any]) -> str:
     lines.append(f"stopped  {result.stopped_because}")
     lines += [f"flag     {flag}" for flag in result.flags]
     return "\n".join(lines)
-
-
-def _search_words(result: RunResult, search: Search) -> str:
-    """A search's ceiling: "2,000 req/s (held; 2,090 failed, 4.5 % above, after 8 probes)"."""
-    held, failed, probes = search.held_rps, search.failed_rps, search.probes or 0
-    if held is None:
-        return f"none: no probe held, down to {min(r.offered_rps for r in result.levels):,.0f} req/s"
-    if failed is None:
-        return f"at least {held:,.0f} req/s (every probe held; the search did not find a limit)"
-    return (
-        f"{held:,.0f} req/s (held; {failed:,.0f} failed, {100 * (failed / held - 1):.1f} % above, "
-        f"after {probes} probes)"
-    )
 
 
 def render(result: RunResult | Mapping[str, Any]) -> str:

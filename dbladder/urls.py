@@ -54,6 +54,9 @@ class EngineKind:
     # The engine runs inside the process that uses it (SQLite, a library): no server, no connection,
     # no process of its own to find, observe, kill or restart.
     in_process: bool
+    # How the engine is configured, for writing a result's settings back out as the file a reader
+    # would copy: "postgresql.conf", "option file" (MariaDB's .cnf), "pragmas" (SQLite's).
+    settings_format: str
 
     @property
     def has_server(self) -> bool:
@@ -61,9 +64,9 @@ class EngineKind:
         return not self.in_process
 
 
-SQLITE = EngineKind("sqlite", "SQLite", in_process=True)
-POSTGRESQL = EngineKind("postgresql", "PostgreSQL", in_process=False)
-MARIADB = EngineKind("mariadb", "MariaDB", in_process=False)
+SQLITE = EngineKind("sqlite", "SQLite", in_process=True, settings_format="pragmas")
+POSTGRESQL = EngineKind("postgresql", "PostgreSQL", in_process=False, settings_format="postgresql.conf")
+MARIADB = EngineKind("mariadb", "MariaDB", in_process=False, settings_format="option file")
 KINDS = {kind.name: kind for kind in (SQLITE, POSTGRESQL, MARIADB)}
 """Engine name -> its kind, for the engines dbladder knows."""
 
@@ -74,6 +77,12 @@ def engine_kind(name: str) -> EngineKind:
     if kind is None:
         raise UnknownEngine(f"unknown database engine {name!r}; known engines: {', '.join(KINDS)}")
     return kind
+
+
+def runs_in_process(name: object) -> bool:
+    """Whether the engine a result names (any value, as read from JSON) runs in-process: SQLite."""
+    kind = KINDS.get(name) if isinstance(name, str) else None
+    return kind is not None and kind.in_process
 
 
 # Scheme -> engine name. Aliases are accepted so that URLs copied from other tools work.

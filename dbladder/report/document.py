@@ -14,6 +14,7 @@ from functools import partial
 from ..result.level import Level
 from ..result.run import RunResult, as_result
 from ..result.verdict import RULE
+from ..urls import runs_in_process
 from . import figures as fig
 from .blocks import Block, Bullets, Column, Heading, Paragraph, Plots, Report, Table
 from .caveats import caveats
@@ -290,7 +291,11 @@ def _levels_section(rounds: list[Round], result_count: int) -> list[Block]:
             database_cpu = fig.any_level(levels, partial(fig.group_cpu, group="database"))
             if not fig.any_level(levels, fig.host_cpu) and not database_cpu:
                 notes.append("CPU of the host, the service and the database: not measured in this run.")
-            elif not database_cpu and run.result.engine is not None and run.result.engine.engine == "sqlite":
+            elif (
+                not database_cpu
+                and run.result.engine is not None
+                and runs_in_process(run.result.engine.engine)
+            ):
                 notes.append("SQLite runs inside the service's processes: its CPU is in the service's.")
             if notes:
                 blocks.append(Bullets(notes))

@@ -31,6 +31,7 @@ from typing import Any
 
 from ..result.level import Level
 from ..result.run import Transport
+from ..urls import runs_in_process
 from .blocks import Block, Bullets, Column, Heading, Paragraph, Table
 from .runs import ENGINE_NAMES, Group, Round, RunInRound
 
@@ -94,7 +95,7 @@ def entry_of(group: Group) -> Entry:
     entry = Entry(
         label=group.label,
         engine=engine,
-        transport=transport.transport or ("inproc" if engine == "sqlite" else None),
+        transport=transport.transport or ("inproc" if runs_in_process(engine) else None),
         latency=_number(transport.added_latency_ms),
         round_trip_us=_median([v for p in probes if (v := _number((p.get("direct") or {}).get("median")))]),
         relay_round_trip_us=_median(

@@ -26,11 +26,13 @@ from typing import Any
 from ..result.level import Level
 from ..result.run import RunResult, as_result
 from ..result.verdict import AT_LEAST, BELOW, EXACT, MIN_RUNS, Figure, Verdict, compare
+from ..urls import KINDS
 from . import closed
 from .figures import rate
 from .plan_views import PlanView, plan_of
 
-ENGINE_NAMES = {"sqlite": "SQLite", "postgresql": "PostgreSQL", "mariadb": "MariaDB"}
+ENGINE_NAMES = {name: kind.label for name, kind in KINDS.items()}
+"""Engine name -> its label, as people write it (`dbladder.urls.EngineKind.label`)."""
 FEW_RUNS = f"cannot tell from fewer than {MIN_RUNS} runs"
 
 Results = Sequence[RunResult | Mapping[str, Any]]

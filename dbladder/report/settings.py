@@ -12,6 +12,7 @@ from collections.abc import Mapping
 from typing import Any
 
 from ..result.run import Engine
+from ..urls import KINDS
 from .figures import plain
 
 MIB = 1024 * 1024
@@ -65,7 +66,8 @@ def _sqlite(engine: Engine) -> tuple[str, list[str]]:
     ]
 
 
-_WRITERS = {"postgresql": _postgresql, "mariadb": _mariadb, "sqlite": _sqlite}
+_WRITERS = {"postgresql.conf": _postgresql, "option file": _mariadb, "pragmas": _sqlite}
+"""An engine kind's settings format (`dbladder.urls.EngineKind.settings_format`) -> its writer."""
 
 
 def _values(engine: Engine) -> dict[str, Any]:
@@ -76,7 +78,8 @@ def _values(engine: Engine) -> dict[str, Any]:
 def settings_file(engine: Engine | Mapping[str, Any]) -> tuple[str, str]:
     """(caption, text) of an engine's settings written out as its configuration file."""
     engine = engine if isinstance(engine, Engine) else Engine.from_json(engine)
-    writer = _WRITERS.get(str(engine.engine))
+    kind = KINDS.get(str(engine.engine))
+    writer = _WRITERS.get(kind.settings_format) if kind is not None else None
     if writer is None:
         values = _values(engine)
         return f"settings ({engine.engine or '?'})", "\n".join(

@@ -12,6 +12,7 @@ from collections.abc import Callable, Sequence
 from typing import Any
 
 from ..result.run import Engine, RunResult
+from ..urls import runs_in_process
 from . import figures as fig
 from .blocks import Block, Code, Column, Heading, Paragraph, Table
 from .plan_views import plan_of
@@ -142,7 +143,7 @@ def _service_facts(result: RunResult) -> dict[str, str]:
     if config.target != "direct":
         facts["service workers"] = fig.plain(config.workers)
     facts["connection pool"] = f"{fig.plain(config.pool_size)} connections in all"
-    if result.engine is not None and result.engine.engine == "sqlite":
+    if result.engine is not None and runs_in_process(result.engine.engine):
         facts["SQLite writers"] = (
             "one connection takes every write" if config.sqlite_writers else "every connection writes"
         )

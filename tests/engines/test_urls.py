@@ -3,7 +3,15 @@ import pickle
 import pytest
 
 from dbladder.errors import BadURL, UnknownEngine
-from dbladder.urls import engine_kind, parse_url, read_mariadb_option_file, resolve_url, url_text
+from dbladder.urls import (
+    KINDS,
+    engine_kind,
+    parse_url,
+    read_mariadb_option_file,
+    resolve_url,
+    runs_in_process,
+    url_text,
+)
 
 
 def test_sqlite_relative_and_absolute_paths():
@@ -229,3 +237,10 @@ def test_a_parsed_url_crosses_into_a_process_whole_and_keeps_its_password_out_of
     copy = pickle.loads(pickle.dumps(url))
     assert copy == url and copy.password == "s3cret" and copy.kind is url.kind
     assert "s3cret" not in repr(copy) and "s3cret" not in repr(copy.kind)
+
+
+def test_a_result_s_engine_name_says_whether_it_ran_in_process():
+    assert runs_in_process("sqlite") and not runs_in_process("postgresql")
+    assert not runs_in_process("mariadb") and not runs_in_process("?") and not runs_in_process(None)
+    formats = {name: kind.settings_format for name, kind in KINDS.items()}
+    assert formats == {"sqlite": "pragmas", "postgresql": "postgresql.conf", "mariadb": "option file"}

@@ -1,0 +1,309 @@
+"""Why a level failed: one cause, with the figures that show it, or "cannot tell" with the closest.
+
+A pure function of what a level already measured (issue 22): its seconds (`Second`: sent,
+answered, failed and p95 of each second) and its resources over the level (`Resources`: CPU per
+role against what it may use, pool wait, the single SQLite writer's queue and commits beside the
+disk's fsync rate, lock waits, iowait, the generator's schedule lag and drops). Nothing is wired
+into the run yet. The order of the questions, and why:
+
+1. Did every second pass? Then the level passed.
+2. Did the generator keep its schedule? If it fell behind (schedule lag p99 above 2 ms, the flag
+   the level already carries), dropped requests, ran out of CPU or sent less than offered, the
+   system under test was not given the load: "generator", whatever else the figures say.
+3. Is it a stall? Most seconds passed and the failing ones are one run with passing seconds after
+   it (at most STALL_MOST_SECONDS of the level): the server stopped, then caught up. Located from
+   the seconds' own counts, worked through for a server that stops answering at s for L seconds
+   and then answers its backlog at once, at a steady rate r:
+     - the second holding s answered only what was due before s: s = k + answered_k / r (when
+       the stall ended inside that same second, it answered everything in the end, and s is
+       only known to lie in [k, k + 1 - L]: the middle of that is given, and how far off it can be);
+     - the p95 of that second is set by the requests due in the first 5 % of a second after s,
+       which waited L less at most 0.05 s: L = p95 + 0.05 s (the second's max, when known, is L).
+   A FIFO server above its capacity fails nearly every second, with its latency climbing: not one
+   run of a few seconds, so never a stall.
+4. Saturation: more than STALL_MOST_SECONDS of the seconds failed, and the answers fell short of
+   the sends or the latency climbed through the level. Which resource ran out is the one furthest
+   past its bound (RESOURCE_BOUNDS); none past its bound is said so, with the closest three.
+5. Anything else (failures scattered over the level, a run of failing seconds at its very end):
+   "cannot tell", with the closest figures.
+"""
+
+from __future__ import annotations
+
+import statistics
+from collections.abc import Sequence
+from dataclasses import asdict, dataclass, field
+from typing import Any
+
+STALL_MOST_SECONDS = 0.3  # a stall fails at most this share of the level's seconds
+TOP_SHARE_SECONDS = 0.05  # the 5 % above a p95, as seconds of a steady second's requests
+SHORT_ANSWERS = 0.95  # answers below this share of the sends: the backlog grew
+CLIMB = 2.0  # p95 in the last third of the level at least this multiple of the first third's
+SCHEDULE_LAG_P99_MS = 2.0  # as the "generator fell behind" flag
+SENT_SHORT = 0.95  # sent below this share of the offered rate: the generator did not send it
+CPU_AT_LIMIT = 0.9  # a role's CPU at this share of what it may use
+# name -> the bound past which that resource is at its limit (a share, or a ratio for the writer)
+RESOURCE_BOUNDS = {
+    "pool": 0.5,  # of a request's time in the service, waiting for a connection
+    "writer queue": 0.5,  # of a write's time, waiting behind the single SQLite writer
+    "writer at the disk's fsync rate": 0.8,  # commits per second over fsyncs per second
+    "lock waits": 0.5,  # of the active sessions' samples, waiting for a lock
+    "disk": 0.2,  # iowait, as a share of the host's CPU time
+}
+
+
+@dataclass(frozen=True)
+class Second:
+    """One second of a level: requests sent in it, answers that arrived in it, requests due in it
+    that failed, and the p95 (and max, when known) in ms of the latency from due of those due in it."""
+
+    sent: int
+    answered: int
+    failed: int
+    p95_ms: float | None
+    max_ms: float | None = None
+
+
+@dataclass(frozen=True)
+class RoleCpu:
+    """A role's CPU over the level: cores used, and cores it may use (its --cpus, or the host's)."""
+
+    used: float
+    allowed: float
+
+
+@dataclass(frozen=True)
+class Resources:
+    """What a level's resources did, each None (or empty) when it was not measured."""
+
+    cpu: dict[str, RoleCpu] = field(default_factory=dict)  # "service", "database", "generator", "host"
+    pool_wait_share: float | None = None
+    writer_queue_share: float | None = None
+    commits_per_second: float | None = None
+    fsyncs_per_second: float | None = None  # the disk's, measured once (observe/disk.py)
+    lock_wait_share: float | None = None
+    iowait: float | None = None  # share of the host's CPU time
+    schedule_lag_p99_ms: float | None = None
+    dropped: int = 0
+
+
+@dataclass(frozen=True)
+class Diagnosis:
+    """The level's cause: `kind` is passed, generator, stall, saturation or cannot tell; `resource`
+    names what ran out in a saturation (None when no figure was past its bound); `line` says it
+    with its figures; `evidence` holds them."""
+
+    kind: str
+    line: str
+    resource: str | None = None
+    evidence: dict[str, float] = field(default_factory=dict)
+
+    def to_dict(self) -> dict[str, Any]:
+        return asdict(self)
+
+
+def diagnose(
+    seconds: Sequence[Second],
+    offered_rps: float,
+    pass_p95_ms: float,
+    resources: Resources | None = None,
+    *,
+    max_fail_share: float = 0.01,
+) -> Diagnosis:
+    """The one cause of a level's outcome; see the module doc for the questions, in order."""
+    resources = resources or Resources()
+    if not seconds:
+        return Diagnosis("cannot tell", "cannot tell: the level has no seconds recorded")
+    failing = [_fails(s, pass_p95_ms, max_fail_share) for s in seconds]
+    if not any(failing):
+        return Diagnosis("passed", f"passed: every second's p95 under {pass_p95_ms:g} ms")
+    generator = _generator(seconds, offered_rps, resources)
+    if generator is not None:
+        return generator
+    runs = _runs(failing)
+    if len(runs) == 1 and runs[0][1] < len(seconds) - 1 and _share(runs[0], seconds) <= STALL_MOST_SECONDS:
+        return _stall(seconds, failing, runs[0])
+    if sum(failing) / len(seconds) > STALL_MOST_SECONDS and _saturated(seconds):
+        return _saturation(seconds, offered_rps, resources)
+    closest = _closest(resources)
+    where = ", ".join(f"{a}-{b}" if a != b else f"{a}" for a, b in runs)
+    return Diagnosis(
+        "cannot tell",
+        f"cannot tell: seconds {where} of {len(seconds)} failed, neither one stall with passing seconds "
+        f"after it nor a backlog that grew; closest: {_described(closest)}",
+        evidence={"failing_seconds": float(sum(failing)), **dict(closest)},
+    )
+
+
+def _fails(second: Second, pass_p95_ms: float, max_fail_share: float) -> bool:
+    due = max(second.sent, 1)
+    return (second.p95_ms is not None and second.p95_ms > pass_p95_ms) or second.failed / due > max_fail_share
+
+
+def _runs(failing: Sequence[bool]) -> list[tuple[int, int]]:
+    """The runs of failing seconds, as (first, last) second numbers."""
+    runs: list[tuple[int, int]] = []
+    for number, fails in enumerate(failing):
+        if not fails:
+            continue
+        if runs and runs[-1][1] == number - 1:
+            runs[-1] = (runs[-1][0], number)
+        else:
+            runs.append((number, number))
+    return runs
+
+
+def _share(run: tuple[int, int], seconds: Sequence[Second]) -> float:
+    return (run[1] - run[0] + 1) / len(seconds)
+
+
+def _generator(seconds: Sequence[Second], offered_rps: float, resources: Resources) -> Diagnosis | None:
+    sent_rps = sum(s.sent for s in seconds) / len(seconds)
+    lag = resources.schedule_lag_p99_ms
+    cpu = resources.cpu.get("generator")
+    evidence = {"sent_rps": sent_rps, "offered_rps": offered_rps, "dropped": float(resources.dropped)}
+    reasons = []
+    if lag is not None and lag > SCHEDULE_LAG_P99_MS:
+        reasons.append(f"schedule lag p99 {lag:,.1f} ms (above {SCHEDULE_LAG_P99_MS:g} ms)")
+        evidence["schedule_lag_p99_ms"] = lag
+    if resources.dropped:
+        reasons.append(f"{resources.dropped:,} requests dropped with every connection busy")
+    if cpu is not None and cpu.allowed > 0 and cpu.used / cpu.allowed >= CPU_AT_LIMIT:
+        reasons.append(f"its CPU at {cpu.used:.2f} of {cpu.allowed:g} cores")
+        evidence["generator_cpu_share"] = cpu.used / cpu.allowed
+    if offered_rps > 0 and sent_rps < SENT_SHORT * offered_rps:
+        reasons.append(f"sent {sent_rps:,.0f} req/s of {offered_rps:,.0f} offered")
+    if not reasons:
+        return None
+    return Diagnosis(
+        "generator", "the generator, not the system under test: " + "; ".join(reasons), None, evidence
+    )
+
+
+def _stall(seconds: Sequence[Second], failing: Sequence[bool], run: tuple[int, int]) -> Diagnosis:
+    first, last = run
+    passing = [s for s, fails in zip(seconds, failing, strict=True) if not fails]
+    rate = statistics.median(s.answered for s in passing) or 1.0
+    # Where it began: the first failing second, or the one before it when that one's answers
+    # already fell short (a stall that began in its last 5 %, too little to fail its p95).
+    begins = first
+    if first > 0 and seconds[first - 1].answered < (1 - TOP_SHARE_SECONDS) * rate:
+        begins = first - 1
+    lengths = [
+        (s.max_ms / 1000) if s.max_ms is not None else (s.p95_ms / 1000 + TOP_SHARE_SECONDS)
+        for s in seconds[first : last + 1]
+        if s.p95_ms is not None
+    ]
+    length = max(lengths, default=0.0)
+    evidence = {"stall_length_s": length}
+    if seconds[begins].answered < (1 - TOP_SHARE_SECONDS) * rate:
+        start = begins + seconds[begins].answered / rate
+        at = f"{start:.1f} s"
+    else:
+        # It began and ended inside one second, which answered everything in the end: it began
+        # somewhere in [begins, begins + 1 - length]; the middle is at most half of that away.
+        within = max(0.0, 1.0 - length) / 2
+        start = begins + within
+        at = f"{start:.1f} s (within {within:.1f} s)"
+        evidence["stall_start_within_s"] = within
+    evidence["stall_start_s"] = start
+    others = [s.p95_ms for s in passing if s.p95_ms is not None]
+    other_p95 = max(others, default=0.0)
+    return Diagnosis(
+        "stall",
+        f"a stall of {length:.1f} s at {at} into the level; p95 over the other "
+        f"{len(passing)} s was at most {other_p95:,.1f} ms",
+        None,
+        evidence | {"other_p95_ms": other_p95},
+    )
+
+
+def _saturated(seconds: Sequence[Second]) -> bool:
+    sent = sum(s.sent for s in seconds)
+    answered = sum(s.answered for s in seconds)
+    if sent and answered < SHORT_ANSWERS * sent:
+        return True
+    p95s = [s.p95_ms for s in seconds if s.p95_ms is not None]
+    third = len(p95s) // 3
+    if third == 0:
+        return False
+    return statistics.median(p95s[-third:]) >= CLIMB * statistics.median(p95s[:third])
+
+
+def _saturation(seconds: Sequence[Second], offered_rps: float, resources: Resources) -> Diagnosis:
+    answered_rps = sum(s.answered for s in seconds) / len(seconds)
+    p95s = [s.p95_ms for s in seconds if s.p95_ms is not None]
+    evidence = {"answered_rps": answered_rps, "offered_rps": offered_rps}
+    pattern = f"answered {answered_rps:,.0f} req/s of {offered_rps:,.0f} offered"
+    if p95s:
+        pattern += f", p95 from {p95s[0]:,.0f} ms to {p95s[-1]:,.0f} ms"
+        evidence |= {"p95_first_ms": p95s[0], "p95_last_ms": p95s[-1]}
+    closest = _closest(resources)
+    evidence |= dict(closest)
+    if closest and closest[0][1] >= 1.0:
+        name, _ = closest[0]
+        return Diagnosis("saturation", f"{_resource_line(name, resources)} ({pattern})", name, evidence)
+    if closest:
+        return Diagnosis(
+            "saturation",
+            f"saturation ({pattern}); which resource ran out cannot be told: closest {_described(closest)}",
+            None,
+            evidence,
+        )
+    return Diagnosis(
+        "saturation",
+        f"saturation ({pattern}); which resource ran out cannot be told: none measured",
+        None,
+        evidence,
+    )
+
+
+def _closest(resources: Resources) -> list[tuple[str, float]]:
+    """Up to three measured resources by how far they are toward their bound (1.0: at it)."""
+    ratios: dict[str, float] = {}
+    for role, cpu in resources.cpu.items():
+        if cpu.allowed > 0 and role != "generator":
+            ratios[f"{role} CPU"] = cpu.used / cpu.allowed / CPU_AT_LIMIT
+    figures = {
+        "pool": resources.pool_wait_share,
+        "writer queue": resources.writer_queue_share,
+        "lock waits": resources.lock_wait_share,
+        "disk": resources.iowait,
+    }
+    if resources.commits_per_second is not None and resources.fsyncs_per_second:
+        figures["writer at the disk's fsync rate"] = (
+            resources.commits_per_second / resources.fsyncs_per_second
+        )
+    for name, value in figures.items():
+        if value is not None:
+            ratios[name] = value / RESOURCE_BOUNDS[name]
+    return sorted(ratios.items(), key=lambda item: -item[1])[:3]
+
+
+def _resource_line(name: str, resources: Resources) -> str:
+    if name.endswith(" CPU"):
+        cpu = resources.cpu[name.removesuffix(" CPU")]
+        return f"the {name} at its limit: {cpu.used:.2f} of {cpu.allowed:g} cores"
+    disk = ""
+    if resources.commits_per_second is not None and resources.fsyncs_per_second:
+        disk = (
+            f"; {resources.commits_per_second:,.0f} commits/s, "
+            f"the disk allows {resources.fsyncs_per_second:,.0f} fsyncs/s"
+        )
+    if name == "pool":
+        return f"the pool: {resources.pool_wait_share:.0%} of a request's time waiting for a connection"
+    if name == "writer queue":
+        return (
+            f"the single writer: {resources.writer_queue_share:.0%} of a write's time queued behind it{disk}"
+        )
+    if name == "writer at the disk's fsync rate":
+        return f"the single writer at the disk's fsync rate{disk}"
+    if name == "lock waits":
+        return f"lock waits: {resources.lock_wait_share:.0%} of the active sessions waiting for a lock"
+    return f"the disk: iowait {resources.iowait:.0%} of the host's CPU"
+
+
+def _described(closest: Sequence[tuple[str, float]]) -> str:
+    if not closest:
+        return "no resource was measured"
+    return ", ".join(f"{name} at {ratio:.2f} of its bound" for name, ratio in closest)

@@ -1,0 +1,195 @@
+"""The diagnosis of a level from its seconds and its resources, on series worked out on paper.
+
+Every stalled series below is a server at a steady 100 requests due a second (answering each in
+4 ms) that stops answering at s for L seconds, then answers its backlog at once. Then:
+  * the second holding s answers only what was due before it: 100 * (s - k);
+  * the second holding the stall's end answers the backlog and the rest of its own second;
+  * the p95 of a second is set by the 5 requests that waited longest: in the second holding s,
+    those due in [s, s + 0.05), which waited L down to L - 0.05 s; in a second k wholly inside
+    the stall, those due in [k, k + 0.05), which waited s + L - k down to that less 0.05 s; in
+    the second holding the end, those due at its start, which waited (s + L - k) - 0.05 s.
+"""
+
+from __future__ import annotations
+
+import pytest
+
+from dbladder.result.diagnosis import Resources, RoleCpu, Second, diagnose
+
+PASS_MS = 50.0
+
+
+def steady(count: int) -> list[Second]:
+    return [Second(100, 100, 0, 4.0) for _ in range(count)]
+
+
+def test_a_one_second_stall_is_located_and_sized():
+    # s = 6.2, L = 1.0: second 6 answers 20 (due 6.0-6.2), its p95 is 1.0 - 0.05 = 0.95 s; the
+    # backlog (due 6.2-7.2) comes at 7.2 with 80 more of second 7, whose p95 is 0.2 - 0.05 s.
+    seconds = [*steady(6), Second(100, 20, 0, 950.0), Second(100, 180, 0, 150.0), *steady(2)]
+    diagnosis = diagnose(seconds, 100, PASS_MS)
+    assert diagnosis.kind == "stall"
+    assert diagnosis.evidence["stall_start_s"] == pytest.approx(6.2, abs=0.5)
+    assert diagnosis.evidence["stall_length_s"] == pytest.approx(1.0, abs=0.3)
+    assert diagnosis.evidence["stall_start_s"] == pytest.approx(6.2)  # on paper, exactly
+    assert (
+        diagnosis.line
+        == "a stall of 1.0 s at 6.2 s into the level; p95 over the other 8 s was at most 4.0 ms"
+    )
+
+
+def test_the_issue_s_stall_of_1_4_s_at_6_2_s():
+    # s = 6.2, L = 1.4: second 6 answers 20, p95 1.35 s; the end, 7.6, is inside second 7, which
+    # answers the backlog of 140 and its last 40, p95 0.6 - 0.05 s.
+    seconds = [*steady(6), Second(100, 20, 0, 1350.0), Second(100, 180, 0, 550.0), *steady(2)]
+    diagnosis = diagnose(seconds, 100, PASS_MS)
+    assert diagnosis.kind == "stall"
+    assert diagnosis.line.startswith("a stall of 1.4 s at 6.2 s into the level")
+
+
+def test_a_stall_over_three_seconds_is_still_one_stall():
+    # s = 3.5, L = 2.5: second 3 answers 50 (p95 2.45 s), 4 and 5 answer nothing (p95 of the
+    # requests due at their starts: 2.0 - 0.05 and 1.0 - 0.05 s), the backlog comes at 6.0.
+    seconds = [
+        *steady(3),
+        Second(100, 50, 0, 2450.0),
+        Second(100, 0, 0, 1950.0),
+        Second(100, 0, 0, 950.0),
+        Second(100, 350, 0, 4.0),
+        *steady(3),
+    ]
+    diagnosis = diagnose(seconds, 100, PASS_MS)
+    assert diagnosis.kind == "stall"
+    assert diagnosis.evidence["stall_start_s"] == pytest.approx(3.5)
+    assert diagnosis.evidence["stall_length_s"] == pytest.approx(2.5)
+
+
+def test_a_short_stall_inside_one_second_says_how_far_off_its_start_can_be():
+    # s = 6.2, L = 0.5: second 6 answers all its 100 in the end (the backlog at 6.7), so the counts
+    # cannot place s; its p95 is 0.45 s, so L = 0.5 and s lies in [6.0, 6.5]: 6.25, within 0.25 s.
+    seconds = [*steady(6), Second(100, 100, 0, 450.0), *steady(3)]
+    diagnosis = diagnose(seconds, 100, PASS_MS)
+    assert diagnosis.kind == "stall"
+    assert diagnosis.evidence["stall_length_s"] == pytest.approx(0.5)
+    assert diagnosis.evidence["stall_start_s"] == pytest.approx(6.25)
+    assert diagnosis.evidence["stall_start_within_s"] == pytest.approx(0.25)
+    assert abs(diagnosis.evidence["stall_start_s"] - 6.2) <= 0.5
+
+
+def fifo_above_capacity() -> list[Second]:
+    # Capacity 500 req/s offered 600: the backlog grows by 100 a second, the request due at t
+    # waits 0.2 t, and the 5 % of second k that waited longest were due last: p95 = 0.2 (k + 0.95).
+    return [Second(600, 500, 0, 200 * (k + 0.95)) for k in range(10)]
+
+
+def test_a_fifo_server_above_its_capacity_is_saturation_not_a_stall():
+    diagnosis = diagnose(fifo_above_capacity(), 600, PASS_MS)
+    assert diagnosis.kind == "saturation"
+    assert diagnosis.resource is None
+    assert diagnosis.evidence["answered_rps"] == 500
+    assert diagnosis.line == (
+        "saturation (answered 500 req/s of 600 offered, p95 from 190 ms to 1,990 ms); "
+        "which resource ran out cannot be told: none measured"
+    )
+
+
+def test_saturation_names_the_resource_furthest_past_its_bound():
+    resources = Resources(
+        cpu={"service": RoleCpu(0.97, 1.0), "database": RoleCpu(0.3, 2.0), "host": RoleCpu(1.4, 2.0)},
+        pool_wait_share=0.1,
+    )
+    diagnosis = diagnose(fifo_above_capacity(), 600, PASS_MS, resources)
+    assert (diagnosis.kind, diagnosis.resource) == ("saturation", "service CPU")
+    assert diagnosis.line.startswith("the service CPU at its limit: 0.97 of 1 cores (answered 500 req/s")
+
+
+@pytest.mark.parametrize(
+    ("resources", "named", "shown"),
+    [
+        (
+            Resources(pool_wait_share=0.92, cpu={"service": RoleCpu(0.5, 1.0)}),
+            "pool",
+            "92% of a request's time",
+        ),
+        # The queue's share (0.8 of a bound of 0.5: 1.6) is further past its bound than the commits'
+        # (3,100 / 3,200 = 0.97 of a bound of 0.8: 1.21): the queue is named, the disk's rate beside it.
+        (
+            Resources(writer_queue_share=0.8, commits_per_second=3100, fsyncs_per_second=3200),
+            "writer queue",
+            "80% of a write's time queued behind it; 3,100 commits/s, the disk allows 3,200 fsyncs/s",
+        ),
+        (
+            Resources(commits_per_second=3100, fsyncs_per_second=3200),
+            "writer at the disk's fsync rate",
+            "3,100 commits/s, the disk allows 3,200 fsyncs/s",
+        ),
+        (
+            Resources(lock_wait_share=0.85, cpu={"database": RoleCpu(0.2, 2.0)}),
+            "lock waits",
+            "85% of the active",
+        ),
+        (Resources(iowait=0.45), "disk", "iowait 45%"),
+    ],
+)
+def test_each_resource_at_its_limit_is_the_one_named(resources, named, shown):
+    diagnosis = diagnose(fifo_above_capacity(), 600, PASS_MS, resources)
+    assert diagnosis.resource == named
+    assert shown in diagnosis.line
+
+
+def test_no_resource_past_its_bound_is_said_with_the_closest_three():
+    resources = Resources(
+        cpu={"service": RoleCpu(0.6, 1.0), "database": RoleCpu(0.5, 2.0)}, pool_wait_share=0.2, iowait=0.01
+    )
+    diagnosis = diagnose(fifo_above_capacity(), 600, PASS_MS, resources)
+    assert (diagnosis.kind, diagnosis.resource) == ("saturation", None)
+    assert diagnosis.line.endswith(
+        "which resource ran out cannot be told: closest service CPU at 0.67 of its bound, "
+        "pool at 0.40 of its bound, database CPU at 0.28 of its bound"
+    )
+
+
+def test_a_generator_that_fell_behind_is_named_before_anything_it_did_to_the_server():
+    resources = Resources(schedule_lag_p99_ms=40.0, dropped=250, cpu={"service": RoleCpu(0.99, 1.0)})
+    diagnosis = diagnose(fifo_above_capacity(), 600, PASS_MS, resources)
+    assert diagnosis.kind == "generator"
+    assert diagnosis.line == (
+        "the generator, not the system under test: schedule lag p99 40.0 ms (above 2 ms); "
+        "250 requests dropped with every connection busy"
+    )
+
+
+def test_a_generator_that_sent_less_than_offered_is_named():
+    seconds = [Second(450, 450, 0, 80.0) for _ in range(10)]
+    diagnosis = diagnose(seconds, 600, PASS_MS)
+    assert diagnosis.kind == "generator"
+    assert "sent 450 req/s of 600 offered" in diagnosis.line
+
+
+def test_failures_scattered_over_the_level_cannot_be_told():
+    seconds = [Second(100, 100, 0, 80.0 if k % 2 == 0 else 10.0) for k in range(10)]
+    diagnosis = diagnose(seconds, 100, PASS_MS, Resources(pool_wait_share=0.3))
+    assert diagnosis.kind == "cannot tell"
+    assert diagnosis.line.startswith("cannot tell: seconds 0, 2, 4, 6, 8 of 10 failed")
+    assert diagnosis.line.endswith("closest: pool at 0.60 of its bound")
+
+
+def test_failing_seconds_at_the_very_end_are_neither_a_stall_nor_saturation():
+    # No passing second after them: a stall or the onset of saturation cannot be told apart.
+    seconds = [*steady(8), Second(100, 10, 0, 900.0), Second(100, 0, 0, 1900.0)]
+    assert diagnose(seconds, 100, PASS_MS).kind == "cannot tell"
+
+
+def test_failures_count_as_well_as_latency():
+    seconds = [*steady(4), Second(100, 60, 40, 4.0), *steady(5)]
+    assert diagnose(seconds, 100, PASS_MS).kind == "stall"
+
+
+def test_a_level_whose_every_second_passed_passed():
+    diagnosis = diagnose(steady(10), 100, PASS_MS)
+    assert (diagnosis.kind, diagnosis.line) == ("passed", "passed: every second's p95 under 50 ms")
+    assert diagnosis.to_dict()["kind"] == "passed"
+
+
+def test_no_seconds_cannot_be_told():
+    assert diagnose([], 100, PASS_MS).kind == "cannot tell"

@@ -29,7 +29,7 @@ import threading
 import time
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import asdict, dataclass, field, replace
-from typing import Any
+from typing import Any, ClassVar, Generic, Protocol, TypeVar
 
 from ..urls import DatabaseURL, parse_url
 from .base import ActivityProbe, ActivityReading
@@ -190,16 +190,57 @@ class ActivitySampler:
 # -- what probes share -----------------------------------------------------------------------
 
 
+ConnectionT = TypeVar("ConnectionT")
+
+
+class Core(Protocol[ConnectionT]):
+    """The part of an engine's core a probe uses: one connection, opened and closed its way."""
+
+    async def _connect(self) -> ConnectionT: ...
+
+    async def _disconnect(self, connection: ConnectionT, /) -> None: ...
+
+
+class ServerProbe(Generic[ConnectionT]):
+    """What the probes of a database server share: a connection of their own, opened through the
+    engine's core (so a failure is the engine's own error, naming what to fix) and closed without
+    raising, and the outside counters."""
+
+    engine: ClassVar[str]
+
+    def __init__(self, core: Core[ConnectionT], counters: Counters | None):
+        self._core = core
+        self._counters = counters
+        self._connection: ConnectionT | None = None
+
+    async def open(self) -> None:
+        self._connection = await self._core._connect()
+
+    async def close(self) -> None:
+        if self._connection is not None:
+            await self._core._disconnect(self._connection)
+            self._connection = None
+
+    @property
+    def connection(self) -> ConnectionT:
+        if self._connection is None:
+            raise RuntimeError(f"the {self.engine} activity probe is not open")
+        return self._connection
+
+
 def session_shares(readings: Sequence[ActivityReading], of: str = "active") -> dict[str, float]:
     """Each session state's count summed over the readings, as a share of `of`'s sum (e.g. the
     share of active-session readings that were waiting on a lock), with `active_sessions`, the
-    mean of `of` per reading. Nothing but `active_sessions` when no session was ever `of`."""
+    mean of `of` per reading, and `lock_wait_share`, the share of the state "Lock" (0 when active
+    sessions never waited on one). Nothing but `active_sessions` when no session was ever `of`:
+    a share of nothing is not 0."""
     total = sum(r.sessions.get(of, 0) for r in readings)
     figures = {"active_sessions": total / len(readings) if readings else 0.0}
     if total:
         names = sorted({name for r in readings for name in r.sessions if name != of})
         for name in names:
             figures[f"share.{name}"] = sum(r.sessions.get(name, 0) for r in readings) / total
+        figures["lock_wait_share"] = figures.get("share.Lock", 0.0)
     return figures
 
 

@@ -57,7 +57,7 @@ def test_a_window_counts_from_the_last_reading_before_it():
     start, end = readings[1].t + 1e-9, readings[4].t
     window = sampler.window(start, end)
     assert window.readings == 3  # readings 2, 3 and 4; reading 1 is the baseline
-    assert window.figures == {"active_sessions": 2.0, "share.Lock": 0.5, "reads": 3.0}
+    assert window.figures == {"active_sessions": 2.0, "share.Lock": 0.5, "lock_wait_share": 0.5, "reads": 3.0}
     assert window.engine == "counting" and window.to_dict()["figures"]["reads"] == 3.0
 
 

@@ -37,9 +37,9 @@ from collections.abc import Sequence
 from typing import ClassVar
 
 from ...urls import DatabaseURL
-from ..activity import Counters, counter_differences, differences, read_counters, session_shares
+from ..activity import Counters, ServerProbe, counter_differences, differences, read_counters, session_shares
 from ..base import ActivityReading, EngineOptions
-from .connection import MariaDBCore, _Connection
+from .connection import MariaDBCore, _Connection, parse_settings
 
 SESSIONS_SQL = """
 SELECT COUNT(*), COALESCE(SUM(t.trx_state = 'LOCK WAIT'), 0)
@@ -60,7 +60,7 @@ STATUS_SQL = "SHOW GLOBAL STATUS WHERE Variable_name IN ({})".format(
 )
 
 
-class MariaDBActivity:
+class MariaDBActivity(ServerProbe[_Connection]):
     """The `ActivityProbe` of MariaDB; see the module doc."""
 
     engine: ClassVar[str] = "mariadb"
@@ -69,18 +69,12 @@ class MariaDBActivity:
     default_interval: ClassVar[float] = 0.25
 
     def __init__(self, url: DatabaseURL, counters: Counters | None = None):
-        self._core = MariaDBCore(url, EngineOptions(pool_size=1))
-        self._counters = counters
-        self._connection: _Connection | None = None
-
-    async def open(self) -> None:
-        self._connection = await self._core._connect()
+        self._settings = parse_settings(url)
+        super().__init__(MariaDBCore(url, EngineOptions(pool_size=1)), counters)
 
     async def read(self) -> ActivityReading:
-        if self._connection is None:
-            raise RuntimeError("the MariaDB activity probe is not open")
-        async with self._connection.raw.cursor() as cursor:
-            await cursor.execute(SESSIONS_SQL, (self._core.settings.database,))
+        async with self.connection.raw.cursor() as cursor:
+            await cursor.execute(SESSIONS_SQL, (self._settings.database,))
             active, waiting = await cursor.fetchone()
             await cursor.execute(STATUS_SQL)
             status = await cursor.fetchall()
@@ -88,16 +82,9 @@ class MariaDBActivity:
         totals.update(read_counters(self._counters))
         return ActivityReading(0.0, {"active": int(active), "Lock": int(waiting)}, totals)
 
-    async def close(self) -> None:
-        if self._connection is not None:
-            await self._core._disconnect(self._connection)
-            self._connection = None
-
     def figures(self, readings: Sequence[ActivityReading]) -> dict[str, float]:
         inside = readings[1:]
         figures = session_shares(inside)
-        if figures["active_sessions"]:
-            figures["lock_wait_share"] = figures.get("share.Lock", 0.0)
         grown = differences(readings[0], readings[-1], COUNTERS)
         if "row_lock_ms" in grown:
             grown["row_lock_seconds"] = grown.pop("row_lock_ms") / 1000

@@ -33,7 +33,7 @@ from collections.abc import Sequence
 from typing import ClassVar
 
 from ...urls import DatabaseURL
-from ..activity import Counters, counter_differences, differences, read_counters, session_shares
+from ..activity import Counters, ServerProbe, counter_differences, differences, read_counters, session_shares
 from ..base import ActivityReading, EngineOptions
 from .connection import PostgresCore, _Connection
 
@@ -68,32 +68,28 @@ def counters_sql(server_version_num: int) -> str:
     )
 
 
-class PostgresActivity:
+class PostgresActivity(ServerProbe[_Connection]):
     """The `ActivityProbe` of PostgreSQL; see the module doc."""
 
     engine: ClassVar[str] = "postgresql"
     default_interval: ClassVar[float] = 0.1
 
     def __init__(self, url: DatabaseURL, counters: Counters | None = None):
-        self._core = PostgresCore(url, EngineOptions(pool_size=1))
-        self._counters = counters
-        self._connection: _Connection | None = None
+        core = PostgresCore(url, EngineOptions(pool_size=1))
+        self._database = core.endpoint.database
+        super().__init__(core, counters)
         self._counters_sql = ""
 
     async def open(self) -> None:
-        self._connection = await self._core._connect()
-        version = await self._connection.raw.fetchval("SELECT current_setting('server_version_num')::int")
+        await super().open()
+        version = await self.connection.raw.fetchval("SELECT current_setting('server_version_num')::int")
         self._counters_sql = counters_sql(int(version))
 
     async def read(self) -> ActivityReading:
-        if self._connection is None:
-            raise RuntimeError("the PostgreSQL activity probe is not open")
-        raw = self._connection.raw
+        raw = self.connection.raw
         sessions: dict[str, int] = {}
         idle_in_transaction = 0
-        for state, wait_type, wait_event, count in await raw.fetch(
-            SESSIONS_SQL, self._core.endpoint.database
-        ):
+        for state, wait_type, wait_event, count in await raw.fetch(SESSIONS_SQL, self._database):
             if state != "active":
                 idle_in_transaction += count
                 continue
@@ -108,16 +104,9 @@ class PostgresActivity:
         totals.update(read_counters(self._counters))
         return ActivityReading(0.0, sessions, totals)
 
-    async def close(self) -> None:
-        if self._connection is not None:
-            await self._core._disconnect(self._connection)
-            self._connection = None
-
     def figures(self, readings: Sequence[ActivityReading]) -> dict[str, float]:
         inside = readings[1:]
         figures = session_shares(inside)
-        if figures["active_sessions"]:
-            figures["lock_wait_share"] = figures.get("share.Lock", 0.0)
         figures["idle_in_transaction"] = sum(r.totals.get("idle_in_transaction", 0.0) for r in inside) / len(
             inside
         )

@@ -115,12 +115,12 @@ async def measure(engine_name: str, url: str, args: argparse.Namespace) -> None:
 # A relay process on a chosen event loop, for the comparison of timer precision.
 LOOP_PROBE = """
 import asyncio, json, selectors, sys
-from dbladder.transport.relay import Relay, Target, precise_loop
+from dbladder.transport.relay import Relay, RelayTarget, precise_loop
 kind, delay_ms = sys.argv[1], float(sys.argv[2])
 precise = kind == "select, timer slack 1 ns"
 loop = precise_loop() if precise else asyncio.SelectorEventLoop(selectors.EpollSelector())
 async def main():
-    relay = Relay(Target("127.0.0.1", 5432), delay_ms)
+    relay = Relay(RelayTarget("127.0.0.1", 5432), delay_ms)
     print((await relay.start())[1], flush=True)
     await asyncio.get_running_loop().run_in_executor(None, sys.stdin.readline)
     print(json.dumps(relay.stats.to_dict()), flush=True)

@@ -126,19 +126,19 @@ class UnknownBundleVersion(BundleError):
     """A bundle written under a schema version this dbladder does not read (a newer or older release)."""
 
 
-class Finding(DbladderError):
+class ReportedOutcome(DbladderError):
     """An outcome the command has already printed in full, which still decides its exit code: the
     CLI adds no line of its own."""
 
 
-class ExpectationsUnmet(Finding):
+class ExpectationsUnmet(ReportedOutcome):
     """A run's result did not meet an `--expect-*` (exit code 3, like k6's 99 for a failed
     threshold); the run printed which, and still wrote everything."""
 
     exit_code = 3
 
 
-class InstancesDisagree(Finding):
+class InstancesDisagree(ReportedOutcome):
     """`dbladder check-instances`: an order created through one instance does not show through the
     other (exit code 1); the command printed both answers."""
 

@@ -12,7 +12,7 @@ import pytest
 
 import dbladder
 from dbladder import cli
-from dbladder.errors import DbladderError, ExpectationsUnmet, Finding, UsageError
+from dbladder.errors import DbladderError, ExpectationsUnmet, ReportedOutcome, UsageError
 from dbladder.result.expectations import EXIT_UNMET
 from dbladder.run.integrity import EXIT_WRITES_LOST, WritesLost
 
@@ -99,9 +99,9 @@ def test_main_prints_one_line_and_the_errors_exit_code(
     assert captured.err == f"Error: {error}\n" and captured.out == ""
 
 
-def test_a_finding_ends_with_its_code_and_no_line_of_its_own(
+def test_a_reported_outcome_ends_with_its_code_and_no_line_of_its_own(
     monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
 ) -> None:
     assert _main(monkeypatch, ExpectationsUnmet("ceiling 90 req/s, below 100")) == 3
-    assert _main(monkeypatch, Finding("printed already")) == 1
+    assert _main(monkeypatch, ReportedOutcome("printed already")) == 1
     assert capsys.readouterr().err == ""

@@ -13,7 +13,7 @@ import sys
 import click
 
 from .. import __version__
-from ..errors import DbladderError, Finding, InvalidConfig
+from ..errors import DbladderError, InvalidConfig, ReportedOutcome
 from . import bench, check_instances, compare, db, engines, report, run, seed, serve, workloads
 from .option_names import worded_for_the_command_line
 
@@ -50,7 +50,7 @@ def main() -> None:
         click.echo(f"Error: {worded_for_the_command_line(exc)}", err=True)
         sys.exit(exc.exit_code)
     except DbladderError as exc:
-        if not isinstance(exc, Finding):  # a finding was printed in full by its command
+        if not isinstance(exc, ReportedOutcome):  # an outcome was printed in full by its command
             click.echo(f"Error: {exc}", err=True)
         sys.exit(exc.exit_code)
     except KeyboardInterrupt:

@@ -27,7 +27,7 @@ import msgspec
 
 from ..workloads.base import Workload
 from .mix import Request
-from .targets import ResultCallback, Target
+from .targets import RequestTarget, ResultCallback
 
 INT64 = (-(2**63), 2**63 - 1)
 
@@ -169,7 +169,7 @@ class AcknowledgingTarget:
     over HTTP the bytes of the answer, in direct mode the operation's Answer body itself.
     """
 
-    def __init__(self, target: Target, workload: Workload, store: AcknowledgedWrites):
+    def __init__(self, target: RequestTarget, workload: Workload, store: AcknowledgedWrites):
         self.target = target
         self.store = store
         self.timeout = target.timeout

@@ -8,14 +8,14 @@ the URL that goes through it.
 from ..errors import TransportFailed, TransportUnavailable
 from .addresses import TRANSPORTS, relay_target, through_relay, transport_of, transport_url
 from .background import background_relay, relay_process
-from .relay import Relay, RelayFailed, RelayStats, Target
+from .relay import Relay, RelayFailed, RelayStats, RelayTarget
 
 __all__ = [
     "TRANSPORTS",
     "Relay",
     "RelayFailed",
     "RelayStats",
-    "Target",
+    "RelayTarget",
     "TransportFailed",
     "TransportUnavailable",
     "background_relay",

@@ -17,7 +17,7 @@ from ..engines import EngineOptions, opened
 from ..engines.dialect import dialect_of
 from ..errors import DbladderError, TransportFailed, TransportUnavailable
 from ..urls import DatabaseURL
-from .relay import Target
+from .relay import RelayTarget
 
 TRANSPORTS = ("inproc", "unix", "tcp")
 
@@ -35,14 +35,14 @@ def _refuse_in_process(url: DatabaseURL, what: str) -> None:
         )
 
 
-def relay_target(url: DatabaseURL) -> Target:
+def relay_target(url: DatabaseURL) -> RelayTarget:
     """Where a relay for this database connects: the server's Unix socket or TCP address, as in the URL."""
     _refuse_in_process(url, "relay")
     endpoint = dialect_of(url).endpoint(url)
     assert endpoint is not None  # every engine with a server has one
     if endpoint.unix_path:
-        return Target(unix_path=endpoint.unix_path)
-    return Target(host=endpoint.host, port=endpoint.port)
+        return RelayTarget(unix_path=endpoint.unix_path)
+    return RelayTarget(host=endpoint.host, port=endpoint.port)
 
 
 def through_relay(url: DatabaseURL, address: tuple[str, int]) -> DatabaseURL:

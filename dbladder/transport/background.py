@@ -25,7 +25,7 @@ from contextlib import contextmanager
 from dataclasses import dataclass, field
 
 from ..errors import DbladderError
-from .relay import Relay, RelayFailed, RelayStats, Target, precise_loop
+from .relay import Relay, RelayFailed, RelayStats, RelayTarget, precise_loop
 
 START_TIMEOUT = 10.0  # seconds for a relay thread or process to start listening
 STOP_TIMEOUT = 5.0
@@ -34,7 +34,7 @@ STOP_TIMEOUT = 5.0
 class RelayThread:
     """A relay on its own selector event loop in a daemon thread; `stop()` shuts it down cleanly."""
 
-    def __init__(self, target: Target, delay_ms: float):
+    def __init__(self, target: RelayTarget, delay_ms: float):
         self.relay = Relay(target, delay_ms)
         self._loop = precise_loop()
         self._ready = threading.Event()
@@ -73,7 +73,7 @@ class RelayThread:
 
 
 @contextmanager
-def background_relay(target: Target, delay_ms: float) -> Iterator[RelayThread]:
+def background_relay(target: RelayTarget, delay_ms: float) -> Iterator[RelayThread]:
     """A relay running in a background thread for the block; `.relay.address` is where to connect."""
     thread = RelayThread(target, delay_ms)
     thread.start()
@@ -93,7 +93,7 @@ class RelayProcess:
 
 
 @contextmanager
-def relay_process(target: Target, delay_ms: float) -> Iterator[RelayProcess]:
+def relay_process(target: RelayTarget, delay_ms: float) -> Iterator[RelayProcess]:
     """A relay in a process of its own for the block (it shares no interpreter with the caller)."""
     command = [
         sys.executable,
@@ -126,7 +126,7 @@ def relay_process(target: Target, delay_ms: float) -> Iterator[RelayProcess]:
                 running.stats = RelayStats(**json.loads(line[len("stats ") :]))
 
 
-async def _serve(target: Target, delay_ms: float) -> RelayStats:
+async def _serve(target: RelayTarget, delay_ms: float) -> RelayStats:
     relay = Relay(target, delay_ms)
     host, port = await relay.start()
     print(f"listening {host} {port}", flush=True)
@@ -146,7 +146,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--delay-ms", type=float, default=0.0, help="added to each chunk, each way")
     args = parser.parse_args(argv)
     try:
-        target = Target.parse(args.target)
+        target = RelayTarget.parse(args.target)
         loop = precise_loop()
         try:
             stats = loop.run_until_complete(_serve(target, args.delay_ms))

@@ -40,7 +40,7 @@ class RelayFailed(DbladderError):
 
 
 @dataclass(frozen=True)
-class Target:
+class RelayTarget:
     """Where the relay connects: a TCP host and port, or a Unix socket path."""
 
     host: str | None = None
@@ -48,7 +48,7 @@ class Target:
     unix_path: str | None = None
 
     @classmethod
-    def parse(cls, text: str) -> Target:
+    def parse(cls, text: str) -> RelayTarget:
         """`host:port`, or a path (anything containing '/') for a Unix socket."""
         if "/" in text:
             return cls(unix_path=text)
@@ -187,7 +187,7 @@ class _End(asyncio.Protocol):
 class Relay:
     """An asyncio relay on 127.0.0.1 (port 0: any free one) to `target`, adding `delay_ms` each way."""
 
-    def __init__(self, target: Target, delay_ms: float, host: str = LISTEN_HOST, port: int = 0):
+    def __init__(self, target: RelayTarget, delay_ms: float, host: str = LISTEN_HOST, port: int = 0):
         if delay_ms < 0:
             raise UsageError(f"the added latency must be 0 or more milliseconds, not {delay_ms}")
         self.target = target

@@ -8,7 +8,7 @@ import pytest
 
 from dbladder.engines import opened
 from dbladder.transport import (
-    Target,
+    RelayTarget,
     TransportUnavailable,
     relay_target,
     through_relay,
@@ -68,7 +68,7 @@ def test_an_unknown_transport_is_named():
 
 def test_relay_targets_and_urls_keep_user_database_and_settings():
     pg = parse_url("postgresql://me:s3cret@/shop?host=/var/run/postgresql&sslmode=disable")
-    assert relay_target(pg) == Target(unix_path="/var/run/postgresql/.s.PGSQL.5432")
+    assert relay_target(pg) == RelayTarget(unix_path="/var/run/postgresql/.s.PGSQL.5432")
     relayed = through_relay(pg, ("127.0.0.1", 40000))
     assert (relayed.user, relayed.password) == ("me", "s3cret")
     assert (relayed.host, relayed.port) == ("127.0.0.1", 40000)
@@ -77,8 +77,8 @@ def test_relay_targets_and_urls_keep_user_database_and_settings():
     maria = parse_url(
         "mariadb://root@localhost/test?unix_socket=/run/mysqld/mysqld.sock&isolation=serializable"
     )
-    assert relay_target(maria) == Target(unix_path="/run/mysqld/mysqld.sock")
+    assert relay_target(maria) == RelayTarget(unix_path="/run/mysqld/mysqld.sock")
     relayed = through_relay(maria, ("127.0.0.1", 40001))
     assert (relayed.host, relayed.port, relayed.params) == ("127.0.0.1", 40001, {"isolation": "serializable"})
     tcp = parse_url("mariadb://root@127.0.0.1:3307/test")
-    assert relay_target(tcp) == Target(host="127.0.0.1", port=3307)
+    assert relay_target(tcp) == RelayTarget(host="127.0.0.1", port=3307)

@@ -12,7 +12,7 @@ import time
 import pytest
 
 from dbladder.engines import EngineOptions, opened
-from dbladder.transport import Target, background_relay, relay_process, relay_target, through_relay
+from dbladder.transport import RelayTarget, background_relay, relay_process, relay_target, through_relay
 from dbladder.transport.relay import BadRelayTarget, Relay
 from dbladder.urls import parse_url
 
@@ -65,7 +65,7 @@ class EchoServer:
     def __init__(self, unix_path: str | None = None):
         self.unix_path = unix_path
         self.handlers: set[asyncio.Task] = set()
-        self.target = Target()
+        self.target = RelayTarget()
 
     async def _echo(self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
         self.handlers.add(asyncio.current_task())
@@ -81,10 +81,10 @@ class EchoServer:
     async def __aenter__(self) -> EchoServer:
         if self.unix_path:
             self.server = await asyncio.start_unix_server(self._echo, self.unix_path)
-            self.target = Target(unix_path=self.unix_path)
+            self.target = RelayTarget(unix_path=self.unix_path)
         else:
             self.server = await asyncio.start_server(self._echo, "127.0.0.1", 0)
-            self.target = Target(host="127.0.0.1", port=self.server.sockets[0].getsockname()[1])
+            self.target = RelayTarget(host="127.0.0.1", port=self.server.sockets[0].getsockname()[1])
         return self
 
     async def __aexit__(self, *exc_info: object) -> None:
@@ -141,7 +141,7 @@ def test_when_one_side_closes_the_relay_closes_the_other(closer):
             await server_side.put((reader, writer))
 
         server = await asyncio.start_server(accept, "127.0.0.1", 0)
-        target = Target(host="127.0.0.1", port=server.sockets[0].getsockname()[1])
+        target = RelayTarget(host="127.0.0.1", port=server.sockets[0].getsockname()[1])
         try:
             with background_relay(target, delay_ms=1) as running:
                 client_reader, client_writer = await asyncio.open_connection(*running.relay.address)
@@ -185,7 +185,7 @@ def test_a_refused_target_closes_the_client():
         free_port = probe.getsockname()[1]
 
     async def scenario() -> bytes:
-        with background_relay(Target(host="127.0.0.1", port=free_port), 0) as running:
+        with background_relay(RelayTarget(host="127.0.0.1", port=free_port), 0) as running:
             return await rest_until_closed(*await asyncio.open_connection(*running.relay.address))
 
     assert run_quickly(scenario()) == b""
@@ -205,11 +205,11 @@ def test_stopping_closes_relayed_connections():
 
 
 def test_targets_parse_and_bad_ones_are_refused():
-    assert Target.parse("127.0.0.1:5432") == Target(host="127.0.0.1", port=5432)
-    assert Target.parse("/run/mysqld/mysqld.sock") == Target(unix_path="/run/mysqld/mysqld.sock")
-    assert str(Target.parse("[::1]:3306")) == "::1:3306"
+    assert RelayTarget.parse("127.0.0.1:5432") == RelayTarget(host="127.0.0.1", port=5432)
+    assert RelayTarget.parse("/run/mysqld/mysqld.sock") == RelayTarget(unix_path="/run/mysqld/mysqld.sock")
+    assert str(RelayTarget.parse("[::1]:3306")) == "::1:3306"
     for bad in ("localhost", "host:port", "host:70000", ":5432"):
         with pytest.raises(BadRelayTarget):
-            Target.parse(bad)
+            RelayTarget.parse(bad)
     with pytest.raises(Exception, match="0 or more milliseconds"):
-        Relay(Target(host="127.0.0.1", port=1), -1)
+        Relay(RelayTarget(host="127.0.0.1", port=1), -1)

@@ -17,7 +17,7 @@ from collections.abc import Iterator
 from ..clock import Clock
 from ..mix import Request
 from ..recorder import LiveView, Recorder, live_view
-from ..targets import Target
+from ..targets import RequestTarget
 
 
 class Executor:
@@ -28,7 +28,9 @@ class Executor:
     run moves into each level and `_enter(len(levels))` after the last one.
     """
 
-    def __init__(self, clock: Clock, operations: Iterator[Request], target: Target, recorder: Recorder):
+    def __init__(
+        self, clock: Clock, operations: Iterator[Request], target: RequestTarget, recorder: Recorder
+    ):
         self._clock = clock
         self._operations = operations
         self._target = target
@@ -99,7 +101,7 @@ class Executor:
         last.wall_seconds += self._clock.now() - self._wall_mark
 
 
-async def wait_for_answers(target: Target) -> None:
+async def wait_for_answers(target: RequestTarget) -> None:
     """Wait until no request is in flight on `target`, or until every one must have settled."""
     # Every request settles within the timeout plus one sweep of the pool; the margin covers
     # the sweep and the callback, so this wait is bounded even if the server never answers.

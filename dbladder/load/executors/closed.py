@@ -38,7 +38,7 @@ from ...plans import UserPlan
 from ..clock import Clock
 from ..mix import Request
 from ..recorder import STATUS_CLASS, SecondRecord, UsersRecorder
-from ..targets import Target
+from ..targets import RequestTarget
 from . import Executor
 
 BOUNDARY_MARGIN = 0.1
@@ -65,7 +65,7 @@ class UsersGenerator(Executor):
         plan: UserPlan,
         clock: Clock,
         operations: Iterator[Request],
-        target: Target,
+        target: RequestTarget,
         part: int = 0,
         parts: int = 1,
         *,

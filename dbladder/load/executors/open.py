@@ -17,7 +17,7 @@ from ...plans import Ladder, Level, due_times
 from ..clock import Clock
 from ..mix import Request
 from ..recorder import STATUS_CLASS, LevelRecord, Recorder
-from ..targets import Target
+from ..targets import RequestTarget
 from . import Executor
 
 LATE_BURST = 32
@@ -40,7 +40,7 @@ class Generator(Executor):
         plan: Ladder | Sequence[Level],
         clock: Clock,
         operations: Iterator[Request],
-        target: Target,
+        target: RequestTarget,
         part: int = 0,
         parts: int = 1,
         *,

@@ -37,7 +37,7 @@ from ..executors.open import Generator
 from ..mix import Request, requests
 from ..queries import QueryWindows
 from ..recorder import Recorder
-from ..targets import Target
+from ..targets import RequestTarget
 from ..targets.direct import DirectTarget, warm
 from ..targets.http import HttpTarget
 from .spec import ProcessSpec
@@ -50,7 +50,7 @@ REPORT_INTERVAL = 0.5
 @contextlib.asynccontextmanager
 async def _targets(
     spec: ProcessSpec, workload: Workload, part: int = 0, parts: int = 1
-) -> AsyncIterator[tuple[Callable[[], Target], Any]]:
+) -> AsyncIterator[tuple[Callable[[], RequestTarget], Any]]:
     """A maker of targets for the block (an executor closes its target when it ends, so each run
     of levels gets a new one), and in direct mode the workload's context: over one engine, its
     connections opened before the load, closed after. Over HTTP the context is None: the service
@@ -94,7 +94,7 @@ async def _drive(
         if isinstance(origin, StartLine):
             origin = await origin.wait(events, part)
 
-        def target() -> Target:
+        def target() -> RequestTarget:
             # Only a mix that sends writes which leave a record pays for keeping the bodies of their
             # answers (a read-only mix skips the wrapper's two calls per request).
             made = make_target()
@@ -111,7 +111,7 @@ def _executor(
     levels: list[Level],
     clock: MonotonicClock,
     stream: Iterator[Request],
-    target: Target,
+    target: RequestTarget,
     part: int,
     parts: int,
     names: tuple[str, ...],
@@ -128,7 +128,7 @@ async def _run(
     spec: ProcessSpec,
     stream: Iterator[Request],
     names: tuple[str, ...],
-    make_target: Callable[[], Target],
+    make_target: Callable[[], RequestTarget],
     part: int,
     parts: int,
     origin: float | None,

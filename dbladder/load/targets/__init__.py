@@ -1,4 +1,4 @@
-"""Where an executor's requests go: the `Target` protocol, and how a request can end.
+"""Where an executor's requests go: the `RequestTarget` protocol, and how a request can end.
 
 Two targets implement it: the service over HTTP (`http.py`, `HttpTarget`) and an engine straight
 through the workload's operations, no HTTP (`direct.py`, `DirectTarget`). A result reaches the
@@ -18,7 +18,7 @@ ResultCallback = Callable[[Any, "int | str", "bytes | None"], None]
 """`callback(token, result, body)`: result is an HTTP status or a failure cause; body is None unless kept."""
 
 
-class Target(Protocol):
+class RequestTarget(Protocol):
     """Where requests go: over HTTP to the service, or straight to an engine (direct mode).
 
     `render` turns a request of the mix (operation index, args) into whatever `send` takes; `send` starts it

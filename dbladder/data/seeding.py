@@ -12,8 +12,8 @@ from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass
 
 from ..engines.base import Engine, Row, Schema
-from ..errors import InvalidConfig
-from ..workloads.base import DataSpec, Workload
+from ..errors import DuplicateKey, InvalidConfig
+from ..workloads.base import DataSpec, Workload, WorkloadError
 
 ProgressCallback = Callable[[str, int], None]
 
@@ -51,8 +51,9 @@ def _flatten(
     table: str, chunks: Iterable[list[Row]], counter: list[int], progress: ProgressCallback | None
 ) -> Iterator[Row]:
     for chunk in chunks:
-        yield from chunk
-        counter[0] += len(chunk)
+        for row in chunk:
+            counter[0] += 1  # before the yield: the engine has been given this many rows
+            yield row
         if progress:
             progress(table, len(chunk))
 
@@ -62,7 +63,8 @@ async def seed(
 ) -> SeedReport:
     """Replace the workload's tables in `engine` with the data set `data` describes.
 
-    Raises InvalidConfig for sizes the workload does not have or cannot use.
+    Raises InvalidConfig for sizes the workload does not have or cannot use, and WorkloadError
+    (naming the table) for rows that repeat a primary key or a unique index.
     """
     problems = workload.validate_sizes(data.sizes)
     if problems:
@@ -70,13 +72,25 @@ async def seed(
     started = time.perf_counter()
     await engine.recreate_schema(workload.schema)
     loads = []
+    source = workload.source or workload.name
     for table, chunks in workload.generate(data):
         counter = [0]
         table_started = time.perf_counter()
-        await engine.bulk_load(table, _flatten(table.name, chunks, counter, progress))
+        try:
+            await engine.bulk_load(table, _flatten(table.name, chunks, counter, progress))
+        except DuplicateKey as exc:
+            raise WorkloadError(
+                f"{source}: the rows of table {table.name!r} repeat a key, which the engine refused "
+                f"once it had {counter[0]:,} of them: {exc}"
+            ) from None
         loads.append(TableLoad(table.name, counter[0], time.perf_counter() - table_started))
     finish_started = time.perf_counter()
-    await engine.finish_load(workload.schema)
+    try:
+        await engine.finish_load(workload.schema)
+    except DuplicateKey as exc:  # keys and unique indexes built after the load
+        raise WorkloadError(
+            f"{source}: the rows repeat a key, refused as the keys were built: {exc}"
+        ) from None
     finished = time.perf_counter()
     return SeedReport(tuple(loads), finished - finish_started, finished - started)
 

@@ -293,9 +293,9 @@ class MariaDBCore:
                 if _in_step(exc):
                     await raw.rollback()
                     usable = True
-                if _error_code(exc) == ER_DUP_ENTRY:
-                    message = exc.args[1] if len(exc.args) > 1 else str(exc)
-                    raise DuplicateKey(f"MariaDB: {message}") from exc
+                duplicate = as_duplicate_key(exc)
+                if duplicate is not None:
+                    raise duplicate from exc
                 raise
             await raw.commit()
             usable = True
@@ -377,6 +377,13 @@ class MariaDBCore:
                     continue
                 await statement.close()
         return problems
+
+
+def as_duplicate_key(exc: BaseException) -> DuplicateKey | None:
+    """DuplicateKey for the server's error 1062 (a repeated primary key or unique index), else None."""
+    if _error_code(exc) != ER_DUP_ENTRY:
+        return None
+    return DuplicateKey(f"MariaDB: {exc.args[1] if len(exc.args) > 1 else exc}")
 
 
 def _error_code(exc: BaseException) -> int | None:

@@ -22,7 +22,7 @@ from typing import Any
 from asyncmy import errors as driver_errors
 
 from ..base import Column, Row, Schema, Table
-from .connection import CHARSET, COLLATION, MariaDBCore
+from .connection import CHARSET, COLLATION, MariaDBCore, as_duplicate_key
 
 # "text" is VARCHAR(max_length) or TEXT (_column_sql).
 TYPES = {"int": "INT", "bigint": "BIGINT", "double": "DOUBLE", "bool": "TINYINT"}
@@ -52,13 +52,25 @@ class MariaDBLoading(MariaDBCore):
         # faster here than one transaction per table with unique_checks off (module notes).
         async with self._borrow() as connection, await connection.raw.prepare(sql) as statement:
             while batch := list(itertools.islice(iterator, batch_rows)):
-                await _insert_batch(statement, batch)
+                try:
+                    await _insert_batch(statement, batch)
+                except Exception as exc:
+                    duplicate = as_duplicate_key(exc)
+                    if duplicate is not None:
+                        raise duplicate from exc
+                    raise
 
     async def finish_load(self, schema: Schema) -> None:
         # AUTO_INCREMENT needs nothing: InnoDB moves it past every id inserted explicitly.
         async with self._borrow() as connection:
             for index in schema.indexes:
-                await connection.run(index.create_sql())
+                try:
+                    await connection.run(index.create_sql())
+                except Exception as exc:
+                    duplicate = as_duplicate_key(exc)
+                    if duplicate is not None:
+                        raise duplicate from exc
+                    raise
             await connection.run(f"ANALYZE TABLE {', '.join(t.name for t in schema.tables)}")
 
     async def table_exists(self, name: str) -> bool:

@@ -7,8 +7,9 @@ from collections.abc import Iterable
 
 import asyncpg
 
+from ...errors import DuplicateKey
 from ..base import DOUBLE_MAX, Column, Row, Schema, Table
-from .connection import PostgresCore, _left_broken, _Session
+from .connection import PostgresCore, _first_line, _left_broken, _Session
 
 TYPES = {
     "int": "INTEGER",
@@ -56,6 +57,13 @@ class PostgresLoading(PostgresCore):
             await self._pool.release(connection, broken=_left_broken(connection, broken))
 
     async def finish_load(self, schema: Schema) -> None:
+        try:
+            await self._finish_load(schema)
+        except asyncpg.UniqueViolationError as exc:
+            # The keys are built here, after the COPY: a repeated key shows only now.
+            raise DuplicateKey(f"PostgreSQL: {_first_line(exc)}; {exc.detail or ''}".rstrip("; ")) from exc
+
+    async def _finish_load(self, schema: Schema) -> None:
         async with self.read() as session:
             # One build at a time: PostgreSQL already sorts each build with parallel workers
             # (max_parallel_maintenance_workers); two builds side by side measured no faster.

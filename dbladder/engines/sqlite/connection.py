@@ -80,6 +80,13 @@ def parse_settings(url: DatabaseURL) -> dict[str, str]:
     return settings
 
 
+def as_duplicate_key(exc: apsw.ConstraintError) -> DuplicateKey | None:
+    """DuplicateKey for a UNIQUE or PRIMARY KEY failure, else None (NOT NULL, CHECK: other errors)."""
+    if exc.extendedresult in DUPLICATE_KEY_RESULTS:  # type: ignore[attr-defined]
+        return DuplicateKey(f"SQLite: {exc}")
+    return None
+
+
 class _Connection:
     """One apsw connection and the engine's busy-wait counter."""
 
@@ -224,8 +231,9 @@ class SQLiteCore:
                 yield _Session(db)
             except apsw.ConstraintError as exc:
                 db.execute("ROLLBACK")
-                if exc.extendedresult in DUPLICATE_KEY_RESULTS:  # type: ignore[attr-defined]
-                    raise DuplicateKey(f"SQLite: {exc}") from exc
+                duplicate = as_duplicate_key(exc)
+                if duplicate is not None:
+                    raise duplicate from exc
                 raise
             except BaseException:
                 db.execute("ROLLBACK")

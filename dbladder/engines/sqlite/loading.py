@@ -2,10 +2,13 @@
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+import contextlib
+from collections.abc import Iterable, Iterator
+
+import apsw
 
 from ..base import DOUBLE_MAX, INT_RANGE, Column, Row, Schema, Table
-from .connection import SQLiteCore
+from .connection import SQLiteCore, as_duplicate_key
 
 # STRICT tables accept only INT, INTEGER, REAL, TEXT, BLOB and ANY; what the servers' types check
 # beyond that (int's range, bool's 0 or 1, text's length) is a CHECK constraint (_column_sql).
@@ -30,7 +33,7 @@ class SQLiteLoading(SQLiteCore):
         db = connection.db
         try:
             # executemany over the whole stream: one prepared statement, one transaction, one sync.
-            with db:
+            with db, _duplicate_key_raised():
                 db.executemany(sql, rows)
         finally:
             await self._pool.release(connection)
@@ -38,7 +41,8 @@ class SQLiteLoading(SQLiteCore):
     async def finish_load(self, schema: Schema) -> None:
         async with self.read() as session:
             for index in schema.indexes:
-                await session.execute(index.create_sql())
+                with _duplicate_key_raised():
+                    await session.execute(index.create_sql())
             await session.execute("ANALYZE")
             # Move what the load wrote to the WAL into the database file, so the first run starts clean.
             await session.fetch_all("PRAGMA wal_checkpoint(TRUNCATE)")
@@ -49,6 +53,18 @@ class SQLiteLoading(SQLiteCore):
                 "SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = ?", (name,)
             )
         return row is not None
+
+
+@contextlib.contextmanager
+def _duplicate_key_raised() -> Iterator[None]:
+    """SQLite's UNIQUE and PRIMARY KEY failures as DuplicateKey, while loading as in a transaction."""
+    try:
+        yield
+    except apsw.ConstraintError as exc:
+        duplicate = as_duplicate_key(exc)
+        if duplicate is not None:
+            raise duplicate from exc
+        raise
 
 
 def _column_sql(column: Column) -> str:

@@ -1,0 +1,63 @@
+"""Seeding's own refusals: rows that repeat a key, from a workload that makes its rows itself."""
+
+import asyncio
+
+import pytest
+
+from dbladder.data.seeding import seed
+from dbladder.engines import opened
+from dbladder.workloads.base import DataSpec, WorkloadError
+from dbladder.workloads.declare import App, Column, Index, Param, Query, Table
+
+
+class Unchecked(App):
+    """A declared app whose rows skip the declare layer's checks, as a workload written against
+    workloads/base.py directly makes its own: what is left to catch them is the engine."""
+
+    def __init__(self, rows):
+        super().__init__(
+            name="unchecked",
+            tables=[
+                Table("t", [Column("id", "bigint"), Column("tag", "text", max_length=8)], primary_key=["id"])
+            ],
+            indexes=[Index("t_by_tag", "t", ("tag",), unique=True)],
+            sizes={"t": len(rows)},
+            operations=[
+                Query("one", "GET /t/{id}", "SELECT tag FROM t WHERE id = ?", params={"id": Param.row("t")})
+            ],
+        )
+        self.source = "unchecked.py"
+        self._given = rows
+
+    def generate(self, data):
+        yield self.schema.tables[0], iter([self._given])
+
+
+def refusal(url, rows):
+    async def scenario():
+        async with opened(url) as engine:
+            await seed(engine, Unchecked(rows), DataSpec(1, {"t": len(rows)}))
+
+    with pytest.raises(WorkloadError) as caught:
+        asyncio.run(scenario())
+    return str(caught.value)
+
+
+def test_a_repeated_primary_key_is_one_line_naming_the_table_on_every_engine(any_url):
+    message = refusal(any_url, [(1, "a"), (2, "b"), (2, "c"), (4, "d")])
+    engine = any_url.split(":")[0]
+    loaded = "unchecked.py: the rows of table 't' repeat a key, which the engine refused once it had"
+    expected = {
+        "sqlite": f"{loaded} 3 of them: SQLite: UNIQUE constraint failed: t.id",
+        "mariadb": f"{loaded} 4 of them: MariaDB: Duplicate entry '2' for key 'PRIMARY'",
+        # PostgreSQL builds the key after the COPY, so it sees the repeat only then.
+        "postgresql": "unchecked.py: the rows repeat a key, refused as the keys were built: "
+        'PostgreSQL: could not create unique index "t_pkey"; Key (id)=(2) is duplicated.',
+    }[engine]
+    assert message == expected
+
+
+def test_a_repeated_unique_index_value_is_refused_as_the_index_is_built(any_url):
+    message = refusal(any_url, [(1, "a"), (2, "b"), (3, "b")])
+    assert message.startswith("unchecked.py: the rows repeat a key, refused as the keys were built: ")
+    assert "t_by_tag" in message or "t.tag" in message or "'b'" in message

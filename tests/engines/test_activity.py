@@ -48,7 +48,10 @@ def test_a_window_counts_from_the_last_reading_before_it():
     probe = CountingProbe()
     sampler = ActivitySampler(probe)
     sampler.start()
-    time.sleep(0.2)
+    deadline = time.perf_counter() + 5
+    while len(sampler.readings()) < 5:
+        assert time.perf_counter() < deadline, "the sampler took too few readings"
+        time.sleep(0.01)
     sampler.stop()
     assert probe.closed and sampler.warnings == []
     readings = sampler.readings()
@@ -70,9 +73,13 @@ def test_a_window_with_fewer_than_two_readings_has_no_figures():
 
 
 def test_failed_readings_are_left_out_and_said_once():
-    sampler = ActivitySampler(CountingProbe(fail_every=2))
+    probe = CountingProbe(fail_every=2)
+    sampler = ActivitySampler(probe)
     sampler.start()
-    time.sleep(0.1)
+    deadline = time.perf_counter() + 5
+    while probe.read_count < 4:
+        assert time.perf_counter() < deadline, "the sampler took too few readings"
+        time.sleep(0.01)
     sampler.stop()
     assert sampler.warnings == ["an activity reading failed: ConnectionResetError: the server went away"]
     assert all(int(r.totals["reads"]) % 2 == 1 for r in sampler.readings())

@@ -15,9 +15,14 @@ ROWS = 200
 INTERVAL = 0.02
 
 
-def settle() -> float:
-    """Wait for two readings, so a window has a baseline and a reading after what it holds."""
-    time.sleep(3 * INTERVAL)
+def settle(sampler: ActivitySampler) -> float:
+    """Wait for two readings taken after now (however late a busy machine runs the sampler), so a
+    window ending here has a reading after what it holds, and the next one a baseline."""
+    now = time.perf_counter()
+    deadline = now + 5
+    while sum(r.t > now for r in sampler.readings()) < 2:
+        assert time.perf_counter() < deadline, "the sampler took no readings"
+        time.sleep(INTERVAL / 2)
     return time.perf_counter()
 
 
@@ -32,15 +37,15 @@ def test_wal_growth_its_checkpoint_and_the_restart_after_it(tmp_path):
     sampler = ActivitySampler(create_probe(f"sqlite:///{path}", counters=lambda: busy), interval=INTERVAL)
     sampler.start()
     try:
-        t0 = settle()
+        t0 = settle(sampler)
         for _ in range(ROWS):  # one commit each: at least one frame each
             db.execute("INSERT INTO t VALUES (randomblob(3000))")
         busy["busy_waits"] = 7
-        t1 = settle()
+        t1 = settle(sampler)
         ((_, in_wal, copied),) = db.execute("PRAGMA wal_checkpoint(PASSIVE)").fetchall()
-        t2 = settle()
+        t2 = settle(sampler)
         db.execute("INSERT INTO t VALUES (randomblob(3000))")  # the WAL starts over from its beginning
-        t3 = settle()
+        t3 = settle(sampler)
     finally:
         sampler.stop()
     assert sampler.warnings == []
@@ -76,9 +81,9 @@ def test_a_database_not_in_wal_mode_has_only_the_counters(tmp_path):
     )
     sampler.start()
     try:
-        t0 = settle()
+        t0 = settle(sampler)
         db.execute("INSERT INTO t VALUES (1)")
-        t1 = settle()
+        t1 = settle(sampler)
     finally:
         sampler.stop()
     assert sampler.window(t0, t1).figures == {"busy_waits": 0}

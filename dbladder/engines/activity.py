@@ -25,6 +25,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import importlib
+import itertools
 import threading
 import time
 from collections.abc import Callable, Mapping, Sequence
@@ -135,6 +136,16 @@ class ActivitySampler:
         chosen = before[-1:] + inside
         figures = self.probe.figures(chosen) if len(chosen) >= 2 else {}
         return ActivityWindow(self.probe.engine, start, end, len(inside), figures)
+
+    def windows(self, start: float, end: float, step: float = 1.0) -> list[ActivityWindow]:
+        """[start, end] cut into windows of `step` seconds (the last one shorter), each with its
+        figures: a level second by second, beside its per-second latency."""
+        if not step > 0:
+            raise ValueError(f"step must be above 0 seconds, not {step!r}")
+        # Edges within a nanosecond of the end are the end: 0.1 three times is not quite 0.3.
+        edges = [start + k * step for k in range(int((end - start) / step) + 2)]
+        edges = [edge for edge in edges if edge < end - 1e-9] + [end]
+        return [self.window(a, b) for a, b in itertools.pairwise(edges)]
 
     # -- the thread --------------------------------------------------------------------------
 

@@ -64,6 +64,21 @@ def test_a_window_counts_from_the_last_reading_before_it():
     assert window.engine == "counting" and window.to_dict()["figures"]["reads"] == 3.0
 
 
+def test_windows_cut_a_span_second_by_second_and_keep_the_remainder():
+    sampler = ActivitySampler(CountingProbe(), interval=10)
+    sampler.start()
+    sampler.stop()
+    windows = sampler.windows(100.0, 102.5)
+    assert [(w.start, w.end) for w in windows] == [(100.0, 101.0), (101.0, 102.0), (102.0, 102.5)]
+    assert [(w.start, w.end) for w in sampler.windows(0.0, 0.3, step=0.1)] == [
+        (0.0, 0.1),
+        (0.1, 0.2),
+        (0.2, 0.3),
+    ]
+    with pytest.raises(ValueError, match="above 0"):
+        sampler.windows(0.0, 1.0, step=0)
+
+
 def test_a_window_with_fewer_than_two_readings_has_no_figures():
     sampler = ActivitySampler(CountingProbe(), interval=10)
     sampler.start()

@@ -122,8 +122,9 @@ class CorruptBundle(BundleError):
     """A bundle's JSON cannot be parsed or does not match its schema; the message names the field."""
 
 
-class UnknownBundleVersion(BundleError):
-    """A bundle written under a schema version this dbladder does not read (a newer or older release)."""
+class UnknownBundleVersion(UsageError, BundleError):
+    """A bundle written under a schema version this dbladder does not read (a newer or older release):
+    the message names the release that wrote it, to be read with that one (exit 2)."""
 
 
 class ReportedOutcome(DbladderError):

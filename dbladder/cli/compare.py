@@ -22,7 +22,7 @@ from rich.console import Console
 
 from ..errors import UsageError
 from ..report.integrity import integrity_lines
-from ..report.runs import comparison_table
+from ..report.result_table import comparison_table
 from ..run.compare import MAX_RUNS, CompareConfig, run_compare
 from ..run.integrity import WritesLost, summary
 from ..transport import TRANSPORTS

@@ -21,8 +21,9 @@ from .caveats import caveats
 from .closed import recovery_words, spike_levels, think_words
 from .integrity import integrity_section
 from .native import native_lines
+from .result_table import engine_labels, round_rows
 from .roundtrips import QUERY_COLUMNS, queries_section, query_cells, round_trip_section
-from .runs import Results, Round, engine_labels, round_rows, rounds_of
+from .runs import Results, Round, rounds_of
 from .setup import pass_mark_words, setup_section
 from .verdicts import round_verdict, title_words
 

@@ -13,7 +13,7 @@ from report_support import caveat_leads, fake_result, with_ceiling
 
 from dbladder.errors import CorruptBundle, MissingBundle, UnknownBundleVersion
 from dbladder.report.bundle import build_reports, load_bundle, write_bundle
-from dbladder.report.runs import comparison_table
+from dbladder.report.result_table import comparison_table
 from dbladder.result.schema import problem
 
 
@@ -41,7 +41,7 @@ def test_missing_corrupt_and_unknown_bundles_raise_their_own_errors(tmp_path):
     (folder / "result.json").write_text(json.dumps({**fake_result(), "schema": "dbladder.result/99"}))
     with pytest.raises(UnknownBundleVersion, match=r"schema 'dbladder.result/99', which this dbladder"):
         load_bundle(folder)
-    assert UnknownBundleVersion.exit_code == 1
+    assert UnknownBundleVersion.exit_code == 2
 
 
 dbladder = partial(run_dbladder, timeout=60)
@@ -62,7 +62,7 @@ def test_the_report_command_errors_are_one_line_with_usage_exit_code(tmp_path):
     assert "holds a single run's result.json" in result.stderr
     (tmp_path / "a" / "result.json").write_text("{}")
     result = dbladder("report", str(tmp_path / "a"))
-    assert result.returncode == 1
+    assert result.returncode == 2
     assert result.stderr.startswith("Error: ") and result.stderr.count("\n") == 1
     assert "schema None" in result.stderr
 

@@ -1,12 +1,18 @@
 """The engine contract: the same tests against SQLite, PostgreSQL and MariaDB."""
 
 import asyncio
+import os
+import socket
 
+import psutil
 import pytest
 
 from dbladder.engines import EngineOptions, create_engine, opened
 from dbladder.engines.base import Column, Index, Schema, Table
-from dbladder.errors import PoolTimeout
+from dbladder.engines.dialect import dialect_of
+from dbladder.errors import PoolTimeout, TransportUnavailable
+from dbladder.observe import database_processes
+from dbladder.urls import parse_url, with_password
 
 THINGS = Table(
     "things",
@@ -306,3 +312,108 @@ def test_check_statements_of_good_sql_finds_nothing(any_url):
             )
 
     assert run(scenario()) == []
+
+
+# ---------------------------------------------------------------------------------------------
+# The dialect: what dbladder asks of an engine outside a session, on each real engine.
+
+
+def test_the_dialect_and_the_url_agree_on_the_kind_of_engine(any_url):
+    url = parse_url(any_url)
+    dialect = dialect_of(url)
+    assert dialect.kind is url.kind and dialect_of(url.engine) is dialect
+    info = run(_described(url))
+    assert info.engine == url.kind.name and dialect_of(info.engine) is dialect
+    # An in-process engine has nothing to reach or install; a server has an address and a client.
+    assert url.kind.has_server is (not url.kind.in_process)
+    assert (dialect.endpoint(url) is None) is url.kind.in_process
+    assert (dialect.transport_of(url) == "inproc") is url.kind.in_process
+    assert (dialect.native_client.install is None) is url.kind.in_process
+    assert bool(dialect.process_names) is url.kind.has_server
+
+
+def test_a_server_listens_where_its_dialect_says(any_url):
+    url = parse_url(any_url)
+    endpoint = dialect_of(url).endpoint(url)
+    if url.kind.in_process:
+        assert endpoint is None and database_processes(url).root_pid is None
+        return
+    assert endpoint is not None
+    family = socket.AF_UNIX if endpoint.unix_path else socket.AF_INET
+    with socket.socket(family, socket.SOCK_STREAM) as probe:
+        probe.settimeout(5)
+        probe.connect(endpoint.unix_path or (endpoint.host, endpoint.port))
+    # The server's own processes carry one of the names the dialect looks for.
+    found = database_processes(url)
+    assert found.root_pid is not None
+    assert psutil.Process(found.root_pid).name() in dialect_of(url).process_names
+
+
+def test_a_server_is_reached_by_its_other_transport(any_url):
+    url = parse_url(any_url)
+    if url.kind.in_process:
+        return  # SQLite has no transport but inproc (tests/transport/test_addresses.py)
+    dialect = dialect_of(url)
+    other = "unix" if dialect.transport_of(url) == "tcp" else "tcp"
+    try:
+        reached = run(dialect.reach(url, other))
+    except TransportUnavailable as exc:
+        pytest.skip(f"this server does not listen over {other}: {exc}")
+    assert dialect.transport_of(reached) == other and reached.database == url.database
+    assert run(_described(reached)).engine == url.engine
+
+
+def test_the_durability_wording_names_the_settings_the_engine_reported(any_url):
+    url = parse_url(any_url)
+    info = run(_described(url))
+    durability = dialect_of(url).durability(info)
+    assert durability.promise.startswith(url.kind.label + " with ")
+    for value in info.durability.values():
+        if f"={value}" in durability.promise:
+            break
+    else:
+        raise AssertionError(f"none of {info.durability} in {durability.promise!r}")
+    # The local servers and SQLite's defaults are durable: a kill -9 cannot lose a commit.
+    assert info.durable and ("cannot lose" in durability.loses or durability.loses.startswith("neither"))
+    assert "kill-db" in dialect_of(url).data_holders or "kill-service" in dialect_of(url).data_holders
+
+
+def test_the_page_cache_is_what_holds_the_engine_s_pages(any_url):
+    url = parse_url(any_url)
+    info = run(_described(url))
+    size, basis = dialect_of(url).page_cache(info.settings, 8 * 2**30)
+    assert size is not None and size > 0 and basis
+    if url.kind.has_server and size != 8 * 2**30:  # MariaDB's buffer pool, as the server reported it
+        assert basis == "innodb_buffer_pool_size" and str(size) == info.settings[basis]
+
+
+def test_the_orm_reaches_every_engine_through_its_dialect(any_url):
+    url = with_password(parse_url(any_url), os.environ)
+    dialect = dialect_of(url)
+    layer = dialect.orm_data_layer()
+    assert set(layer) == {"driver", "note"} and layer["driver"].split()[0] in (
+        "sqlite3",
+        "asyncpg",
+        "asyncmy",
+    )
+
+    async def scenario():
+        engine = dialect.orm_engine(url, EngineOptions(pool_size=1), "pysqlite")
+        try:
+            if url.kind.in_process:  # a plain engine over pysqlite, inline on the loop
+                with engine.connect() as connection:
+                    return connection.exec_driver_sql("SELECT 1").scalar()
+            async with engine.connect() as connection:
+                return (await connection.exec_driver_sql("SELECT 1")).scalar()
+        finally:
+            if url.kind.in_process:
+                engine.dispose()
+            else:
+                await engine.dispose()
+
+    assert run(scenario()) == 1
+
+
+async def _described(url):
+    async with opened(url, EngineOptions(pool_size=1)) as engine:
+        return await engine.describe()

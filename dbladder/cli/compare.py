@@ -24,7 +24,7 @@ from ..errors import UsageError
 from ..report.integrity import integrity_lines
 from ..report.result_table import comparison_table
 from ..run.compare import MAX_RUNS, CompareConfig, run_compare
-from ..run.integrity import WritesLost, summary
+from ..run.integrity import raise_if_any_lost
 from ..transport import TRANSPORTS
 from .common import db_texts, exit_codes, sigterm_as_interrupt
 from .run import LATENCY_HELP, TRANSPORT_HELP, TerminalProgress, build_config, json_option, round_options
@@ -159,12 +159,4 @@ def compare(
     click.echo(f"report   {config.out_dir / 'report.html'} (and report.md)", err=as_json)
     if as_json:
         click.echo(json.dumps(document, indent=2))
-    lost = [
-        result for result in document["runs"] if result.get("integrity") and not _kept(result["integrity"])
-    ]
-    if lost:  # exit code 4
-        raise WritesLost("; ".join(f"{r['label']} run {r['run']}: {summary(r['integrity'])}" for r in lost))
-
-
-def _kept(integrity: dict[str, Any]) -> bool:
-    return not (integrity["lost"] or integrity["corrupted"])
+    raise_if_any_lost(document["runs"])  # exit code 4

@@ -15,8 +15,8 @@ import json
 
 import click
 
-from ..engines import opened
-from ..engines.base import EngineInfo, EngineOptions
+from ..engines.base import EngineOptions
+from ..engines.describe import describe
 from ..errors import DbladderError, UsageError
 from ..servers import ManagedServer, NotManaged, registered_servers, registry, remove_server, start_managed
 from .common import warn_if_not_durable
@@ -30,11 +30,6 @@ def _parse_settings(pairs: tuple[str, ...]) -> dict[str, str]:
             raise UsageError(f"--setting takes NAME=VALUE, not {pair!r}")
         settings[name.strip()] = value.strip()
     return settings
-
-
-async def _describe(url: str) -> EngineInfo:
-    async with opened(url, EngineOptions(pool_size=1)) as engine:
-        return await engine.describe()
 
 
 @click.group()
@@ -61,7 +56,7 @@ def start(engine: str, settings: tuple[str, ...], as_json: bool) -> None:
     """
     server = start_managed(engine, _parse_settings(settings))
     try:
-        info = asyncio.run(_describe(server.url))
+        info = asyncio.run(describe(server.url, EngineOptions(pool_size=1)))
     except DbladderError:
         server.remove()
         raise

@@ -1,9 +1,17 @@
-"""An engine's settings as the terminal shows them: `dbladder engines`, `dbladder serve` and the
-service started for a run (`python -m dbladder.service`) print the same lines."""
+"""An engine's settings: read from the database (`describe`), and as the terminal shows them
+(`render`: `dbladder engines`, `dbladder db start`, `dbladder serve` and the service started for a
+run, `python -m dbladder.service`, print the same lines)."""
 
 from __future__ import annotations
 
-from .base import EngineInfo
+from . import opened
+from .base import EngineInfo, EngineOptions
+
+
+async def describe(url: str, options: EngineOptions) -> EngineInfo:
+    """The engine's settings, read back from the database on a pool opened for it and closed after."""
+    async with opened(url, options) as engine:
+        return await engine.describe()
 
 
 def render(info: EngineInfo) -> str:

@@ -132,8 +132,20 @@ def not_checked(reason: str, acknowledged: int) -> dict[str, Any]:
 
 def raise_if_lost(report: dict[str, Any] | None) -> None:
     """WritesLost (exit 4) when the integrity check found acknowledged writes lost or corrupted."""
-    if report and (report["lost"] or report["corrupted"]):
+    if report and not _kept(report):
         raise WritesLost(summary(report))
+
+
+def raise_if_any_lost(runs: Sequence[dict[str, Any]]) -> None:
+    """WritesLost (exit 4) naming every run of a comparison whose check found writes lost or
+    corrupted (each by its label and number)."""
+    lost = [run for run in runs if run.get("integrity") and not _kept(run["integrity"])]
+    if lost:
+        raise WritesLost("; ".join(f"{r['label']} run {r['run']}: {summary(r['integrity'])}" for r in lost))
+
+
+def _kept(integrity: dict[str, Any]) -> bool:
+    return not (integrity["lost"] or integrity["corrupted"])
 
 
 def summary(report: dict[str, Any]) -> str:

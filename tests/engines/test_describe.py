@@ -2,8 +2,10 @@
 
 from __future__ import annotations
 
-from dbladder.engines.base import EngineInfo
-from dbladder.engines.describe import render
+import asyncio
+
+from dbladder.engines.base import EngineInfo, EngineOptions
+from dbladder.engines.describe import describe, render
 
 
 def test_the_settings_are_aligned_lines_with_the_durability_spelled_out() -> None:
@@ -34,3 +36,10 @@ def test_the_settings_are_aligned_lines_with_the_durability_spelled_out() -> Non
         "prepared       statement cache",
         "journal_mode   wal",
     ]
+
+
+def test_describe_reads_the_settings_back_from_a_real_database(tmp_path) -> None:
+    url = f"sqlite:///{tmp_path}/x.db"
+    info = asyncio.run(describe(url, EngineOptions(pool_size=1)))
+    assert info.engine == "sqlite" and info.pool_size == 1 and "synchronous" in info.durability
+    assert render(info).splitlines()[0].startswith("engine ")

@@ -39,6 +39,58 @@ def confiner(limits: RoleLimits, group: MemoryCgroup | None = None) -> Callable[
     return functools.partial(confine, limits.cpus, str(group.procs) if group is not None else None)
 
 
+def threads_of(pid: int) -> list[int]:
+    """The thread ids of a process (its own pid among them); empty when it has gone."""
+    try:
+        return [int(tid) for tid in os.listdir(f"/proc/{pid}/task")]
+    except OSError:
+        return []
+
+
+def place_tree(pid: int, limits: RoleLimits, group: MemoryCgroup | None = None) -> list[int]:
+    """Put a running process, every thread of it and every process below it in the role's place:
+    for a process dbladder starts through code it does not own (the service's server, the
+    generator's multiprocessing children), placed from outside right after the start. CPUs are
+    per thread, so each thread is set; a thread or child started meanwhile inherits from its
+    parent, so the tree is walked until a walk finds nothing new. The processes placed."""
+    placed: set[int] = set()
+    done: set[int] = set()
+    while True:
+        found = [pid, *_descendants(pid)]
+        fresh = [(p, t) for p in found for t in threads_of(p) if t not in done]
+        if not fresh:
+            return sorted(placed)
+        for process, thread in fresh:
+            try:
+                if group is not None and process not in placed:
+                    group.procs.write_text(str(process))
+                if limits.cpus is not None:
+                    os.sched_setaffinity(thread, limits.cpus)
+            except (ProcessLookupError, FileNotFoundError):
+                pass  # it ended meanwhile
+            except OSError as exc:
+                if exc.errno != 3:  # ESRCH: gone
+                    raise
+            placed.add(process)
+            done.add(thread)
+
+
+def _descendants(pid: int) -> list[int]:
+    children: list[int] = []
+    queue = [pid]
+    while queue:
+        parent = queue.pop()
+        for tid in threads_of(parent):
+            try:
+                text = Path(f"/proc/{parent}/task/{tid}/children").read_text()
+            except OSError:
+                continue
+            for child in text.split():
+                children.append(int(child))
+                queue.append(int(child))
+    return children
+
+
 def cpus_of(pid: int) -> tuple[int, ...]:
     """The CPUs a process may run on, as the kernel lists them (Cpus_allowed_list in /proc/PID/status)."""
     return tuple(sorted(os.sched_getaffinity(pid)))

@@ -18,6 +18,7 @@ from dbladder.report.caveats import caveats
 from dbladder.report.runs import rounds_of
 from dbladder.result.levels import ceiling_of, level_row
 from dbladder.result.passmark import PassMark
+from dbladder.result.run import RunResult
 from dbladder.result.schema import RESULT_SCHEMA, problem
 
 MARK = PassMark(50.0, 1.0)
@@ -161,6 +162,7 @@ def fake_result(
     }
     result.update(changes)
     assert problem(result, RESULT_SCHEMA) is None, problem(result, RESULT_SCHEMA)
+    assert RunResult.from_json(result).to_json() == result  # the typed result reads it unchanged
     return result
 
 
@@ -273,6 +275,7 @@ def users_result(
     )
     result.update(changes)
     assert problem(result, RESULT_SCHEMA) is None, problem(result, RESULT_SCHEMA)
+    assert RunResult.from_json(result).to_json() == result  # the typed result reads it unchanged
     return result
 
 

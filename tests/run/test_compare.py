@@ -11,6 +11,7 @@ import pytest
 
 from dbladder.errors import InvalidConfig
 from dbladder.plans import Ladder, Phase, UserPlan
+from dbladder.result.comparison import read_comparison
 from dbladder.run.compare import CompareConfig, labels_for, run_compare
 from dbladder.run.round import RunConfig, run_ladder
 
@@ -46,6 +47,7 @@ def test_sqlite_against_itself_over_three_runs_is_about_the_same(tmp_path):
     assert all(run["ceiling_rps"] == 20 for run in runs), [run["ceiling_rps"] for run in runs]
     on_disk = json.loads((tmp_path / "cmp" / "compare.json").read_text())
     assert on_disk["schema"] == "dbladder.compare/2" and len(on_disk["runs"]) == 6
+    assert read_comparison(on_disk).to_json() == on_disk  # the typed comparison reads it unchanged
     markdown = (tmp_path / "cmp" / "report.md").read_text()
     # The rule names no winner between two identical engines (here every figure is the first step,
     # known only to within the 9,980 req/s step, so the interval is wide).

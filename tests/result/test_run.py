@@ -103,7 +103,7 @@ def test_every_typed_field_is_a_field_of_the_schema():
 def test_a_real_short_run_round_trips_and_validates(sqlite_url, tmp_path):
     config = RunConfig(
         db_url=sqlite_url,
-        ladder=Ladder(40, 40, 2, 1.0, warmup=0.25),
+        plan=Ladder(40, 40, 2, 1.0, warmup=0.25),
         sizes={"products": 500, "orders": 1000},
         target="direct",
         pool_size=2,

@@ -3,12 +3,13 @@
 from __future__ import annotations
 
 import json
-import sys
 from typing import Any
 
 import click
 
 from ..errors import UsageError
+from ..load.presets import presets_for
+from ..workloads.base import Workload
 from ..workloads.registry import available
 
 
@@ -27,7 +28,7 @@ def workloads(files: tuple[str, ...], as_json: bool) -> None:
         click.echo(
             json.dumps(
                 [
-                    item.workload.summary() if item.workload else {"name": item.name, "problem": item.problem}
+                    _summary(item.workload) if item.workload else {"name": item.name, "problem": item.problem}
                     for item in listed
                 ],
                 indent=2,
@@ -36,14 +37,18 @@ def workloads(files: tuple[str, ...], as_json: bool) -> None:
     else:
         for item in listed:
             if item.workload is not None:
-                click.echo(_lines(item.workload.summary(), item.source))
+                click.echo(_lines(_summary(item.workload), item.source))
     problems = [item.problem for item in listed if item.workload is None]
     if problems:
         # Every broken one on its own line first, then the exit code of a usage error.
         for problem in problems[:-1]:
             click.echo(f"Error: {problem}", err=True)
-        sys.stderr.flush()
         raise UsageError(problems[-1])
+
+
+def _summary(workload: Workload) -> dict[str, Any]:
+    # Every preset --preset takes: the workload's own and the generic ones (quick).
+    return {**workload.summary(), "presets": list(presets_for(workload))}
 
 
 def _lines(summary: dict[str, Any], source: str) -> str:

@@ -40,10 +40,14 @@ def test_workloads_lists_each_ones_sizes_and_presets():
     assert result.returncode == 0, result.stderr
     assert (
         "    sizes products=100000, orders=1000000 (--size NAME=N); "
-        "presets read, shop20, shop20-1w, write, users-read, users-write, spike\n" in result.stdout
+        "presets read, shop20, shop20-1w, write, users-read, users-write, spike, quick\n" in result.stdout
     )
-    chirp = "    sizes users=50000, posts=1000000 (--size NAME=N); presets post, profile, timeline, mixed\n"
-    assert chirp in result.stdout
+    chirp = (
+        "    sizes users=50000, posts=1000000 (--size NAME=N); presets post, profile, timeline, mixed, quick"
+    )
+    assert chirp + "\n" in result.stdout
+    listed = {item["name"]: item for item in json.loads(dbladder("workloads", "--json").stdout)}
+    assert listed["chirp"]["presets"] == ["post", "profile", "timeline", "mixed", "quick"]
 
 
 APP = """

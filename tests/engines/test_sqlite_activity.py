@@ -10,6 +10,7 @@ import pytest
 
 from dbladder.engines.activity import ActivitySampler, create_probe
 from dbladder.errors import MissingDatabase
+from dbladder.service import stats
 
 ROWS = 200
 INTERVAL = 0.02
@@ -93,3 +94,29 @@ def test_a_database_not_in_wal_mode_has_only_the_counters(tmp_path):
 def test_a_file_that_does_not_exist_fails_the_start(tmp_path):
     with pytest.raises(MissingDatabase, match="no SQLite file"):
         ActivitySampler(create_probe(f"sqlite:///{tmp_path}/absent.db")).start()
+
+
+def test_the_service_s_busy_waits_come_through_its_counters_file(tmp_path):
+    """The service counts sleeps on SQLite's file lock in its shared counters file (/stats); read
+    there at every reading, they are a window's differences like any other counter."""
+    counters_file = tmp_path / "counters"
+    stats.create(counters_file, slots=2)
+    worker = stats.Slot(counters_file, "worker")
+    path = tmp_path / "busy.db"
+    db = apsw.Connection(str(path))
+    db.execute("PRAGMA journal_mode=WAL")
+    probe = create_probe(f"sqlite:///{path}", counters=lambda: stats.totals(stats.read(counters_file)))
+    sampler = ActivitySampler(probe, interval=INTERVAL)
+    sampler.start()
+    try:
+        t0 = settle(sampler)
+        worker.add("busy_waits", 5)
+        worker.add("writes", 2)
+        worker.flush()
+        t1 = settle(sampler)
+    finally:
+        sampler.stop()
+        worker.close()
+    figures = sampler.window(t0, t1).figures
+    assert (figures["busy_waits"], figures["writes"], figures["requests"]) == (5, 2, 0)
+    db.close()

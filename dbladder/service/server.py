@@ -196,6 +196,9 @@ class RunningService:
     """How many times the service was started (1 + restarts after a kill or a stop)."""
     stopping: bool = field(default=False, repr=False)
     """SIGTERM was sent (`begin_stop`): the service is finishing its in-flight requests."""
+    place: Callable[[], None] | None = field(default=None, repr=False)
+    """Run in the service's process before it execs (its role's CPUs and memory cgroup), at every
+    start, so that its workers and the SQLite writer are born in its place."""
 
     @property
     def url(self) -> str:
@@ -245,7 +248,7 @@ class RunningService:
         if self.process.poll() is None:
             raise ServiceFailed(f"the service on {self.url} is still running; stop or kill it first")
         began = time.monotonic()
-        self.process = _launch(self.config, self.log_path)
+        self.process = _launch(self.config, self.log_path, self.place)
         self.stopping = False
         self.starts += 1
         _wait_until_ready(self, time.monotonic() + startup_timeout)
@@ -288,8 +291,11 @@ def http_request(
 
 
 @contextlib.contextmanager
-def running_service(config: ServiceConfig, *, startup_timeout: float = 60.0) -> Iterator[RunningService]:
-    """The service running in a child process for the block; port 0 picks a free port.
+def running_service(
+    config: ServiceConfig, *, startup_timeout: float = 60.0, place: Callable[[], None] | None = None
+) -> Iterator[RunningService]:
+    """The service running in a child process for the block; port 0 picks a free port; `place`
+    runs in that process before it execs (dbladder.roles: the service role's CPUs and cgroup).
 
     Returns once every worker answers `/stats`; raises ServiceFailed (with the end of the log) if
     it does not within `startup_timeout` seconds. On exit it stops the service with SIGTERM, waits
@@ -298,7 +304,7 @@ def running_service(config: ServiceConfig, *, startup_timeout: float = 60.0) -> 
     config = with_free_port(config.checked())
     with tempfile.TemporaryDirectory(prefix="dbladder-run-") as folder:
         log_path = Path(folder) / "service.log"
-        service = RunningService(config, _launch(config, log_path), log_path)
+        service = RunningService(config, _launch(config, log_path, place), log_path, place=place)
         try:
             _wait_until_ready(service, time.monotonic() + startup_timeout)
             yield service
@@ -306,7 +312,9 @@ def running_service(config: ServiceConfig, *, startup_timeout: float = 60.0) -> 
             service.stop()
 
 
-def _launch(config: ServiceConfig, log_path: Path) -> subprocess.Popen[bytes]:
+def _launch(
+    config: ServiceConfig, log_path: Path, place: Callable[[], None] | None = None
+) -> subprocess.Popen[bytes]:
     """`python -m dbladder.service` in a session of its own, its output appended to `log_path`.
 
     Its temporary files (the counters, the writer's socket) go under the log's folder (TMPDIR),
@@ -320,6 +328,7 @@ def _launch(config: ServiceConfig, log_path: Path) -> subprocess.Popen[bytes]:
             stdout=log_file,
             stderr=subprocess.STDOUT,
             start_new_session=True,  # its own process group: nothing of it can outlive the block
+            preexec_fn=place,
         )
 
 

@@ -20,7 +20,7 @@ import signal
 import subprocess
 import sys
 import threading
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 
@@ -93,8 +93,12 @@ class RelayProcess:
 
 
 @contextmanager
-def relay_process(target: RelayTarget, delay_ms: float) -> Iterator[RelayProcess]:
-    """A relay in a process of its own for the block (it shares no interpreter with the caller)."""
+def relay_process(
+    target: RelayTarget, delay_ms: float, place: Callable[[], None] | None = None
+) -> Iterator[RelayProcess]:
+    """A relay in a process of its own for the block (it shares no interpreter with the caller);
+    `place` runs in it before it execs (dbladder.roles: the service role's CPUs and cgroup, since
+    the relay stands for the service's network path)."""
     command = [
         sys.executable,
         "-m",
@@ -103,7 +107,9 @@ def relay_process(target: RelayTarget, delay_ms: float) -> Iterator[RelayProcess
         "--delay-ms",
         str(delay_ms),
     ]
-    process = subprocess.Popen(command, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    process = subprocess.Popen(
+        command, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, preexec_fn=place
+    )
     assert process.stdout is not None
     first = process.stdout.readline()  # "listening HOST PORT", or nothing if it failed
     parts = first.split()

@@ -75,7 +75,8 @@ from dbladder.plans import Ladder
 from dbladder.report.native import client_words
 from dbladder.result.passmark import PassMark
 from dbladder.roles import BadPlacement, Placement, RoleLimits, format_cpus, parse_placement
-from dbladder.run.round import RunConfig, run_ladder
+from dbladder.run.config import RunConfig
+from dbladder.run.round import run_ladder
 from dbladder.servers import start_managed
 from dbladder.workloads import base
 from dbladder.workloads.registry import load_workload

@@ -20,9 +20,6 @@ EXEMPT = ("engines/", "servers/", "urls.py")
 """Where engine names may be compared: the engines themselves, the servers dbladder runs, the URL."""
 
 ALLOWED: dict[str, int] = {
-    # `core` removes these three as it splits the round (run/config.py etc.): each becomes the
-    # URL's kind (`DatabaseURL.kind.in_process` / `.has_server`).
-    "run/round.py": 3,
 }
 """module path -> how many findings it may still hold, each to be removed by the helper named."""
 

@@ -19,10 +19,12 @@ from ..report import terminal
 from ..report.integrity import integrity_lines
 from ..result.expectations import Expectations, parse_at_rate, unmet
 from ..result.passmark import PassMark
+from ..run.config import TARGETS, RunConfig
+from ..run.document import default_out_dir
 from ..run.faults import KINDS
 from ..run.integrity import raise_if_lost
 from ..run.plan_choice import PlanChoice, PlanOptions, choose_plan
-from ..run.round import TARGETS, RunConfig, default_out_dir, run_ladder
+from ..run.round import run_ladder
 from ..transport import TRANSPORTS
 from .common import (
     DATA_OPTIONS,

@@ -40,7 +40,10 @@ from ..servers import ManagedServer, is_managed_spec, managed_server_for, parse_
 from ..urls import parse_url
 from ..workloads.base import DataSpec
 from ..workloads.registry import load_workload
-from .round import Progress, QuietProgress, RunConfig, make_out_dir, run_ladder
+from .config import RunConfig
+from .document import make_out_dir
+from .progress import Progress, QuietProgress
+from .round import run_ladder
 
 MAX_RUNS = 20
 

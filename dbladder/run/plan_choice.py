@@ -25,7 +25,7 @@ from ..load.presets import DEFAULT_PRESET, get_preset
 from ..plans import Phase, Plan, Preset, UserPlan
 from ..plans.search import Search
 from ..workloads.registry import load_workload
-from .round import SEARCH_PLAN
+from .config import SEARCH_PLAN
 
 
 @dataclass(frozen=True)

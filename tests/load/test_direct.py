@@ -1,17 +1,9 @@
 import asyncio
-import time
 from contextlib import asynccontextmanager
-from pathlib import Path
-
-import pytest
 
 from dbladder.data.seeding import seed
 from dbladder.engines import EngineOptions, opened
-from dbladder.load.fleet import Fleet, ProcessSpec, run_processes
 from dbladder.load.targets.direct import DirectTarget, warm
-from dbladder.plans import Ladder
-from dbladder.run.round import RunConfig, generator_processes, spread
-from dbladder.servers.processes import alive
 from dbladder.workloads.base import Answer, DataSpec
 from dbladder.workloads.registry import load_workload
 
@@ -104,99 +96,6 @@ def test_a_request_still_waiting_at_its_deadline_is_answered_timeout(postgres_ur
             assert target.in_flight == 0
 
     asyncio.run(scenario())
-
-
-def test_direct_mode_is_sized_to_the_machine_and_spreads_the_connections(monkeypatch):
-    monkeypatch.setattr("os.cpu_count", lambda: 4)
-    # SQLite runs in the generator processes: one per core, never one without a connection.
-    assert generator_processes(RunConfig(target="direct", pool_size=100)) == 4
-    assert generator_processes(RunConfig(target="direct", pool_size=3)) == 3
-    # A server on this host keeps half the cores; over HTTP the service has them.
-    server = "postgresql://postgres@127.0.0.1:5432/shop"
-    assert generator_processes(RunConfig(db_url=server, target="direct", pool_size=100)) == 2
-    assert generator_processes(RunConfig(target="http")) == 1
-    assert generator_processes(RunConfig(target="direct", generator_processes=3)) == 3
-    assert spread(10, 4) == [3, 3, 2, 2]
-    assert spread(8, 2) == [4, 4]
-
-
-SLOW_TO_OPEN = """
-import asyncio
-import os
-from pathlib import Path
-
-from dbladder.workloads.shop import Shop
-
-
-class SlowToOpen(Shop):
-    async def open(self, engine):
-        # The first process to get here claims the marker and opens at once; the other one opens
-        # 2.5 s later.
-        try:
-            os.close(os.open(Path(__file__).with_suffix(".first"), os.O_CREAT | os.O_EXCL))
-        except FileExistsError:
-            await asyncio.sleep(2.5)
-        return await super().open(engine)
-
-
-workload = SlowToOpen()
-"""
-
-
-def slow_to_open(sqlite_url: str, folder: Path, hold: float) -> ProcessSpec:
-    """A one-level ladder at 100 req/s on the seeded shop, whose second process opens 2.5 s late."""
-
-    async def seeded():
-        async with opened(sqlite_url, EngineOptions(pool_size=1)) as engine:
-            await seed(engine, SHOP, SMALL)
-
-    asyncio.run(seeded())
-    path = folder / "slow.py"
-    path.write_text(SLOW_TO_OPEN)
-    return ProcessSpec(
-        Ladder(100, 0, 1, hold), workload=str(path), sizes=dict(SMALL.sizes), target="direct",
-        db_url=sqlite_url, connections=1, timeout=2.0,
-    )  # fmt: skip
-
-
-@pytest.mark.slow
-def test_the_schedule_waits_for_the_slowest_process_to_be_ready(sqlite_url, tmp_path):
-    # Known answer: however long the processes take to get ready, each one's first request is due
-    # at the run start, which the parent sets once both are ready. A process 2.5 s slower than the
-    # other still starts on time (a fixed head start of 1.5 s would leave it 1 s late) and both
-    # together send rate x hold requests.
-    spec = slow_to_open(sqlite_url, tmp_path, hold=1.0)
-    started = time.perf_counter()
-    merged = run_processes(spec, processes=2)
-    took = time.perf_counter() - started
-    assert (merged["missing_parts"], merged["errors"]) == (0, [])
-    assert merged["late_start"] < 0.3, merged["late_start"]
-    (level,) = merged["levels"]
-    assert level["state"] == "finished" and sum(level["outcomes"].values()) == 100, level["outcomes"]
-    assert level["outcomes"].get("dropped", 0) == 0, level["outcomes"]
-    assert took >= 2.5 + 1.0  # the slow open, then the whole level after it
-
-
-@pytest.mark.slow
-def test_ctrl_c_while_the_processes_get_ready_stops_them(sqlite_url, tmp_path):
-    # `with` calls no __exit__ when __enter__ fails: the fleet itself must stop the processes it
-    # started, or they would climb the ladder with nobody listening. The KeyboardInterrupt is
-    # raised where SIGINT would raise it, once the first process is ready and the other still
-    # opens (a real signal sent at a fixed moment raced the processes' start on a busy machine).
-    fleet = Fleet(slow_to_open(sqlite_url, tmp_path, hold=30.0), 2)
-    receive = fleet._receive
-
-    def receive_then_ctrl_c():
-        message = receive()
-        if fleet._ready:
-            raise KeyboardInterrupt
-        return message
-
-    fleet._receive = receive_then_ctrl_c  # type: ignore[method-assign]
-    with pytest.raises(KeyboardInterrupt), fleet:
-        pytest.fail("the fleet was entered although Ctrl-C came while it got ready")
-    assert len(fleet._ready) == 1  # interrupted while the slow process still opened
-    assert fleet.pids and not any(alive(pid) for pid in fleet.pids)
 
 
 def test_an_operation_error_gets_the_status_the_service_would_answer():

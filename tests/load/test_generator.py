@@ -14,7 +14,6 @@ from dbladder.histogram import Histogram
 from dbladder.load import mix
 from dbladder.load.clock import Clock, FakeClock, MonotonicClock
 from dbladder.load.executors.open import Generator
-from dbladder.load.fleet import ProcessSpec, run_processes
 from dbladder.load.recorder import LiveView, fell_behind, merge_snapshots
 from dbladder.load.targets.http import HttpTarget
 from dbladder.outcomes import HISTOGRAMS, OUTCOMES
@@ -198,20 +197,6 @@ def threaded_server() -> Iterator[ScriptedServer]:
     finally:
         loop.call_soon_threadsafe(loop.stop)
         thread.join(5)
-
-
-@pytest.mark.slow
-def test_processes_share_one_schedule_and_their_snapshots_merge(threaded_server: ScriptedServer) -> None:
-    spec = ProcessSpec(
-        Ladder(40, 40, 2, 0.5), host=HOST, port=threaded_server.port, in_flight=20, timeout=2.0
-    )
-    merged = run_processes(spec, processes=2)
-    assert (merged["processes"], merged["missing_parts"], merged["interrupted"]) == (2, 0, False)
-    assert [level["outcomes"] for level in merged["levels"]] == [
-        outcomes(**{"2xx": 20}),
-        outcomes(**{"2xx": 40}),
-    ]
-    assert threaded_server.connections >= 2
 
 
 def test_fell_behind_names_a_late_schedule_and_a_busy_process() -> None:

@@ -14,7 +14,6 @@ from dbladder.errors import InvalidConfig
 from dbladder.histogram import Histogram
 from dbladder.load.clock import MonotonicClock
 from dbladder.load.executors.closed import UsersGenerator
-from dbladder.load.fleet import Fleet, LevelDone, ProcessSpec
 from dbladder.load.mix import requests
 from dbladder.load.recorder import LiveView, merge_levels, merge_per_second
 from dbladder.load.targets.http import HttpTarget
@@ -117,12 +116,6 @@ def test_parts_split_the_users_without_overlap() -> None:
     assert sorted(user for users in parts for user in users) == list(range(7))
     with pytest.raises(ValueError, match="part must be"):
         make_generator(plan, 1, part=3, parts=3)
-
-
-def test_a_spec_takes_one_plan() -> None:
-    with pytest.raises(TypeError, match="plan"):
-        ProcessSpec()  # type: ignore[call-arg]
-    assert ProcessSpec(UserPlan((Phase(1, 2, 3),))).duration == 5
 
 
 # ---------------------------------------------------------------------------------------------
@@ -289,26 +282,3 @@ def test_per_second_series_merge_across_processes() -> None:
     assert [(entry["t"], entry["failures"]) for entry in merged] == [(0, 1), (1, 2), (2, 0)]
     middle = Histogram.from_dict(merged[1]["latency_from_due"])
     assert (middle.count, middle.min, middle.max) == (40, 2000, 4000)
-
-
-@pytest.mark.slow
-def test_two_processes_split_the_users_and_merge_phases_and_seconds(
-    threaded_server: ScriptedServer,
-) -> None:
-    plan = UserPlan((Phase(10, 0.0, 1.0), Phase(20, 0.5, 1.0)), 0.02, 0.04)
-    spec = ProcessSpec(plan, host=HOST, port=threaded_server.port, in_flight=50, timeout=2.0)
-    with Fleet(spec, processes=2) as fleet:
-        streamed = [event for event in fleet.events() if isinstance(event, LevelDone)]
-        merged = fleet.finish()
-    assert (merged["processes"], merged["missing_parts"], merged["interrupted"]) == (2, 0, False)
-    assert [event.index for event in streamed] == [0, 1]
-    assert [event.level["users"] for event in streamed] == [10, 20]
-    assert [level["state"] for level in merged["levels"]] == ["finished", "finished"]
-    for level in merged["levels"]:
-        # Each user runs in one process only: the two together send what the plan's users send
-        # (twice as much if both ran every user).
-        assert level["outcomes"]["2xx"] == pytest.approx(expected_requests(level, plan, 1.0), rel=0.15)
-    served = sum(level["outcomes"]["2xx"] + level["warmup_requests"] for level in merged["levels"])
-    assert served == threaded_server.requests
-    assert sum(Histogram.from_dict(s["latency_from_due"]).count for s in merged["per_second"]) == served
-    assert merged["model"] == "closed"

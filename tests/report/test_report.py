@@ -27,7 +27,8 @@ from dbladder.plans import Ladder, UserPlan
 from dbladder.report.bundle import write_bundle
 from dbladder.report.runs import engine_label
 from dbladder.result.schema import RESULT_SCHEMA, problem
-from dbladder.run.round import RunConfig, run_ladder
+from dbladder.run.config import RunConfig
+from dbladder.run.round import run_ladder
 
 # Every test here reads bundles of real runs, made once per module (about 50 s together).
 pytestmark = pytest.mark.slow

@@ -17,7 +17,8 @@ from dbladder.result.level import Level
 from dbladder.result.part import Part
 from dbladder.result.run import RunResult, read_result
 from dbladder.result.schema import RESULT_SCHEMA, json_schema, problem
-from dbladder.run.round import RunConfig, run_ladder
+from dbladder.run.config import RunConfig
+from dbladder.run.round import run_ladder
 
 FIXTURES = Path(__file__).parent / "fixtures"
 PREVIOUS = FIXTURES / "previous-release-users.json"

@@ -13,7 +13,8 @@ from dbladder.errors import InvalidConfig
 from dbladder.plans import Ladder, Phase, UserPlan
 from dbladder.result.comparison import read_comparison
 from dbladder.run.compare import CompareConfig, labels_for, run_compare
-from dbladder.run.round import RunConfig, run_ladder
+from dbladder.run.config import RunConfig
+from dbladder.run.round import run_ladder
 
 SMALL = {"products": 2000, "orders": 5000}
 

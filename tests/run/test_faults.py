@@ -13,8 +13,9 @@ from managed_support import require_programs
 from dbladder.errors import InvalidConfig
 from dbladder.plans import Ladder
 from dbladder.result.passmark import PassMark
+from dbladder.run.config import RunConfig
 from dbladder.run.faults import BadFault, Fault, FaultActions, FaultInjector, fault_problems, parse_fault
-from dbladder.run.round import RunConfig, run_ladder
+from dbladder.run.round import run_ladder
 
 SMALL = {"products": 2000, "orders": 5000}
 # Judged leniently: these tests are about what survives a fault, not about latency on a busy machine.

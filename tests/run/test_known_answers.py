@@ -15,7 +15,8 @@ import pytest
 from known_servers import known_server
 
 from dbladder.plans import Ladder, Plan, Search
-from dbladder.run.round import RunConfig, run_ladder
+from dbladder.run.config import RunConfig
+from dbladder.run.round import run_ladder
 
 SMALL = {"products": 2000, "orders": 5000}
 

@@ -20,7 +20,8 @@ from dbladder.report.roundtrips import derive, entry_of, microseconds
 from dbladder.report.runs import rounds_of
 from dbladder.result.passmark import PassMark
 from dbladder.run.compare import CompareConfig, run_compare
-from dbladder.run.round import RunConfig, run_ladder
+from dbladder.run.config import RunConfig
+from dbladder.run.round import run_ladder
 from dbladder.workloads.orm import data, workload
 
 SIZES = {"users": 12, "controls": 30, "assets": 60, "assessments": 8, "findings": 400}
@@ -33,8 +34,7 @@ def orm_config(url: str, out: Path, **changes: Any) -> RunConfig:
         "db_url": url,
         "workload": "orm",
         "preset": "ciso",
-        "ladder": None,
-        "users": USERS,
+        "plan": USERS,
         "sizes": SIZES,
         "workers": 1,
         "pool_size": 4,

@@ -5,6 +5,7 @@ from __future__ import annotations
 import asyncio
 import dataclasses
 import json
+import re
 import shutil
 import signal
 import subprocess
@@ -16,13 +17,14 @@ from pathlib import Path
 
 import psutil
 import pytest
+from cli_support import dbladder
 
-from dbladder.errors import InvalidConfig
 from dbladder.plans import Ladder
 from dbladder.result.passmark import PassMark
 from dbladder.result.run import RunResult
 from dbladder.result.schema import RESULT_SCHEMA, problem
-from dbladder.run.round import RunConfig, run_ladder
+from dbladder.run.config import RunConfig
+from dbladder.run.round import run_ladder
 from dbladder.servers.processes import alive
 
 SMALL = {"products": 2000, "orders": 5000}
@@ -197,27 +199,6 @@ def test_a_tiny_in_flight_limit_drops_requests_and_fails_the_step(sqlite_url, tm
     assert result["ceiling_rps"] is None
 
 
-def test_bad_configuration_lists_every_problem(tmp_path):
-    with pytest.raises(InvalidConfig) as caught:
-        RunConfig(
-            db_url="oracle://x",
-            plan=Ladder(0, -1, 0, 0),
-            write_share=2,
-            target="carrier-pigeon",
-            service_url="ftp://x",
-            out_dir=tmp_path,
-        ).checked()
-    text = str(caught.value)
-    for fragment in ("db:", "start", "step", "steps", "hold", "write share", "target", "service URL"):
-        assert fragment in text, fragment
-
-
-def test_load_to_a_remote_address_needs_permission(tmp_path):
-    with pytest.raises(InvalidConfig, match="not on a loopback address"):
-        RunConfig(service_url="http://192.0.2.1:8000", out_dir=tmp_path).checked()
-    RunConfig(service_url="http://192.0.2.1:8000", allow_remote_target=True, out_dir=tmp_path).checked()
-
-
 @pytest.fixture
 def run_in_subprocess(tmp_path) -> Iterator[subprocess.Popen]:
     # --continue-after-fail: on a busy machine a level may fail early, and the run must still be
@@ -301,3 +282,59 @@ def test_syscalls_are_counted_per_request_or_the_run_says_why_not(sqlite_url, tm
         assert any("latency inflated" in flag for flag in result["levels"][0]["flags"])
     else:
         assert any("needs bpftrace or strace" in flag for flag in result["flags"])
+
+
+DIES_MID_RUN = """
+import asyncio
+import os
+import signal
+from pathlib import Path
+
+from dbladder.workloads.shop import Shop
+
+
+class DiesMidRun(Shop):
+    async def open(self, engine):
+        # The second process to open is killed 4.5 s later: in the second of three 3 s levels,
+        # after it has reported the first (both open within moments, then start together).
+        try:
+            os.close(os.open(Path(__file__).with_suffix(".first"), os.O_CREAT | os.O_EXCL))
+        except FileExistsError:
+            asyncio.get_running_loop().call_later(4.5, os.kill, os.getpid(), signal.SIGKILL)
+        return await super().open(engine)
+
+
+workload = DiesMidRun()
+"""
+
+
+@pytest.mark.slow
+def test_a_generator_process_that_dies_is_one_line_and_exit_1_with_the_finished_levels_kept(
+    tmp_path: Path,
+) -> None:
+    workload = tmp_path / "dies.py"
+    workload.write_text(DIES_MID_RUN)
+    out = tmp_path / "out"
+    done = dbladder(
+        "run", "--db", f"sqlite:///{tmp_path}/shop.db", "--workload", str(workload),
+        "--size", "products=2000", "--size", "orders=5000", "--target", "direct", "--generators", "2",
+        "--preset", "quick", "--start", "50", "--step", "0", "--steps", "3", "--hold", "3",
+        "--warmup", "0.5", "--no-integrity", "--out", str(out),
+    )  # fmt: skip
+    assert done.returncode == 1, done.stderr
+    # The progress goes to stderr as well; the error is its one last line.
+    lines = done.stderr.strip().splitlines()
+    assert [line for line in lines if line.startswith("Error")] == lines[-1:], done.stderr
+    assert "Traceback" not in done.stderr
+    assert re.fullmatch(
+        r"Error: generator process [12] of 2 \(pid \d+\) failed: killed by SIGKILL; "
+        r"the levels finished before it are in .*result\.json",
+        lines[-1],
+    ), lines[-1]
+    result = json.loads((out / "result.json").read_text())
+    assert result["status"] == "generator failed"
+    assert re.match(
+        r"generator process [12] of 2 \(pid \d+\) failed: killed by SIGKILL$", result["stopped_because"]
+    )
+    assert [level["index"] for level in result["levels"]] == [0]
+    assert result["levels"][0]["state"] == "finished"

@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 
 from dbladder.errors import InvalidConfig
-from dbladder.run.round import RunConfig
+from dbladder.run.config import RunConfig
 from dbladder.run.transport import database_route, load_transport, route_problems, route_words
 from dbladder.urls import parse_url
 

@@ -244,7 +244,8 @@ def test_an_installed_package_adds_a_workload_by_entry_point(tmp_path):
 @pytest.mark.slow
 def test_the_example_climbs_a_ladder_through_http_on_every_engine(any_url, tmp_path):
     from dbladder.plans import Ladder
-    from dbladder.run.round import RunConfig, run_ladder
+    from dbladder.run.config import RunConfig
+    from dbladder.run.round import run_ladder
 
     config = RunConfig(
         db_url=any_url,

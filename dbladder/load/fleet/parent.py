@@ -21,6 +21,7 @@ import dataclasses
 import math
 import multiprocessing
 import queue
+import signal
 import time
 from collections.abc import Iterator
 from dataclasses import dataclass
@@ -47,7 +48,7 @@ class LevelDone:
 
 
 class GeneratorFailed(DbladderError):
-    """Every generator process failed or none reported; the message carries their errors."""
+    """A generator process died or never reported: the message names it and its last error."""
 
 
 class Fleet:
@@ -184,7 +185,8 @@ class Fleet:
         """Levels as every process finishes them, and the live view about once a second, until
         every level started so far has been reported (or the processes have all ended)."""
         last_live = 0.0
-        while not self.finished and self._next_level < self._started:
+        # Once a process has failed, no level can be merged from every process any more.
+        while not self.finished and not self.errors and self._next_level < self._started:
             message = self._receive()
             if message is None:
                 continue
@@ -219,7 +221,20 @@ class Fleet:
         merged["errors"] = [self.errors[part] for part in sorted(self.errors)]
         return merged
 
+    def failure(self) -> str | None:
+        """One line naming the first generator process that failed and its last error; None if none did."""
+        if not self.errors:
+            return None
+        part = min(self.errors)
+        pid = self._children[part].pid
+        return f"generator process {part + 1} of {self.processes} (pid {pid}) failed: {self.errors[part]}"
+
     def _receive(self) -> tuple[Any, ...] | None:
+        for part, child in enumerate(self._children):
+            # Killed (a signal, the OOM killer): it could not say so itself. A process that ends by
+            # itself exits 0 after its last message, even when it failed.
+            if child.exitcode not in (None, 0) and part not in self._done:
+                self.errors.setdefault(part, _exit_words(child.exitcode))
         try:
             message: tuple[Any, ...] = self._events.get(timeout=0.25)
         except queue.Empty:
@@ -257,6 +272,16 @@ class Fleet:
             p95_ms=max(view["p95_ms"] for view in views),
             failures=sum(view["failures"] for view in views),
         )
+
+
+def _exit_words(code: int) -> str:
+    """How a process ended, in words: "killed by SIGKILL", "exited with code 3"."""
+    if code < 0:
+        try:
+            return f"killed by {signal.Signals(-code).name}"
+        except ValueError:
+            return f"killed by signal {-code}"
+    return f"exited with code {code}"
 
 
 def run_processes(spec: ProcessSpec, processes: int, start_delay: float = 0.25) -> dict[str, Any]:

@@ -1,0 +1,249 @@
+"""A round's configuration (`RunConfig`): everything a round needs, checked all at once.
+
+`validate()` names every problem with its field; the database URL is parsed once here
+(`RunConfig.database`) and the parsed value is what the run asks about its engine.
+"""
+
+from __future__ import annotations
+
+import ipaddress
+from dataclasses import asdict, dataclass, field
+from functools import cached_property
+from pathlib import Path
+from typing import Any
+from urllib.parse import urlsplit
+
+from ..engines.base import DEFAULT_POOL_SIZE
+from ..errors import DbladderError, InvalidConfig, UsageError
+from ..plans import Plan, Search, plan_to_config
+from ..result.passmark import PassMark
+from ..servers import is_managed_spec, parse_managed_spec
+from ..urls import DatabaseURL, EngineKind, engine_kind, parse_url
+from ..workloads.registry import DEFAULT_WORKLOAD, load_workload
+from .faults import (
+    fault_problems,
+    parse_faults,
+)
+from .transport import route_problems
+
+TARGETS = ("http", "direct")
+
+SEARCH_PLAN = "search"
+"""The name a result gives the ceiling search as its preset: it is the plan when no preset is given."""
+
+
+@dataclass(frozen=True)
+class ManagedDatabase:
+    """A `managed:ENGINE[?settings]` database: a throwaway server dbladder starts for the round,
+    whose URL replaces this one once it runs (dbladder.servers)."""
+
+    text: str
+    engine: str
+    settings: dict[str, str]
+    host: None = None  # not known until the server runs: it listens on loopback
+    path: None = None  # a server's files are not the round's to measure
+
+    @property
+    def kind(self) -> EngineKind:
+        return engine_kind(self.engine)
+
+    @property
+    def redacted(self) -> str:
+        """The spec as given: it holds no password."""
+        return self.text
+
+
+@dataclass(frozen=True)
+class RunConfig:
+    """Everything a round needs; `validate()` reports every problem at once."""
+
+    # A database URL, or managed:ENGINE[?settings] for a server started for the round. Kept out of
+    # repr(): it may hold a password.
+    db_url: str = field(default="sqlite:///shop.db", repr=False)
+    # The web app: a workload name, a .py file or module:attr (dbladder.workloads.registry).
+    workload: str = DEFAULT_WORKLOAD
+    # The plan (dbladder.plans): a ladder, users (the closed model of "Postgres vs MariaDB on two
+    # dedicated CPUs") or the ceiling search, the default of `dbladder run`. `preset` names it in
+    # the result.
+    preset: str | None = None
+    plan: Plan = field(default_factory=Search)
+    # The share of requests that are writes; None keeps the workload's own weights.
+    write_share: float | None = None
+    # Operation weights by name, instead of the workload's; with write_share, rescaled to it.
+    weights: dict[str, float] | None = None
+    pass_mark: PassMark = field(default_factory=PassMark)
+    # The data set's seed; None: use the data already in the database (its sizes are read from it).
+    seed: int | None = 1
+    # The workload's default sizes times `scale`, with `sizes` set as given (e.g. {"orders": 5000}).
+    scale: float = 1.0
+    sizes: dict[str, int] = field(default_factory=dict)
+    target: str = "http"
+    workers: int = 2
+    pool_size: int = DEFAULT_POOL_SIZE
+    sqlite_writers: int = 0
+    # 0: sized to the machine (`generator_processes()`): in direct mode one process per core when
+    # the engine runs inside the generator (SQLite), half the cores for a server on this host, whose
+    # backends need cores of their own; one process over HTTP, where the service has the cores.
+    generator_processes: int = 0
+    in_flight: int = 1000  # per generator process
+    timeout: float = 5.0  # per request, seconds
+    precise_clock: bool = False
+    syscalls: bool = False  # count system calls per process group for a few seconds per level
+    continue_after_fail: bool = False
+    out_dir: Path = Path("results")
+    service_host: str = "127.0.0.1"
+    # A service already running (http://host:port): the load goes there and nothing is started.
+    # The database URL is still needed, to seed it and to size the mix to its data.
+    service_url: str | None = None
+    allow_remote_target: bool = False
+    mix_seed: int = 1
+    # Faults to cause during the load, as KIND@LEVEL[:SECOND] (faults.py).
+    faults: tuple[str, ...] = ()
+    # After a run with writes: every acknowledged write looked up, the invariants checked.
+    integrity: bool = True
+    # How the load reaches the database (run/transport.py): None keeps the URL's own way; with
+    # added_latency_ms the load goes through the latency relay (0: the relay adding nothing).
+    transport: str | None = None
+    added_latency_ms: float | None = None
+
+    @cached_property
+    def database(self) -> DatabaseURL | ManagedDatabase:
+        """`db_url` parsed, once for this config: what the run asks about the database (its
+        engine's kind, its file, its host); BadURL or another UsageError when it does not parse."""
+        if is_managed_spec(self.db_url):
+            return ManagedDatabase(self.db_url, *parse_managed_spec(self.db_url))
+        return parse_url(self.db_url)
+
+    def validate(self) -> list[str]:
+        problems: list[str] = []
+        database: DatabaseURL | ManagedDatabase | None = None
+        try:
+            database = self.database
+        except DbladderError as exc:
+            problems.append(f"db: {exc}")
+        engine = database.engine if database is not None else None
+        problems += self.plan.validate()
+        problems += self.pass_mark.validate()
+        try:
+            workload = load_workload(self.workload)
+        except DbladderError as exc:
+            problems.append(str(exc))
+        else:
+            if self.seed is not None and not (isinstance(self.seed, int) and 0 <= self.seed < 2**63):
+                problems.append(f"seed must be a whole number from 0 to 2**63-1, not {self.seed!r}")
+            if not (isinstance(self.scale, int | float) and 0 < self.scale <= 10_000):
+                problems.append(f"scale must be above 0 and at most 10,000, not {self.scale!r}")
+            else:
+                problems += workload.validate_sizes(workload.scaled_sizes(self.scale, self.sizes))
+            try:
+                workload.mix(self.write_share, self.weights)
+            except InvalidConfig as exc:
+                problems += exc.problems
+        if self.target not in TARGETS:
+            problems.append(f"target must be one of {', '.join(TARGETS)}, not {self.target!r}")
+        problems += route_problems(self.db_url, self.transport, self.added_latency_ms, self.service_url)
+        for name, low, high in (
+            ("workers", 1, 64),
+            ("generator_processes", 0, 64),
+            ("in_flight", 1, 100_000),
+            ("pool_size", 1, 10_000),
+        ):
+            value = getattr(self, name)
+            if not low <= value <= high:
+                problems.append(f"{name} must be from {low} to {high}, not {value}")
+        if self.sqlite_writers not in (0, 1):
+            problems.append(
+                f"sqlite_writers must be 0 (every connection writes) or 1, not {self.sqlite_writers}"
+            )
+        elif self.sqlite_writers and database is not None and not database.kind.in_process:
+            problems.append(f"sqlite_writers=1 applies to SQLite only, not to {engine}")
+        if not self.timeout > 0:
+            problems.append(f"timeout must be above 0 seconds, not {self.timeout}")
+        service = None
+        if self.service_url is not None:
+            try:
+                service = parse_service_url(self.service_url)
+            except UsageError as exc:
+                problems.append(str(exc))
+            if self.target != "http":
+                problems.append("service_url goes with target http, not direct")
+        if not self.allow_remote_target:
+            if service is not None and not _is_loopback(service[0]):
+                problems.append(
+                    f"the service at {self.service_url} is not on a loopback address; "
+                    "load goes to loopback only unless --allow-remote-target is given"
+                )
+            if not _is_loopback(self.service_host):
+                problems.append(
+                    f"the service would listen on {self.service_host}, which is not a loopback address; "
+                    "load goes to loopback only unless --allow-remote-target is given"
+                )
+            host = database.host if database is not None else None
+            if self.target == "direct" and host and not _is_loopback(host):
+                problems.append(
+                    f"direct mode would send load to {host}, which is not a loopback address; "
+                    "give --allow-remote-target to allow it"
+                )
+        problems += self._fault_problems(engine)
+        return problems
+
+    def _fault_problems(self, engine: str | None) -> list[str]:
+        if not self.faults:
+            return []
+        try:
+            faults = parse_faults(self.faults)
+            levels = self.plan.scheduled()
+        except DbladderError as exc:
+            return [str(exc)]
+        if not levels:
+            return [
+                "--fault needs a ladder or users plan (--preset NAME): a search's probes and their "
+                "timing are not known before the run"
+            ]
+        return fault_problems(
+            faults,
+            db_url=self.db_url,
+            target=self.target,
+            service_url=self.service_url,
+            sqlite_writers=self.sqlite_writers,
+            levels=levels,
+            engine=engine,
+        )
+
+    def checked(self) -> RunConfig:
+        problems = self.validate()
+        if problems:
+            raise InvalidConfig(problems)
+        return self
+
+    def to_dict(self) -> dict[str, Any]:
+        data: dict[str, Any] = {}
+        for name, value in asdict(self).items():
+            # The plan under its kind's key, as results have always kept it.
+            data.update(plan_to_config(self.plan) if name == "plan" else {name: value})
+        data["sizes"] = dict(self.sizes)
+        data["db_url"] = self.database.redacted
+        data["faults"] = list(self.faults)
+        data["out_dir"] = str(self.out_dir)
+        return data
+
+
+def parse_service_url(url: str) -> tuple[str, int]:
+    """(host, port) of an http://host:port service URL, or UsageError saying what is wrong."""
+    parts = urlsplit(url)
+    try:
+        port = parts.port
+    except ValueError:
+        port = None
+    if parts.scheme != "http" or not parts.hostname or port is None or parts.path not in ("", "/"):
+        raise UsageError(f"service URL must look like http://127.0.0.1:8000, not {url!r}")
+    return parts.hostname, port
+
+
+def _is_loopback(host: str) -> bool:
+    if host == "localhost":
+        return True
+    try:
+        return ipaddress.ip_address(host.strip("[]")).is_loopback
+    except ValueError:
+        return False

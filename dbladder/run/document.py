@@ -1,0 +1,123 @@
+"""The result document of a round: its assembly level by level, its headline figures, and its saving.
+
+`Run` holds the document while the round runs and writes it after every level, so a killed run
+leaves every finished level on disk.
+"""
+
+from __future__ import annotations
+
+from dataclasses import asdict
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import Any
+
+from .. import __version__
+from ..errors import UsageError
+from ..plans import Outcome, Stop
+from ..result.files import write_json
+from ..result.levels import level_row
+from ..result.passmark import PassMark
+from ..result.schema import RESULT_SCHEMA
+from ..result.spike import spike_recovery
+from ..workloads.base import Mix, Workload
+from .config import RunConfig
+from .observer import RunObserver
+
+
+class Run:
+    """One round in progress: its result document, saved after every level."""
+
+    def __init__(self, config: RunConfig, path: Path):
+        self.config = config
+        self.path = path
+        self.result: dict[str, Any] = {
+            "schema": RESULT_SCHEMA,
+            "kind": "ladder",
+            "model": config.plan.model,
+            "dbladder_version": __version__,
+            "status": "running",
+            "started_at": _now(),
+            "finished_at": None,
+            "config": config.to_dict(),
+            "pass_mark": asdict(config.pass_mark),
+            "engine": None,
+            "service": None,
+            "seeding": None,
+            "ceiling_rps": None,
+            "stopped_because": None,
+            "levels": [],
+            "flags": [],
+            "environment": {},
+        }
+
+    def save(self) -> None:
+        write_json(self.path, self.result)
+
+    def add_level(self, level: dict[str, Any], observer: RunObserver) -> dict[str, Any]:
+        row = level_row(level, self.config.pass_mark)
+        observer.level(level, row)  # the machine's figures, the service's time, and the flags
+        self.result["levels"].append(row)
+        self._figures()
+        self.save()
+        return row
+
+    def finish(self, status: str, stopped_because: str, stop: Stop | None = None) -> dict[str, Any]:
+        """The result, finished: `stop` is why the plan stopped, when it was the plan that did."""
+        self.result["status"] = status
+        self.result["stopped_because"] = stopped_because
+        self.result["finished_at"] = _now()
+        self._figures(stop)
+        self.save()
+        return self.result
+
+    def _figures(self, stop: Stop | None = None) -> None:
+        """The headline figures: the plan's (the ceiling, or the users held), and the most answers
+        per second any level achieved."""
+        levels = self.result["levels"]
+        self.result["peak_rps"] = max((level["achieved_rps"] for level in levels), default=None)
+        self.result.update(self.config.plan.headline([outcome_of(level) for level in levels], stop))
+
+
+def outcome_of(row: dict[str, Any], excused: bool = False) -> Outcome:
+    """A level's row as its plan sees it."""
+    return Outcome(
+        row["offered_rps"],
+        row["passed"],
+        tuple(row["reasons"]),
+        excused,
+        row["achieved_rps"],
+        row.get("users"),
+    )
+
+
+def describe_load(config: RunConfig, workload: Workload, mix: Mix) -> str:
+    """One line saying what load a round sends."""
+    target = f"{workload.name}: {workload.write_share(mix):.0%} writes, target {config.target}"
+    return f"{config.plan.describe()}, {target}"
+
+
+def spike_figures(final: dict[str, Any], pass_mark: PassMark) -> dict[str, Any] | None:
+    """A spike ("Postgres vs MariaDB on two dedicated CPUs"): the seconds until p95 was back within
+    20 % with failures under the pass mark's bound."""
+    try:
+        recovery = spike_recovery(final, max_fail_pct=pass_mark.max_fail_pct)
+    except ValueError as exc:
+        return {"recovery_seconds": None, "note": str(exc)}
+    return {"recovery_seconds": recovery, "tolerance": 0.2}
+
+
+def _now() -> str:
+    return datetime.now(UTC).isoformat(timespec="seconds")
+
+
+def make_out_dir(path: Path) -> None:
+    """Create the output folder, or UsageError saying why it cannot be."""
+    try:
+        path.mkdir(parents=True, exist_ok=True)
+    except OSError as exc:
+        raise UsageError(f"cannot create the output folder {path}: {exc.strerror}") from None
+
+
+def default_out_dir(root: Path = Path("results")) -> Path:
+    """A new timestamped folder under `root`."""
+    return root / datetime.now().strftime("%Y%m%d-%H%M%S")

@@ -1,0 +1,72 @@
+"""The run's one loop: level after level as the plan asks, each judged and added to the result."""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Iterable, Iterator
+from typing import Any
+
+from ..load.fleet import Fleet, GeneratorFailed, LevelDone
+from ..load.recorder import LiveView
+from ..plans import Outcome, Stop
+from .config import RunConfig
+from .document import Run, outcome_of
+from .interrupts import Interrupted
+from .observer import RunObserver
+from .progress import Progress
+
+
+def _rows(
+    events: Iterable[LevelDone | LiveView],
+    run: Run,
+    observer: RunObserver,
+    progress: Progress,
+    interrupted: Interrupted,
+) -> Iterator[dict[str, Any]]:
+    """The result row of each level as the fleet finishes it, added to the run and reported; the
+    live views in between go to `progress`. Stops at a Ctrl-C noted by `interrupted`."""
+    for event in events:
+        interrupted.check()
+        if not isinstance(event, LevelDone):
+            progress.live(event)
+            continue
+        row = run.add_level(event.level, observer)
+        progress.level(row)
+        yield row
+
+
+def run_plan(
+    config: RunConfig,
+    fleet: Fleet,
+    run: Run,
+    observer: RunObserver,
+    progress: Progress,
+    interrupted: Interrupted,
+    fault_levels: set[int],
+) -> tuple[str, Stop | None]:
+    """Run level after level as the plan asks, each a level of the result; why the run stopped,
+    and the plan's own reason when it was the plan that stopped it. GeneratorFailed when the
+    generator processes stop before a level is reported (one of them died).
+
+    A level with a fault is expected to fail, and continue-after-fail asks to go on through every
+    failure: both are excused, so a ladder goes on. After each level the fleet rests the plan's
+    `settle` seconds (a search's: so that a failed probe's backlog, the service still working
+    through requests that timed out, does not count against the next one).
+    """
+    plan = config.plan
+    shown: list[Outcome] = []
+    started = time.monotonic()
+    while (planned := plan.next_level(shown, time.monotonic() - started)) is not None:
+        level = fleet.start_level(planned)
+        observer.watch(level)
+        for row in _rows(fleet.level_events(level.index), run, observer, progress, interrupted):
+            excused = config.continue_after_fail or row["index"] in fault_levels
+            shown.append(outcome_of(row, excused))
+        if len(shown) <= level.index:  # the fleet stopped before the level reported
+            raise GeneratorFailed(
+                fleet.failure() or f"the generator stopped before level {level.index + 1} finished"
+            )
+        time.sleep(plan.settle)
+    fleet.end_schedule()
+    stop = plan.stop(shown, time.monotonic() - started)
+    return stop.words, stop

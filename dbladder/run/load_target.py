@@ -1,0 +1,78 @@
+"""Where the load goes, for the length of the load: a service started for the round (and stopped
+after it), one already running, or none (direct mode), reached over the route `--transport` and
+`--added-latency` choose (the relay, if any, outlives the service)."""
+
+from __future__ import annotations
+
+import contextlib
+from collections.abc import Iterator
+from dataclasses import dataclass, replace
+from typing import Any
+
+from ..errors import DbladderError
+from ..service import ServiceConfig, running_service
+from ..service.server import RunningService
+from .config import RunConfig, parse_service_url
+from .progress import Progress
+from .transport import database_route, route_words
+
+
+@dataclass
+class LoadTarget:
+    """Where the load goes: host and port (none in direct mode), and the service if dbladder runs it."""
+
+    host: str = ""
+    port: int = 0
+    description: dict[str, Any] | None = None
+    service: RunningService | None = None
+    db_url: str = ""  # the URL the load uses (another transport, or the latency relay)
+    transport: dict[str, Any] | None = None  # how it gets there, for the result (None: as given)
+
+
+@contextlib.contextmanager
+def load_target(config: RunConfig, progress: Progress) -> Iterator[LoadTarget]:
+    """The target of the load, reaching the database by the route `--transport` and
+    `--added-latency` choose (the relay, if any, outlives the service)."""
+    with database_route(config.db_url, config.transport, config.added_latency_ms) as route:
+        if config.transport is not None or config.added_latency_ms is not None:
+            progress.message(f"the load reaches the database over {route_words(route.description)}")
+        with _service_for(replace(config, db_url=route.url), progress) as target:
+            target.db_url, target.transport = route.url, route.description
+            yield target
+
+
+@contextlib.contextmanager
+def _service_for(config: RunConfig, progress: Progress) -> Iterator[LoadTarget]:
+    """The target of the load: a service started for the round, one already running, or none (direct)."""
+    if config.target == "direct":
+        yield LoadTarget()
+        return
+    if config.service_url is not None:
+        host, port = parse_service_url(config.service_url)
+        progress.message(f"load goes to the service already running at {config.service_url}")
+        yield LoadTarget(host, port, {"url": config.service_url, "started_by_dbladder": False})
+        return
+    service_config = ServiceConfig(
+        config.db_url,
+        workload=config.workload,
+        host=config.service_host,
+        port=0,
+        workers=config.workers,
+        pool_size=config.pool_size,
+        pool_timeout=config.timeout,
+        sqlite_writers=config.sqlite_writers,
+    )
+    with running_service(service_config) as service:
+        progress.message(
+            f"service on {service.url}: {config.workers} worker(s), pool {config.pool_size}"
+            + (", one SQLite writer" if config.sqlite_writers else "")
+        )
+        description = {
+            "workers": config.workers,
+            "pool_size": config.pool_size,
+            "sqlite_writers": config.sqlite_writers,
+            "url": service.url,
+        }
+        yield LoadTarget(service.config.host, service.config.port, description, service)
+        with contextlib.suppress(DbladderError, OSError):
+            description["stats"] = service.stats()["totals"]

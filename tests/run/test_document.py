@@ -1,0 +1,91 @@
+"""A round's result document (dbladder.run.document): its opening shape, its headline as the plan
+reads it, and the file written as it goes."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from dbladder.plans import Ladder, Phase, Search, Stop, UserPlan
+from dbladder.run.config import RunConfig
+from dbladder.run.document import Run, describe_load, outcome_of
+from dbladder.workloads.registry import load_workload
+
+
+def row(rate: float, passed: bool, achieved: float) -> dict[str, Any]:
+    return {
+        "offered_rps": rate,
+        "passed": passed,
+        "reasons": [] if passed else ["p95"],
+        "achieved_rps": achieved,
+    }
+
+
+def finished(
+    plan: Any, rows: list[dict[str, Any]], tmp_path: Path, stop: Stop | None = None
+) -> dict[str, Any]:
+    run = Run(RunConfig(plan=plan, out_dir=tmp_path), tmp_path / "result.json")
+    run.result["levels"] = rows
+    result = run.finish("complete", "done", stop)
+    assert json.loads((tmp_path / "result.json").read_text()) == json.loads(json.dumps(result))
+    return result
+
+
+def test_a_run_opens_with_the_documents_keys_and_the_plans_model(tmp_path: Path) -> None:
+    run = Run(RunConfig(plan=UserPlan((Phase(10, 0, 1),)), out_dir=tmp_path), tmp_path / "result.json")
+    assert list(run.result)[:6] == ["schema", "kind", "model", "dbladder_version", "status", "started_at"]
+    assert (run.result["kind"], run.result["model"], run.result["status"]) == ("ladder", "closed", "running")
+    assert run.result["config"]["users"] == {
+        "phases": ({"users": 10, "ramp": 0, "hold": 1},),
+        "think_min": 0.05,
+        "think_max": 0.15,
+    }
+
+
+def test_a_ladders_ceiling_is_the_highest_step_held_before_the_first_failure(tmp_path: Path) -> None:
+    result = finished(
+        Ladder(100, 100, 3, 1), [row(100, True, 99), row(200, False, 150), row(300, True, 290)], tmp_path
+    )
+    assert (result["ceiling_rps"], result["peak_rps"]) == (100, 290)
+    assert "ceiling_users" not in result and "search" not in result
+
+
+def test_a_users_plans_headline_is_the_users_held_and_their_rate(tmp_path: Path) -> None:
+    rows = [row(100, True, 95) | {"users": 10}, row(200, False, 120) | {"users": 20}]
+    result = finished(UserPlan((Phase(10, 0, 1), Phase(20, 0, 1))), rows, tmp_path)
+    assert (result["ceiling_users"], result["ceiling_rps"], result["peak_rps"]) == (10, 95, 120)
+
+
+def test_a_searchs_headline_is_held_below_the_lowest_failed_whatever_the_order(tmp_path: Path) -> None:
+    search = Search(start=100, budget=60)
+    rows = [row(100, True, 99), row(200, False, 150), row(141, True, 140)]
+    result = finished(search, rows, tmp_path, Stop("found", "found"))
+    assert result["ceiling_rps"] == 141
+    assert result["search"] == search.to_json() | {
+        "held_rps": 141,
+        "failed_rps": 200,
+        "probes": 3,
+        "stopped_because": "found",
+    }
+
+
+def test_a_row_as_its_plan_sees_it() -> None:
+    outcome = outcome_of(row(200, False, 150) | {"users": 20}, excused=True)
+    assert (outcome.rate, outcome.passed, outcome.reasons, outcome.excused) == (200, False, ("p95",), True)
+    assert (outcome.achieved, outcome.users) == (150, 20)
+
+
+@pytest.mark.parametrize(
+    ("plan", "words"),
+    [
+        (Ladder(50, 50, 2, 1.5), "climbing 2 levels from 50 req/s (+50 each, 1.5 s holds), shop: 0% writes"),
+        (UserPlan((Phase(10, 0, 1),)), "users 10 (think 50-150 ms), shop: 0% writes"),
+    ],
+)
+def test_the_load_in_one_line(plan: Any, words: str) -> None:
+    shop = load_workload("shop")
+    config = RunConfig(plan=plan, write_share=0.0)
+    assert describe_load(config, shop, shop.mix(0.0)) == f"{words}, target http"

@@ -19,8 +19,7 @@ ENGINE_NAMES = {"sqlite", "postgresql", "postgres", "mariadb", "mysql"}
 EXEMPT = ("engines/", "servers/", "urls.py")
 """Where engine names may be compared: the engines themselves, the servers dbladder runs, the URL."""
 
-ALLOWED: dict[str, int] = {
-}
+ALLOWED: dict[str, int] = {}
 """module path -> how many findings it may still hold, each to be removed by the helper named."""
 
 

@@ -3,14 +3,10 @@ the native reference on the shop's."""
 
 from __future__ import annotations
 
-from ..data.seeding import seed
-from ..engines import opened
-from ..engines.base import EngineOptions
+from ..data.seeding import seed_database
 from ..errors import InvalidConfig
 from ..workloads.base import DataSpec
 from ..workloads.registry import load_workload
-
-LOADING_POOL = 4  # connections while seeding
 
 
 def check_scale(scale: float) -> None:
@@ -27,6 +23,4 @@ async def load_data(url: str, workload_name: str, scale: float) -> None:
     problems = workload.validate_sizes(data.sizes)
     if problems:
         raise InvalidConfig(problems)
-    async with opened(url, EngineOptions(pool_size=LOADING_POOL).checked()) as engine:
-        await seed(engine, workload, data)
-        await workload.check_sql(engine)
+    await seed_database(url, workload, data)

@@ -8,34 +8,41 @@ import click
 from rich.console import Console
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 
-from ..data.seeding import SeedReport, seed
-from ..engines import opened
+from ..data.seeding import SEED_POOL_SIZE, ProgressCallback, seed_database
+from ..engines.base import EngineInfo
 from ..errors import InvalidConfig
 from ..workloads.base import DataSpec, Workload
 from ..workloads.registry import load_workload
 from .common import data_options, db_option, engine_options, parse_sizes, warn_if_not_durable, workload_option
 
 
-async def _seed(url: str, workload: Workload, data: DataSpec, console: Console) -> SeedReport:
-    async with opened(url, engine_options(4)) as engine:
-        info = await engine.describe()
-        console.print(
-            f"seeding the {workload.name} workload into {info.engine} {info.server_version} at {info.url}"
-        )
+class SeedBar:
+    """The seeding line, the durability warning and one bar per table, on standard error."""
+
+    def __init__(self, console: Console, workload: Workload, data: DataSpec):
+        self.console, self.workload, self.data = console, workload, data
+        self.bar: Progress | None = None
+
+    def started(self, info: EngineInfo) -> ProgressCallback:
+        where = f"{info.engine} {info.server_version} at {info.url}"
+        self.console.print(f"seeding the {self.workload.name} workload into {where}")
         warn_if_not_durable(info)
-        planned = workload.planned_rows(data.sizes)
-        with Progress(
+        planned = self.workload.planned_rows(self.data.sizes)
+        bar = self.bar = Progress(
             TextColumn("{task.description:<12}"),
             BarColumn(),
             MofNCompleteColumn(),
             TimeElapsedColumn(),
-            console=console,
+            console=self.console,
             transient=False,
-        ) as bar:
-            tasks = {name: bar.add_task(name, total=rows) for name, rows in planned.items() if rows}
-            report = await seed(engine, workload, data, lambda table, rows: bar.advance(tasks[table], rows))
-        await workload.check_sql(engine)
-        return report
+        )
+        bar.start()
+        tasks = {name: bar.add_task(name, total=rows) for name, rows in planned.items() if rows}
+        return lambda table, rows: bar.advance(tasks[table], rows)
+
+    def close(self) -> None:
+        if self.bar is not None:
+            self.bar.stop()
 
 
 @click.command()
@@ -53,8 +60,11 @@ def seed_command(
         problems.insert(0, f"--scale must be above 0, not {scale}")
     if problems:
         raise InvalidConfig(problems)
-    console = Console(stderr=True)
-    report = asyncio.run(_seed(db_url, chosen, data, console))
+    bar = SeedBar(Console(stderr=True), chosen, data)
+    try:
+        report = asyncio.run(seed_database(db_url, chosen, data, bar.started, engine_options(SEED_POOL_SIZE)))
+    finally:
+        bar.close()
     for load in report.tables:
         click.echo(
             f"{load.table:<12} {load.rows:>12,} rows {load.seconds:8.2f} s "

@@ -11,11 +11,14 @@ import time
 from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass
 
-from ..engines.base import Engine, Row, Schema
+from ..engines import opened
+from ..engines.base import Engine, EngineInfo, EngineOptions, Row, Schema
 from ..errors import DuplicateKey, InvalidConfig
 from ..workloads.base import DataSpec, Workload, WorkloadError
 
 ProgressCallback = Callable[[str, int], None]
+
+SEED_POOL_SIZE = 4  # connections while seeding: the bulk paths load one table at a time
 
 
 @dataclass(frozen=True)
@@ -93,6 +96,25 @@ async def seed(
         ) from None
     finished = time.perf_counter()
     return SeedReport(tuple(loads), finished - finish_started, finished - started)
+
+
+async def seed_database(
+    url: str,
+    workload: Workload,
+    data: DataSpec,
+    started: Callable[[EngineInfo], ProgressCallback | None] | None = None,
+    options: EngineOptions | None = None,
+) -> SeedReport:
+    """Open the database at `url`, replace the workload's tables with `data`, and check the
+    workload's SQL on it (`dbladder seed`, `dbladder bench --scale`).
+
+    `started` hears the engine's settings before the first row is loaded and may give back the
+    progress callback for the rows."""
+    async with opened(url, options or EngineOptions(pool_size=SEED_POOL_SIZE).checked()) as engine:
+        progress = started(await engine.describe()) if started is not None else None
+        report = await seed(engine, workload, data, progress)
+        await workload.check_sql(engine)
+        return report
 
 
 async def checksum(engine: Engine, schema: Schema) -> dict[str, str]:

@@ -4,10 +4,11 @@ import asyncio
 
 import pytest
 
-from dbladder.data.seeding import seed
+from dbladder.data.seeding import row_counts, seed, seed_database
 from dbladder.engines import opened
 from dbladder.workloads.base import DataSpec, WorkloadError
 from dbladder.workloads.declare import App, Column, Index, Param, Query, Table
+from dbladder.workloads.registry import load_workload
 
 
 class Unchecked(App):
@@ -61,3 +62,25 @@ def test_a_repeated_unique_index_value_is_refused_as_the_index_is_built(any_url)
     message = refusal(any_url, [(1, "a"), (2, "b"), (3, "b")])
     assert message.startswith("unchecked.py: the rows repeat a key, refused as the keys were built: ")
     assert "t_by_tag" in message or "t.tag" in message or "'b'" in message
+
+
+def test_seed_database_tells_the_engine_then_each_tables_rows(tmp_path):
+    url = f"sqlite:///{tmp_path}/shop.db"
+    workload = load_workload("shop")
+    data = DataSpec(1, {"products": 50, "orders": 20})
+    heard: list[object] = []
+    loaded: dict[str, int] = {}
+
+    def started(info):
+        heard.append(info.engine)
+        return lambda table, rows: loaded.__setitem__(table, loaded.get(table, 0) + rows)
+
+    report = asyncio.run(seed_database(url, workload, data, started))
+    assert heard == ["sqlite"] and loaded == {"products": 50, "orders": 20, "order_items": 40}
+    assert report.rows == 110
+
+    async def counts():
+        async with opened(url) as engine:
+            return await row_counts(engine, workload.schema)
+
+    assert asyncio.run(counts()) == loaded

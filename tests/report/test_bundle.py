@@ -139,3 +139,16 @@ def test_the_fake_results_use_only_documented_fields():
     result = fake_result()
     assert {key for key in result} <= documented
     assert {f"levels[].{key}" for key in result["levels"][0]} <= documented
+
+
+def test_a_bundle_of_the_previous_release_rebuilds_its_reports(tmp_path):
+    # result.json as the release before the typed result wrote it (a users run), untouched.
+    previous = Path(__file__).parents[1] / "result" / "fixtures" / "previous-release-users.json"
+    (tmp_path / "old").mkdir()
+    (tmp_path / "old" / "result.json").write_bytes(previous.read_bytes())
+    written = build_reports([tmp_path / "old"], tmp_path / "again")
+    assert [path.name for path in written][-3:] == ["levels.csv", "report.md", "report.html"]
+    md = (tmp_path / "again" / "report.md").read_text()
+    assert md.startswith("# SQLite 3.54.1: held 20 users, 196 req/s (no level failed)\n")
+    assert "| users-read: 5 % writes, 10 to 20 users | 1 | ≥ 20 users: 196 req/s |" in md
+    assert (tmp_path / "again" / "result.json").read_bytes() == previous.read_bytes()

@@ -108,6 +108,36 @@ class PlanView:
             else "none: the first step failed"
         )
 
+    @property
+    def first_failure(self) -> Level | None:
+        return next((level for level in self.result.levels if not level.passed), None)
+
+    def sentence(self, name: str) -> str:
+        """The run in a sentence (`name` is how the report calls it): what it held, and why the next
+        level failed."""
+        ceiling = self.result.ceiling_rps
+        failed = self.first_failure
+        if failed is None:
+            top = self.result.levels[-1].offered_rps
+            return (
+                f"{name} held every level up to {rate(top)} req/s, the last one climbed: "
+                "no level failed, so its limit was not reached."
+            )
+        why = "; ".join(failed.reasons) or "it failed"
+        if ceiling is None:
+            return f"{name} held no level: the first, {rate(failed.offered_rps)} req/s, failed ({why})."
+        return (
+            f"{name} held {rate(ceiling)} req/s; the next level, "
+            f"{rate(failed.offered_rps)} req/s, failed ({why})."
+        )
+
+    def title_words(self) -> str:
+        """A single run's headline for the report's title: "held 1,000 req/s (no level failed)"."""
+        ceiling = self.result.ceiling_rps
+        if ceiling is None:
+            return "no level held"
+        return f"held {rate(ceiling)} req/s" + (" (no level failed)" if self.lower_bound else "")
+
     def cell(self) -> str:
         """The headline for a table: "2,000", "≥ 2,000" (no level failed) or "< 500" (the first failed)."""
         levels = self.result.levels
@@ -173,6 +203,29 @@ class SearchView(PlanView):
         return (
             f"{held:,.0f} req/s (held; {failed:,.0f} failed, {100 * (failed / held - 1):.1f} % above, "
             f"after {probes} probes)"
+        )
+
+    def sentence(self, name: str) -> str:
+        """A ceiling search in a sentence: the bracket it ended on, and why the rate above failed."""
+        levels = self.result.levels
+        ceiling = self.result.ceiling_rps
+        failed = [level for level in levels if not level.passed]
+        if not failed:
+            top = max(level.offered_rps for level in levels)
+            return (
+                f"{name} held every probe, up to {rate(top)} req/s: the search found no limit "
+                f"in {len(levels)} probes."
+            )
+        lowest = min(failed, key=lambda level: level.offered_rps)
+        why = "; ".join(lowest.reasons) or "it failed"
+        if ceiling is None:
+            return (
+                f"{name} held no probe, down to {rate(min(level.offered_rps for level in levels))} "
+                f"req/s ({why} at {rate(lowest.offered_rps)} req/s)."
+            )
+        return (
+            f"{name} held {rate(ceiling)} req/s; {rate(lowest.offered_rps)} req/s failed ({why}), "
+            f"found in {len(levels)} probes."
         )
 
     def holds(self) -> list[float]:
@@ -271,6 +324,70 @@ class UsersView(PlanView):
     def detail(self) -> str:
         return f"think {closed.think_words(self.result)}"
 
+    def sentence(self, name: str) -> str:
+        """The users level held and the rate they achieved, why the next failed, and the peak; a
+        spike's rate and p95 in each phase, the phases that failed, and the recovery."""
+        if self.spike:
+            return self._spike_sentence(name)
+        levels = self.result.levels
+        ceiling = self.result.ceiling_rps
+        failed = self.first_failure
+        if failed is None:
+            return (
+                f"{name} held every users level up to {rate(levels[-1].users or 0)} users "
+                f"({rate(levels[-1].achieved_rps)} req/s at the top): no level failed, so its limit "
+                "was not reached."
+            )
+        why = "; ".join(failed.reasons) or "it failed"
+        if ceiling is None:
+            return (
+                f"{name} held no level: the first, {rate(failed.users or 0)} users, failed ({why})."
+                + self._peak_words()
+            )
+        return (
+            f"{name} held {rate(self.ceiling_users or 0)} users at {rate(ceiling)} req/s; the next "
+            f"level, {rate(failed.users or 0)} users, failed ({why})." + self._peak_words()
+        )
+
+    def _peak_words(self) -> str:
+        """ " Its peak was 812 req/s, at 160 users." when the peak is not the ceiling's rate."""
+        peak = max(self.result.levels, key=lambda row: row.achieved_rps)
+        ceiling = self.result.ceiling_rps
+        if ceiling is not None and peak.achieved_rps == float(ceiling):
+            return ""
+        return f" Its peak was {rate(peak.achieved_rps)} req/s, at {rate(peak.users or 0)} users."
+
+    def _spike_sentence(self, name: str) -> str:
+        phases = closed.spike_levels(self.result)
+        plan = closed.users_words(self.result)
+        if len(phases) < 3:
+            return f"{name} finished {len(phases)} of the spike's 3 phases ({plan})."
+        rates = _listed([rate(row.achieved_rps) for _, row in phases])
+        p95s = _listed([ms(row.p95_ms) for _, row in phases])
+        text = (
+            f"{name} answered {rates} req/s before, at and after the spike ({plan}), with p95 {p95s} ms; "
+            f"{closed.recovery_words(self.result)}."
+        )
+        failed = [f"{phase} ({'; '.join(row.reasons)})" for phase, row in phases if not row.passed]
+        if failed:
+            text += f" Failed the pass mark: {', '.join(failed)}."
+        return text
+
+    def title_words(self) -> str:
+        """ "held 80 users, 796 req/s"; a spike's rate at the spike and its recovery."""
+        if not self.spike:
+            ceiling = self.result.ceiling_rps
+            if ceiling is None:
+                return "no level held"
+            held = f"held {rate(self.ceiling_users or 0)} users, {rate(ceiling)} req/s"
+            return held + (" (no level failed)" if self.lower_bound else "")
+        at_spike = self.headline
+        if at_spike is None:
+            return "the spike did not finish"
+        if not closed.recovery_recorded(self.result):
+            return f"{rate(at_spike)} req/s at the spike"
+        return f"{rate(at_spike)} req/s at the spike, {closed.recovery_words(self.result)}"
+
     def held_words(self) -> str:
         """The users held and their rate; a spike's rate and p95 in each of its phases."""
         phases = closed.spike_levels(self.result)
@@ -322,6 +439,10 @@ class UsersView(PlanView):
     @property
     def resolution(self) -> float:
         return 0.0  # a rate the users achieved
+
+
+def _listed(items: list[str]) -> str:
+    return items[0] if len(items) == 1 else ", ".join(items[:-1]) + " and " + items[-1]
 
 
 _VIEWS: dict[str, Callable[[RunResult], PlanView]] = {

@@ -10,112 +10,20 @@ stays a bound ("at least 57 % more"), and with fewer than 3 runs of an engine th
 from __future__ import annotations
 
 from ..result.verdict import MIN_RUNS
-from . import closed
-from .figures import ms, rate
+from .figures import rate
 from .runs import Group, Round, RunInRound, few_runs, interval_words, single_run, verdict
-
-
-def _listed(items: list[str]) -> str:
-    return items[0] if len(items) == 1 else ", ".join(items[:-1]) + " and " + items[-1]
-
-
-def _search_run(run: RunInRound) -> str:
-    """A ceiling search in a sentence: the bracket it ended on, and why the rate above failed."""
-    levels = run.levels
-    failed = [level for level in levels if not level.passed]
-    if not failed:
-        top = max(level.offered_rps for level in levels)
-        return (
-            f"{run.name} held every probe, up to {rate(top)} req/s: the search found no limit "
-            f"in {len(levels)} probes."
-        )
-    lowest = min(failed, key=lambda level: level.offered_rps)
-    why = "; ".join(lowest.reasons) or "it failed"
-    if run.ceiling is None:
-        return (
-            f"{run.name} held no probe, down to {rate(min(level.offered_rps for level in levels))} "
-            f"req/s ({why} at {rate(lowest.offered_rps)} req/s)."
-        )
-    return (
-        f"{run.name} held {rate(run.ceiling)} req/s; {rate(lowest.offered_rps)} req/s failed ({why}), "
-        f"found in {len(levels)} probes."
-    )
-
-
-def _open_run(run: RunInRound) -> str:
-    if run.searched:
-        return _search_run(run)
-    failed = run.first_failure
-    if failed is None:
-        top = run.levels[-1].offered_rps
-        return (
-            f"{run.name} held every level up to {rate(top)} req/s, the last one climbed: "
-            "no level failed, so its limit was not reached."
-        )
-    why = "; ".join(failed.reasons) or "it failed"
-    if run.ceiling is None:
-        return f"{run.name} held no level: the first, {rate(failed.offered_rps)} req/s, failed ({why})."
-    return (
-        f"{run.name} held {rate(run.ceiling)} req/s; the next level, "
-        f"{rate(failed.offered_rps)} req/s, failed ({why})."
-    )
-
-
-def _peak_words(run: RunInRound) -> str:
-    """ " Its peak was 812 req/s, at 160 users." when the peak is not the ceiling's rate."""
-    levels = run.levels
-    peak = max(levels, key=lambda row: row.achieved_rps)
-    if run.ceiling is not None and peak.achieved_rps == run.ceiling:
-        return ""
-    return f" Its peak was {rate(peak.achieved_rps)} req/s, at {rate(peak.users or 0)} users."
-
-
-def _closed_run(run: RunInRound) -> str:
-    failed = run.first_failure
-    if failed is None:
-        return (
-            f"{run.name} held every users level up to {rate(run.levels[-1].users or 0)} users "
-            f"({rate(run.levels[-1].achieved_rps)} req/s at the top): no level failed, so its limit "
-            "was not reached."
-        )
-    why = "; ".join(failed.reasons) or "it failed"
-    if run.ceiling is None:
-        return (
-            f"{run.name} held no level: the first, {rate(failed.users or 0)} users, failed ({why})."
-            + _peak_words(run)
-        )
-    return (
-        f"{run.name} held {rate(run.ceiling_users or 0)} users at {rate(run.ceiling)} req/s; the next "
-        f"level, {rate(failed.users or 0)} users, failed ({why})." + _peak_words(run)
-    )
 
 
 def spike_words(run: RunInRound) -> str:
     """A spike run in a sentence: each phase's rate and p95, the phases that failed, the recovery."""
-    phases = closed.spike_levels(run.result)
-    if len(phases) < 3:
-        finished = len(phases)
-        return f"{run.name} finished {finished} of the spike's 3 phases ({closed.users_words(run.result)})."
-    rates = _listed([rate(row.achieved_rps) for _, row in phases])
-    p95s = _listed([ms(row.p95_ms) for _, row in phases])
-    text = (
-        f"{run.name} answered {rates} req/s before, at and after the spike "
-        f"({closed.users_words(run.result)}), with p95 {p95s} ms; "
-        f"{closed.recovery_words(run.result)}."
-    )
-    failed = [f"{name} ({'; '.join(row.reasons)})" for name, row in phases if not row.passed]
-    if failed:
-        text += f" Failed the pass mark: {', '.join(failed)}."
-    return text
+    return run.plan.sentence(run.name)
 
 
 def run_verdict(run: RunInRound) -> str:
-    """One run in a sentence: what it held, and why the next level failed."""
+    """One run in a sentence: what it held, and why the next level failed (`PlanView.sentence`)."""
     if not run.levels:
         return f"{run.name} finished no level."
-    if run.spike:
-        return spike_words(run)
-    return _closed_run(run) if run.closed else _open_run(run)
+    return run.plan.sentence(run.name)
 
 
 def _few(round_: Round) -> str:
@@ -214,17 +122,4 @@ def round_verdict(round_: Round) -> list[str]:
 
 def title_words(run: RunInRound) -> str:
     """A single run's headline for the report's title: "held 1,000 req/s", "held 80 users, 796 req/s"."""
-    if run.spike:
-        at_spike = run.headline
-        if at_spike is None:
-            return "the spike did not finish"
-        if not closed.recovery_recorded(run.result):
-            return f"{rate(at_spike)} req/s at the spike"
-        return f"{rate(at_spike)} req/s at the spike, {closed.recovery_words(run.result)}"
-    if run.ceiling is None:
-        return "no level held"
-    if run.closed:
-        held = f"held {rate(run.ceiling_users or 0)} users, {rate(run.ceiling)} req/s"
-    else:
-        held = f"held {rate(run.ceiling)} req/s"
-    return held + (" (no level failed)" if run.lower_bound else "")
+    return run.plan.title_words()

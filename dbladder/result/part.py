@@ -104,7 +104,7 @@ def _decode(hint: Any, value: Any) -> Any:
     origin = typing.get_origin(hint)
     if origin in (types.UnionType, typing.Union):
         options = [arg for arg in typing.get_args(hint) if arg is not type(None)]
-        wanted = dict if isinstance(value, Mapping) else list if isinstance(value, list) else None
+        wanted = dict if isinstance(value, Mapping) else list if isinstance(value, list | tuple) else None
         for option in options:
             shape = typing.get_origin(option) or option
             if (_is_part(option) or shape in (Mapping, dict)) and wanted is dict:
@@ -114,7 +114,9 @@ def _decode(hint: Any, value: Any) -> Any:
         return value
     if _is_part(hint):
         return hint.from_json(value) if isinstance(value, Mapping) else value
-    if origin is tuple and isinstance(value, list):
+    # A document read from JSON has lists; one still in memory (as run_ladder returns it) may hold
+    # the tuples a plan's asdict() gave.
+    if origin is tuple and isinstance(value, list | tuple):
         item = typing.get_args(hint)[0]
         return tuple(_decode(item, element) for element in value)
     if origin in (Mapping, dict) and isinstance(value, Mapping):

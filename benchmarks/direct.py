@@ -58,16 +58,9 @@ from typing import Any
 
 from bare_client import in_child, keep, measured, read_on_protocol
 
-from dbladder.bench.native import (
-    READ_MIX,
-    NativeClientMissing,
-    NativeConfig,
-    draw_requests,
-    native_reference,
-    pgbench_file_options,
-    pgbench_scripts,
-    read_statements,
-)
+from dbladder.bench.native import draw_requests, native_reference
+from dbladder.bench.native_config import READ_MIX, NativeClientMissing, NativeConfig, read_statements
+from dbladder.bench.native_tools import pgbench_file_options, pgbench_scripts
 from dbladder.data.seeding import seed as seed_data
 from dbladder.engines import EngineOptions, opened
 from dbladder.errors import DbladderError

@@ -64,7 +64,8 @@ import apsw
 import uvloop
 from bare_client import keep, read_on_protocol
 
-from dbladder.bench.native import draw_requests, read_statements
+from dbladder.bench.native import draw_requests
+from dbladder.bench.native_config import read_statements
 from dbladder.data.seeding import seed as seed_data
 from dbladder.engines import EngineOptions, create_engine, opened
 from dbladder.engines.base import Engine

@@ -23,20 +23,14 @@ on a schedule does not reach even for the native client (docs/direct.md, "The re
 from __future__ import annotations
 
 import asyncio
-import math
 import multiprocessing
 import os
 import queue
 import random
-import re
-import shlex
 import shutil
-import subprocess
-import tempfile
 import time
 from bisect import bisect_right
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass
 from datetime import UTC, datetime
 from itertools import accumulate
 from typing import Any
@@ -44,81 +38,22 @@ from typing import Any
 from ..engines import opened
 from ..engines.base import EngineInfo, EngineOptions
 from ..engines.dialect import dialect_of
-from ..errors import DbladderError, InvalidConfig, NotSeeded
-from ..roles import RoleLimits, confine_self, confiner, format_cpus
+from ..errors import DbladderError, NotSeeded
+from ..roles import RoleLimits, confine_self, format_cpus
 from ..urls import DatabaseURL, parse_url, with_password
 from ..workloads.base import Args, Draw, Workload
 from ..workloads.registry import load_workload
-from .references import (
-    SYSBENCH_PASSWORD_FILE,
-    TOOL_TIMEOUT_MARGIN_S,
-    parse_sysbench_output,
-    pgbench_connection_options,
-    sysbench_connection_options,
-    write_sysbench_password,
+from .native_config import (
+    READ_MIX,
+    REQUESTS_PER_PROCESS,
+    START_TIMEOUT_S,
+    WORKLOAD,
+    NativeClientFailed,
+    NativeClientMissing,
+    NativeConfig,
+    read_statements,
 )
-
-WORKLOAD = "shop"
-READ_MIX = {"product": 50, "page": 30, "order": 20}
-"""The shop's read mix, by operation name: the weights pgbench's scripts carry too."""
-CATEGORIES = 100  # the shop's categories, cat-00 .. cat-99 (tests check this against its draw)
-REQUESTS_PER_PROCESS = 1 << 16  # drawn before the clock starts and run in a cycle
-START_TIMEOUT_S = 60  # for the apsw processes to start and warm up, on a loaded machine
-
-
-class NativeClientMissing(DbladderError):
-    """The engine's native client (pgbench, sysbench) is not installed; the message says how to get it."""
-
-
-class NativeClientFailed(DbladderError):
-    """The native client ran and failed (refused connection, bad password); the message has its last words."""
-
-
-@dataclass(frozen=True)
-class NativeConfig:
-    """One native reference: the shop's read mix on `db_url`, flat out for `seconds`."""
-
-    db_url: str = "sqlite:///shop.db"
-    seconds: float = 5.0
-    warmup_seconds: float = 1.0  # the same client, untimed, first: caches (MariaDB's buffer pool) warm
-    connections: int = 8  # pgbench clients, sysbench threads
-    processes: int = 0  # apsw loops (SQLite), pgbench threads; 0: one per core
-    seed: int = 1  # of the requests drawn, so two runs send the same ones
-    # The generator role's CPUs (`--cpus generator=...`): the native client runs on them and no
-    # others, as direct mode's generator does, so the two are measured like with like. None: any.
-    cpus: tuple[int, ...] | None = None
-
-    def validate(self) -> list[str]:
-        """Every problem, each naming its field; empty when the config is usable."""
-        problems = []
-        try:
-            parse_url(self.db_url)
-        except DbladderError as exc:
-            problems.append(f"db_url: {exc}")
-        if not 0.5 <= self.seconds <= 3600:
-            problems.append(f"seconds must be from 0.5 to 3600, not {self.seconds}")
-        if not 0 <= self.warmup_seconds <= 600:
-            problems.append(f"warmup_seconds must be from 0 to 600, not {self.warmup_seconds}")
-        if not 1 <= self.connections <= 1000:
-            problems.append(f"connections must be from 1 to 1000, not {self.connections}")
-        if not 0 <= self.processes <= 256:
-            problems.append(f"processes must be from 0 (one per core) to 256, not {self.processes}")
-        if not 0 <= self.seed < 2**31:
-            problems.append(f"seed must be from 0 to 2**31-1, not {self.seed}")
-        if self.cpus is not None and not set(self.cpus) <= os.sched_getaffinity(0):
-            problems.append(f"cpus {format_cpus(self.cpus)} are not all allowed to this process")
-        return problems
-
-    def checked(self) -> NativeConfig:
-        problems = self.validate()
-        if problems:
-            raise InvalidConfig(problems)
-        return self
-
-    @property
-    def process_count(self) -> int:
-        """The processes asked for, else one per CPU the client may run on."""
-        return self.processes or (len(self.cpus) if self.cpus else os.cpu_count() or 1)
+from .native_tools import _pgbench, _sysbench
 
 
 def missing_client(engine: str) -> str | None:
@@ -258,11 +193,6 @@ async def _inspect(url: DatabaseURL, workload: Workload) -> tuple[EngineInfo, di
     return info, {"products": int(products), "orders": int(orders)}
 
 
-def read_statements(workload: Workload) -> dict[str, tuple[str, ...]]:
-    """Each read of the mix and its SQL, as the workload declares it (with `?` placeholders)."""
-    return {name: workload.operation(name).statements for name in READ_MIX}
-
-
 def draw_requests(
     workload: Workload, sizes: dict[str, int], count: int, seed: int = 1, stream: int = 0
 ) -> list[tuple[str, Args]]:
@@ -399,248 +329,3 @@ def _apsw_loop(
         out.put(("done", done, wall))
     except BaseException as exc:  # reported to the parent, which raises it as one line
         out.put(("error", f"{type(exc).__name__}: {exc}", 0.0))
-
-
-# ---------------------------------------------------------------------------------------------
-# PostgreSQL: pgbench
-
-
-def pgbench_scripts(workload: Workload, sizes: dict[str, int]) -> dict[str, str]:
-    """The three reads as pgbench scripts, file name -> text: the workload's SQL, its `?` filled
-    with pgbench variables drawn from the ranges the workload's own draw uses."""
-    sql = read_statements(workload)
-    # Category names are cat-00 .. cat-99: the number drawn by pgbench, the name made in SQL
-    # (pgbench has no string functions), a few nanoseconds of the server's time per page.
-    category = "'cat-' || lpad(:c::text, 2, '0')"
-    return {
-        "product.sql": f"\\set id random(1, {sizes['products']})\n" + _filled(sql["product"], ":id"),
-        "page.sql": f"\\set c random(0, {CATEGORIES - 1})\n\\set after random(0, {sizes['products']})\n"
-        + _filled(sql["page"], category, ":after"),
-        "order.sql": f"\\set id random(1, {sizes['orders']})\n" + _filled(sql["order"], ":id"),
-    }
-
-
-def _filled(statements: tuple[str, ...], *values: str) -> str:
-    """Each statement with its `?` replaced by `values` in order (every statement takes them all)."""
-    lines = []
-    for sql in statements:
-        for value in values:
-            sql = sql.replace("?", value, 1)
-        lines.append(sql + ";\n")
-    return "".join(lines)
-
-
-def pgbench_command(
-    url: DatabaseURL, scripts: dict[str, str], seconds: int, config: NativeConfig
-) -> list[str]:
-    """pgbench's command line for the scripts (run in their folder); the password stays out of it."""
-    return [
-        "pgbench",
-        "--no-vacuum",
-        "--protocol=prepared",
-        f"--client={config.connections}",
-        f"--jobs={min(config.process_count, config.connections)}",
-        f"--time={seconds}",
-        f"--random-seed={config.seed}",
-        *pgbench_file_options(scripts),
-        *pgbench_connection_options(url),
-    ]
-
-
-def pgbench_file_options(scripts: dict[str, str], folder: str = "") -> list[str]:
-    """`--file=NAME@WEIGHT` for each script of `pgbench_scripts`, weighted as the mix weighs its read."""
-    return [f"--file={os.path.join(folder, name)}@{READ_MIX[name.removesuffix('.sql')]}" for name in scripts]
-
-
-def _pgbench(
-    url: DatabaseURL, info: EngineInfo, workload: Workload, sizes: dict[str, int], config: NativeConfig
-) -> dict[str, Any]:
-    scripts = pgbench_scripts(workload, sizes)
-    seconds = max(1, math.ceil(config.seconds))  # pgbench --time takes whole seconds
-    environment = dict(os.environ)
-    if url.password is not None:
-        environment["PGPASSWORD"] = url.password
-    with tempfile.TemporaryDirectory(prefix="dbladder-native-") as folder:
-        for name, text in scripts.items():
-            with open(os.path.join(folder, name), "w") as stream:
-                stream.write(text)
-        if config.warmup_seconds:
-            warmup = pgbench_command(url, scripts, max(1, math.ceil(config.warmup_seconds)), config)
-            _tool(warmup, folder, environment, config.warmup_seconds, config.cpus)
-        command = pgbench_command(url, scripts, seconds, config)
-        output = _tool(command, folder, environment, seconds, config.cpus)
-    processed = re.search(r"number of transactions actually processed: (\d+)", output)
-    tps = re.search(r"tps = ([\d.]+) \(without initial connection time\)", output)
-    if processed is None or tps is None:
-        raise NativeClientFailed(f"pgbench's output has no rate: {_last_line(output)}")
-    operations = int(processed.group(1))
-    return {
-        "client": "pgbench",
-        "version": _version(["pgbench", "--version"]),
-        "command": shlex.join(command),
-        "scripts": scripts,
-        "connections": config.connections,
-        "processes": min(config.process_count, config.connections),
-        "operations": operations,
-        # pgbench's own time without connecting: transactions / its tps.
-        "seconds": operations / float(tps.group(1)) if float(tps.group(1)) else float(seconds),
-    }
-
-
-# ---------------------------------------------------------------------------------------------
-# MariaDB: sysbench
-
-SYSBENCH_SCRIPT = """\
--- The shop's read mix: {mix}
-local t = sysbench.sql.type
-function thread_init()
-  drv = sysbench.sql.driver()
-  con = drv:connect()
-  product = con:prepare([[{product}]])
-  product_id = product:bind_create(t.BIGINT)
-  product:bind_param(product_id)
-  page = con:prepare([[{page}]])
-  page_category = page:bind_create(t.VARCHAR, 32)
-  page_after = page:bind_create(t.BIGINT)
-  page:bind_param(page_category, page_after)
-  order = con:prepare([[{order}]])
-  order_id = order:bind_create(t.BIGINT)
-  order:bind_param(order_id)
-  items = con:prepare([[{items}]])
-  items_id = items:bind_create(t.BIGINT)
-  items:bind_param(items_id)
-end
-function thread_done()
-  con:disconnect()
-end
-function event()
-  local u = sysbench.rand.uniform_double()
-  if u < {product_share} then
-    product_id:set(sysbench.rand.uniform(1, {products}))
-    product:execute()
-  elseif u < {page_share} then
-    page_category:set(string.format("cat-%02d", sysbench.rand.uniform(0, {last_category})))
-    page_after:set(sysbench.rand.uniform(0, {products}))
-    page:execute()
-  else
-    local id = sysbench.rand.uniform(1, {orders})
-    order_id:set(id)
-    order:execute()
-    items_id:set(id)
-    items:execute()
-  end
-end
-"""
-SYSBENCH_SCRIPT_NAME = "shop_reads.lua"
-
-
-def sysbench_script(workload: Workload, sizes: dict[str, int]) -> str:
-    """The read mix as a sysbench Lua script of server-side prepared statements."""
-    sql = read_statements(workload)
-    total = sum(READ_MIX.values())
-    (order, items) = sql["order"]
-    return SYSBENCH_SCRIPT.format(
-        mix=", ".join(f"{name} {weight} %" for name, weight in READ_MIX.items()),
-        product=sql["product"][0],
-        page=sql["page"][0],
-        order=order,
-        items=items,
-        product_share=READ_MIX["product"] / total,
-        page_share=(READ_MIX["product"] + READ_MIX["page"]) / total,
-        products=sizes["products"],
-        orders=sizes["orders"],
-        last_category=CATEGORIES - 1,
-    )
-
-
-def sysbench_command(url: DatabaseURL, seconds: int, config: NativeConfig) -> list[str]:
-    """sysbench's command line (run in the script's folder). A password goes in an option file
-    beside the script (`--config-file`, readable by the user alone), never on the command line."""
-    return [
-        "sysbench",
-        SYSBENCH_SCRIPT_NAME,
-        "--db-driver=mysql",
-        *sysbench_connection_options(url),
-        *([f"--config-file={SYSBENCH_PASSWORD_FILE}"] if url.password else []),
-        f"--threads={config.connections}",
-        f"--time={seconds}",
-        "--events=0",
-        "--rand-type=uniform",
-        f"--rand-seed={config.seed}",
-        "run",
-    ]
-
-
-def _sysbench(
-    url: DatabaseURL, info: EngineInfo, workload: Workload, sizes: dict[str, int], config: NativeConfig
-) -> dict[str, Any]:
-    script = sysbench_script(workload, sizes)
-    seconds = max(1, math.ceil(config.seconds))  # sysbench --time takes whole seconds
-    with tempfile.TemporaryDirectory(prefix="dbladder-native-") as folder:  # mode 0700
-        with open(os.path.join(folder, SYSBENCH_SCRIPT_NAME), "w") as stream:
-            stream.write(script)
-        if url.password:
-            write_sysbench_password(folder, url.password)
-        if config.warmup_seconds:
-            warmup = sysbench_command(url, max(1, math.ceil(config.warmup_seconds)), config)
-            _tool(warmup, folder, dict(os.environ), config.warmup_seconds, config.cpus)
-        command = sysbench_command(url, seconds, config)
-        output = _tool(command, folder, dict(os.environ), seconds, config.cpus)
-    measured = parse_sysbench_output(output)
-    if not measured.seconds:
-        raise NativeClientFailed(f"sysbench's output has no rate: {_last_line(output)}")
-    return {
-        "client": "sysbench",
-        "version": _version(["sysbench", "--version"]),
-        "command": shlex.join(command),
-        "scripts": {SYSBENCH_SCRIPT_NAME: script},
-        "connections": config.connections,
-        "processes": 1,  # one process, `connections` threads
-        "operations": measured.operations,
-        "seconds": measured.seconds,
-    }
-
-
-# ---------------------------------------------------------------------------------------------
-
-
-def _tool(
-    command: list[str],
-    folder: str,
-    environment: dict[str, str],
-    seconds: float,
-    cpus: tuple[int, ...] | None = None,
-) -> str:
-    """Run a native client in `folder` on `cpus` (None: any); its standard output, or
-    NativeClientFailed with its last words."""
-    try:
-        done = subprocess.run(
-            command,
-            preexec_fn=confiner(RoleLimits(cpus=cpus)),
-            cwd=folder,
-            env=environment,
-            capture_output=True,
-            text=True,
-            timeout=seconds + TOOL_TIMEOUT_MARGIN_S,
-        )
-    except subprocess.TimeoutExpired:
-        raise NativeClientFailed(
-            f"{command[0]} did not finish within {seconds + TOOL_TIMEOUT_MARGIN_S:.0f} s"
-        ) from None
-    if done.returncode != 0:
-        raise NativeClientFailed(
-            f"{command[0]} failed (exit {done.returncode}): {_last_line(done.stderr or done.stdout)}"
-        )
-    return done.stdout
-
-
-def _last_line(text: str) -> str:
-    lines = [line.strip() for line in text.splitlines() if line.strip()]
-    return lines[-1] if lines else "no output"
-
-
-def _version(command: list[str]) -> str:
-    """The first line a client prints for --version."""
-    done = subprocess.run(command, capture_output=True, text=True, timeout=30)
-    lines = [line.strip() for line in (done.stdout + done.stderr).splitlines() if line.strip()]
-    return lines[0] if lines else "version not known"

@@ -16,7 +16,8 @@ from click.core import ParameterSource
 from ..bench import BenchConfig, JournalConfig, render_journal, render_rounds, run_journal_test, run_rounds
 from ..bench.config import WORKER_KINDS, WORKLOADS
 from ..bench.loading import check_scale, load_data
-from ..bench.native import NativeClientMissing, NativeConfig, missing_client, native_reference
+from ..bench.native import missing_client, native_reference
+from ..bench.native_config import NativeClientMissing, NativeConfig
 from ..bench.native_result import result_for_reference, save_reference
 from ..engines.base import EngineInfo
 from ..errors import UsageError

@@ -11,19 +11,9 @@ from pathlib import Path
 import pytest
 from database_support import MARIADB_URL, mariadb_admin, unique_name
 
-from dbladder.bench.native import (
-    CATEGORIES,
-    READ_MIX,
-    NativeClientMissing,
-    NativeConfig,
-    attach,
-    draw_requests,
-    missing_client,
-    native_reference,
-    pgbench_scripts,
-    result_problems,
-    sysbench_script,
-)
+from dbladder.bench.native import attach, draw_requests, missing_client, native_reference, result_problems
+from dbladder.bench.native_config import CATEGORIES, READ_MIX, NativeClientMissing, NativeConfig
+from dbladder.bench.native_tools import pgbench_scripts, sysbench_script
 from dbladder.data.seeding import seed
 from dbladder.engines import opened
 from dbladder.errors import InvalidConfig, NotSeeded

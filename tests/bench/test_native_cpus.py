@@ -7,7 +7,8 @@ import os
 
 import pytest
 
-from dbladder.bench.native import NativeConfig, _tool
+from dbladder.bench.native_config import NativeConfig
+from dbladder.bench.native_tools import _tool
 from dbladder.errors import InvalidConfig
 from dbladder.roles import format_cpus
 

@@ -19,9 +19,6 @@ ENGINE_NAMES = {"sqlite", "postgresql", "postgres", "mariadb", "mysql"}
 EXEMPT = ("engines/", "servers/", "urls.py")
 """Where engine names may be compared: the engines themselves, the servers dbladder runs, the URL."""
 
-ALLOWED: dict[str, int] = {}
-"""module path -> how many findings it may still hold, each to be removed by the helper named."""
-
 
 def _names(node: ast.AST) -> bool:
     """Whether `node` is an engine name, or a tuple, list or set holding one."""
@@ -66,14 +63,7 @@ def every_finding() -> dict[str, list[int]]:
 
 
 def test_no_engine_name_is_compared_outside_the_engines():
-    wrong = {path: lines for path, lines in every_finding().items() if len(lines) > ALLOWED.get(path, 0)}
-    assert wrong == {}, "move what differs between engines behind the engine's dialect"
-
-
-def test_the_allowance_only_shrinks():
-    # When a spot is mended, lower its count, so the list keeps saying what is left.
-    found = every_finding()
-    assert {path: count for path, count in ALLOWED.items() if len(found.get(path, [])) < count} == {}
+    assert every_finding() == {}, "move what differs between engines behind the engine's dialect"
 
 
 def test_the_check_sees_every_form_of_comparison():

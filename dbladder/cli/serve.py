@@ -5,11 +5,14 @@ from __future__ import annotations
 import click
 
 from ..engines.describe import render
+from ..errors import UsageError
+from ..roles import drop_page_cache, placed_here
 from ..service import ServiceConfig, ServiceStarted
 from ..service import serve as run_service
 from ..service.config import DEFAULT_HOST, DEFAULT_PORT
 from ..workloads.registry import load_workload
 from .common import db_option, pool_option, warn_if_not_durable, workload_option
+from .roles import placement_from, role_options
 
 
 def _announce(started: ServiceStarted) -> None:
@@ -45,6 +48,7 @@ def _announce(started: ServiceStarted) -> None:
     type=click.IntRange(0, 1),
     help="SQLite only: 1 sends every write of every worker through one connection in one writer process.",
 )
+@role_options
 def serve(
     db_url: str,
     workload: str,
@@ -54,8 +58,17 @@ def serve(
     pool_size: int,
     pool_timeout: float,
     sqlite_writers: int,
+    cpus: tuple[str, ...],
+    memory: tuple[str, ...],
+    drop_caches: bool,
 ) -> None:
     """Serve a workload's JSON API until Ctrl-C or SIGTERM (in-flight requests finish first)."""
+    placement = placement_from(cpus, memory, drop_caches)
+    others = [role for role in ("generator", "database") if placement.of(role).limited]
+    if others:
+        raise UsageError(
+            f"serve runs the service only: --cpus/--memory {others[0]}=... do not apply (use service=...)"
+        )
     load_workload(workload)  # a bad workload is one line here, not an error in every worker
     config = ServiceConfig(
         db_url=db_url,
@@ -67,4 +80,9 @@ def serve(
         pool_timeout=pool_timeout,
         sqlite_writers=sqlite_writers,
     ).checked()
-    run_service(config, on_started=_announce)
+    if placement.drop_caches:
+        drop_page_cache()
+    # The service, its workers and the SQLite writer are this process and its children: placed
+    # here, they all are.
+    with placed_here(placement.service, "service"):
+        run_service(config, on_started=_announce)

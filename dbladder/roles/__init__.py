@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from .caches import drop_caches_problem, drop_page_cache
 from .cgroups import MemoryCgroup, leftovers, memory_hierarchy, memory_problem, remove_leftovers
-from .confine import confine_self, confiner, cpus_of, place_tree
+from .confine import confine_self, confiner, cpus_of, place_tree, placed_here
 from .errors import BadPlacement, CgroupUnavailable, UnmanagedRole
 from .placement import (
     MEMORY_FLOOR,
@@ -47,5 +47,6 @@ __all__ = [
     "parse_placement",
     "parse_size",
     "place_tree",
+    "placed_here",
     "remove_leftovers",
 ]

@@ -214,6 +214,10 @@ class MemoryCgroup:
         except (OSError, ValueError, IndexError):
             return None
 
+    def leave(self) -> None:
+        """Move this process back to the group it came from (the parent), so this one can go."""
+        (self.folder.parent / "cgroup.procs").write_text(str(os.getpid()))
+
     def remove(self, timeout: float = REMOVE_TIMEOUT) -> bool:
         """Remove the group once its processes have ended; False if some are still in it."""
         return _rmdir(self.folder, timeout)

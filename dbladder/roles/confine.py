@@ -10,9 +10,10 @@ by joining the cgroup (writing the PID to its cgroup.procs), which children inhe
 
 from __future__ import annotations
 
+import contextlib
 import functools
 import os
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from pathlib import Path
 
 from .cgroups import MemoryCgroup
@@ -30,6 +31,23 @@ def confine(cpus: tuple[int, ...] | None, procs: str | None) -> None:
 def confine_self(limits: RoleLimits, group: MemoryCgroup | None = None) -> None:
     """Place the calling process (and so every child it starts after) on its role's CPUs and cap."""
     confine(limits.cpus, str(group.procs) if group is not None else None)
+
+
+@contextlib.contextmanager
+def placed_here(limits: RoleLimits, role: str) -> Iterator[MemoryCgroup | None]:
+    """This process (and every child it starts in the block) on the role's CPUs and, with a cap, in
+    a memory cgroup of its own made for the block; on the way out it leaves the group, which is
+    then removed (also after Ctrl-C), and gets its CPUs back."""
+    before = os.sched_getaffinity(0)
+    group = MemoryCgroup.create(role, limits.memory) if limits.memory is not None else None
+    try:
+        confine_self(limits, group)
+        yield group
+    finally:
+        if group is not None:
+            group.leave()
+            group.remove()
+        os.sched_setaffinity(0, before)
 
 
 def confiner(limits: RoleLimits, group: MemoryCgroup | None = None) -> Callable[[], None] | None:

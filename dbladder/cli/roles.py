@@ -8,7 +8,8 @@ from typing import Any, TypeVar
 
 import click
 
-from ..roles import ROLES, Placement, parse_placement
+from ..roles import ROLES, Placement, UnmanagedRole, parse_placement
+from ..run.placement import placement_problems
 
 F = TypeVar("F", bound=Callable[..., Any])
 
@@ -44,3 +45,13 @@ def role_options(command: F) -> F:
 def placement_from(cpus: tuple[str, ...], memory: tuple[str, ...], drop_caches: bool) -> Placement:
     """The placement the options ask for; BadPlacement (one line, exit 2) for anything wrong."""
     return parse_placement(cpus, memory, drop_caches)
+
+
+def round_placement(options: dict[str, Any], db_url: str) -> Placement:
+    """A round's placement from its options, refused in one line (exit 2) when a role cannot be
+    placed: a database dbladder does not start, a service it does not run."""
+    placement = placement_from(options["cpus"], options["memory"], options["drop_caches"])
+    problems = placement_problems(placement, db_url, options["target"], options["service_url"])
+    if problems:
+        raise UnmanagedRole("; ".join(problems))
+    return placement

@@ -35,6 +35,7 @@ from .common import (
     sigterm_as_interrupt,
     workload_option,
 )
+from .roles import role_options, round_placement
 
 
 class TerminalProgress:
@@ -259,7 +260,7 @@ def round_options(command: Any) -> Any:
     """Apply ROUND_OPTIONS to a click command, in the order they are listed."""
     for option in reversed(ROUND_OPTIONS):
         command = option(command)
-    return command
+    return role_options(command)
 
 
 @click.command(epilog=exit_codes(0, 1, 2, 3, 4))
@@ -377,5 +378,6 @@ def build_config(options: dict[str, Any]) -> tuple[RunConfig, PlanChoice]:
         integrity=not options["no_integrity"],
         transport=options.get("transport"),
         added_latency_ms=options.get("added_latency"),
+        placement=round_placement(options, options["db_url"]),
     ).checked()
     return config, plan

@@ -8,7 +8,7 @@ configuration file they would be (`settings.py`).
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
 from ..result.run import Engine, RunResult
@@ -108,6 +108,22 @@ def _processes(result: RunResult) -> Any:
     return processes
 
 
+def placement_words(placement: Mapping[str, Any]) -> str:
+    """Where each role ran: 'generator on CPU 0; service on any CPU; database on CPU 1, capped at
+    512 MiB (page cache included); page cache dropped before the run'."""
+    parts = []
+    for role in ("generator", "service", "database"):
+        limits = placement.get(role) or {}
+        cpus, memory = limits.get("cpus"), limits.get("memory")
+        words = f"{role} on CPU {cpus}" if cpus else f"{role} on any CPU"
+        if memory:
+            words += f", capped at {fig.plain(round(memory / 2**20))} MiB (page cache included)"
+        parts.append(words)
+    if placement.get("drop_caches"):
+        parts.append("page cache dropped before the run")
+    return "; ".join(parts)
+
+
 def _load_facts(result: RunResult) -> dict[str, str]:
     config = result.config
     share = write_share(result) or 0
@@ -129,6 +145,8 @@ def _load_facts(result: RunResult) -> dict[str, str]:
         f"{fig.rate(config.in_flight or 0)} requests in flight each, "
         f"{fig.plain(config.timeout)} s timeout" + (", busy-waiting clock" if config.precise_clock else ""),
     }
+    if result.placement is not None:
+        facts["roles"] = placement_words(result.placement)
     if plan.closed:
         # The runner plays every phase of a closed plan: users slow themselves down instead.
         facts["after a failed level"] = "every phase runs (a failed level does not stop the plan)"

@@ -294,6 +294,8 @@ class RunResult(Part):
     faults: tuple[Mapping[str, Any], ...] | None = None
     database_server: Mapping[str, Any] | None = None
     native: Mapping[str, Any] | None = None
+    # Each role's CPUs and memory cap (`--cpus`, `--memory`) and whether the page cache was dropped.
+    placement: Mapping[str, Any] | None = None
     timeseries: tuple[Mapping[str, Any], ...] | None = None
 
     @property

@@ -159,7 +159,9 @@ def run_compare(config: CompareConfig, progress: Progress | None = None) -> dict
         for text in dict.fromkeys(entry.db_url for entry in config.entries):
             if is_managed_spec(text):
                 progress.message(f"starting a throwaway server for the comparison: {text}")
-            servers[text] = stack.enter_context(managed_server_for(text))
+            servers[text] = stack.enter_context(
+                managed_server_for(text, limits=config.base.placement.database)
+            )
         return _run_compare(config, progress, servers)
 
 

@@ -17,6 +17,7 @@ from ..engines.base import DEFAULT_POOL_SIZE
 from ..errors import DbladderError, InvalidConfig, UsageError
 from ..plans import Plan, Search, plan_to_config
 from ..result.passmark import PassMark
+from ..roles import Placement
 from ..servers import is_managed_spec, parse_managed_spec
 from ..urls import DatabaseURL, EngineKind, engine_kind, parse_url
 from ..workloads.registry import DEFAULT_WORKLOAD, load_workload
@@ -24,6 +25,7 @@ from .faults import (
     fault_problems,
     parse_faults,
 )
+from .placement import placement_problems
 from .transport import route_problems
 
 TARGETS = ("http", "direct")
@@ -105,6 +107,8 @@ class RunConfig:
     # added_latency_ms the load goes through the latency relay (0: the relay adding nothing).
     transport: str | None = None
     added_latency_ms: float | None = None
+    # Each role's CPUs and memory cap, and whether the page cache is dropped first (dbladder.roles).
+    placement: Placement = field(default_factory=Placement)
 
     @cached_property
     def database(self) -> DatabaseURL | ManagedDatabase:
@@ -185,6 +189,7 @@ class RunConfig:
                     "give --allow-remote-target to allow it"
                 )
         problems += self._fault_problems(engine)
+        problems += placement_problems(self.placement, self.db_url, self.target, self.service_url)
         return problems
 
     def _fault_problems(self, engine: str | None) -> list[str]:
@@ -225,6 +230,7 @@ class RunConfig:
         data["db_url"] = self.database.redacted
         data["faults"] = list(self.faults)
         data["out_dir"] = str(self.out_dir)
+        data["placement"] = self.placement.describe()
         return data
 
 

@@ -5,7 +5,7 @@ after it), one already running, or none (direct mode), reached over the route `-
 from __future__ import annotations
 
 import contextlib
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass, replace
 from typing import Any
 
@@ -13,6 +13,7 @@ from ..errors import DbladderError
 from ..service import ServiceConfig, running_service
 from ..service.server import RunningService
 from .config import RunConfig, parse_service_url
+from .placement import RoleGroups
 from .progress import Progress
 from .transport import database_route, route_words
 
@@ -30,19 +31,25 @@ class LoadTarget:
 
 
 @contextlib.contextmanager
-def load_target(config: RunConfig, progress: Progress) -> Iterator[LoadTarget]:
+def load_target(
+    config: RunConfig, progress: Progress, groups: RoleGroups | None = None
+) -> Iterator[LoadTarget]:
     """The target of the load, reaching the database by the route `--transport` and
-    `--added-latency` choose (the relay, if any, outlives the service)."""
-    with database_route(config.db_url, config.transport, config.added_latency_ms) as route:
+    `--added-latency` choose (the relay, if any, outlives the service). The service and the relay
+    run in the service role's place (`groups`)."""
+    place = groups.hook("service") if groups is not None else None
+    with database_route(config.db_url, config.transport, config.added_latency_ms, place) as route:
         if config.transport is not None or config.added_latency_ms is not None:
             progress.message(f"the load reaches the database over {route_words(route.description)}")
-        with _service_for(replace(config, db_url=route.url), progress) as target:
+        with _service_for(replace(config, db_url=route.url), progress, place) as target:
             target.db_url, target.transport = route.url, route.description
             yield target
 
 
 @contextlib.contextmanager
-def _service_for(config: RunConfig, progress: Progress) -> Iterator[LoadTarget]:
+def _service_for(
+    config: RunConfig, progress: Progress, place: Callable[[], None] | None = None
+) -> Iterator[LoadTarget]:
     """The target of the load: a service started for the round, one already running, or none (direct)."""
     if config.target == "direct":
         yield LoadTarget()
@@ -62,7 +69,7 @@ def _service_for(config: RunConfig, progress: Progress) -> Iterator[LoadTarget]:
         pool_timeout=config.timeout,
         sqlite_writers=config.sqlite_writers,
     )
-    with running_service(service_config) as service:
+    with running_service(service_config, place=place) as service:
         progress.message(
             f"service on {service.url}: {config.workers} worker(s), pool {config.pool_size}"
             + (", one SQLite writer" if config.sqlite_writers else "")

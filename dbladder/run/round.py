@@ -29,6 +29,7 @@ from typing import Any
 from ..load.fleet import Fleet, GeneratorFailed, spread
 from ..observe import syscalls_unavailable
 from ..report.bundle import write_bundle
+from ..roles import drop_page_cache
 from ..servers import ManagedServer, is_managed_spec, managed_server_for, server_for_url
 from ..urls import DatabaseURL
 from ..workloads.registry import load_workload
@@ -48,6 +49,7 @@ from .interrupts import noting_interrupts
 from .levels import run_plan
 from .load_target import load_target
 from .observer import RunObserver, check_idle, idle_check_seconds
+from .placement import RoleGroups, role_groups
 from .preparation import prepare_database
 from .progress import Progress, QuietProgress
 from .sizing import generator_processes, process_spec
@@ -71,14 +73,20 @@ def run_ladder(
     make_out_dir(config.out_dir)
     if is_managed_spec(config.db_url):
         progress.message(f"starting a throwaway server for the run: {config.db_url}")
-    with managed_server_for(config.db_url) as started:
+    with (
+        managed_server_for(config.db_url, limits=config.placement.database) as started,
+        role_groups(config.placement) as groups,
+    ):
         if started is not None:
             progress.message(f"{started.kind.title} server {started.name} on {started.url}")
-        return _run_ladder(config, progress, started or server)
+        return _run_ladder(config, progress, started or server, groups)
 
 
-def _run_ladder(config: RunConfig, progress: Progress, server: ManagedServer | None) -> dict[str, Any]:
+def _run_ladder(
+    config: RunConfig, progress: Progress, server: ManagedServer | None, groups: RoleGroups
+) -> dict[str, Any]:
     run = Run(config, config.out_dir / "result.json")
+    run.result["placement"] = config.placement.describe()
     if server is not None:
         config = dataclasses.replace(config, db_url=server.url)
     elif isinstance(config.database, DatabaseURL) and config.database.kind.has_server:
@@ -135,7 +143,10 @@ def _run_ladder(config: RunConfig, progress: Progress, server: ManagedServer | N
             f"direct mode: {processes} generator process(es) on {os.cpu_count()} core(s), "
             f"{config.pool_size} connections in all ({', '.join(map(str, connections))})"
         )
-    with load_target(config, progress) as target:
+    if config.placement.drop_caches:
+        progress.message("dropping the page cache (--drop-caches)")
+        drop_page_cache()
+    with load_target(config, progress, groups) as target:
         run.result["service"] = target.description
         if target.transport is not None:
             run.result["transport"] = target.transport  # the relay's figures are added as it stops
@@ -149,7 +160,10 @@ def _run_ladder(config: RunConfig, progress: Progress, server: ManagedServer | N
             if config.target == "http"
             else direct_probe(config.db_url, workload, prepared.data.sizes)
         )
-        with noting_interrupts() as interrupted, Fleet(spec, processes) as fleet:
+        with (
+            noting_interrupts() as interrupted,
+            groups.started_in("generator", Fleet(spec, processes)) as fleet,
+        ):
             injector = FaultInjector(
                 faults, spec.levels(), fleet.origin, FaultActions(target.service, server), probe
             )

@@ -17,11 +17,13 @@ def generator_processes(config: RunConfig) -> int:
         return config.generator_processes
     if config.target != "direct":
         return 1
-    cores = os.cpu_count() or 1
-    if config.database.kind.has_server:
+    generator_cpus = config.placement.generator.cpus
+    cores = len(generator_cpus) if generator_cpus else os.cpu_count() or 1
+    if config.database.kind.has_server and not config.placement.database.cpus:
         # A server on this host needs cores of its own: with PostgreSQL on 2 cores, one process
         # holding all 8 connections passed 10,000 req/s (p95 30 ms) where two processes of 4 or 8
-        # failed at 7,700 and 10,000 (p95 40-555 ms), docs/direct.md.
+        # failed at 7,700 and 10,000 (p95 40-555 ms), docs/direct.md. A server on CPUs of its
+        # own (--cpus database=...) leaves the generator's to the generator.
         cores = max(1, cores // 2)
     return max(1, min(cores, config.pool_size, 64))
 

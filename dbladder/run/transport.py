@@ -24,7 +24,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import math
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from typing import Any
 
@@ -96,7 +96,12 @@ def route_problems(
 
 
 @contextlib.contextmanager
-def database_route(db_url: str, transport: str | None, added_latency_ms: float | None) -> Iterator[Route]:
+def database_route(
+    db_url: str,
+    transport: str | None,
+    added_latency_ms: float | None,
+    place: Callable[[], None] | None = None,
+) -> Iterator[Route]:
     """The route for the block: the URL as given, another transport of it, or a relay in front of it,
     described (a run records the description as `transport`).
 
@@ -116,7 +121,7 @@ def database_route(db_url: str, transport: str | None, added_latency_ms: float |
         yield Route(url.raw, description)
         return
     target = relay_target(url)
-    with relay_process(target, added_latency_ms) as relay:
+    with relay_process(target, added_latency_ms, place) as relay:
         relayed = through_relay(url, relay.address)
         description["relay"] = {"target": str(target), "listen": f"{relay.address[0]}:{relay.address[1]}"}
         description["round_trip_us"]["through_relay"] = asyncio.run(

@@ -74,6 +74,9 @@ def placement_refusal(text: str, limits: RoleLimits | None) -> str | None:
         parsed = parse_url(text)
     except DbladderError:
         return None  # the URL's own check says what is wrong with it
+    server = server_for_url(parsed)
+    if server is not None and _placed_as(server, limits):
+        return None  # a managed server started in this place (a comparison's, shared by its runs)
     if parsed.kind.in_process:
         return (
             f"{option}: {parsed.kind.label} runs inside the service, not in a server of its own; "
@@ -83,6 +86,11 @@ def placement_refusal(text: str, limits: RoleLimits | None) -> str | None:
         f"{option}: {parsed.redacted} is a server dbladder did not start, and dbladder never pins or "
         f"caps a server it does not own; use --db managed:{parsed.engine}"
     )
+
+
+def _placed_as(server: ManagedServer, limits: RoleLimits) -> bool:
+    cpus = tuple(server.cpus) if server.cpus is not None else None
+    return cpus == limits.cpus and server.memory_limit == limits.memory
 
 
 @contextlib.contextmanager

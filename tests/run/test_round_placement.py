@@ -1,0 +1,155 @@
+"""A round with each role in its place: every process of each role, read back from /proc while the
+round runs (the generator's processes, the service's, a managed PostgreSQL and every backend it
+forks), runs only on its role's CPUs; the result says where each role ran."""
+
+from __future__ import annotations
+
+import os
+import threading
+from pathlib import Path
+
+import psutil
+import pytest
+from managed_support import require_programs
+
+from dbladder.plans import Ladder
+from dbladder.result.schema import RESULT_SCHEMA, problem
+from dbladder.roles import Placement, RoleLimits, format_cpus
+from dbladder.run.config import RunConfig
+from dbladder.run.round import run_ladder
+
+SMALL = {"products": 2000, "orders": 5000}
+CPUS = sorted(os.sched_getaffinity(0))
+FIRST, LAST = CPUS[0], CPUS[-1]
+
+
+def cpus_allowed(pid: int) -> set[str]:
+    """Cpus_allowed_list of every thread of `pid` (empty if it has gone)."""
+    found = set()
+    try:
+        for tid in os.listdir(f"/proc/{pid}/task"):
+            for line in Path(f"/proc/{pid}/task/{tid}/status").read_text().splitlines():
+                if line.startswith("Cpus_allowed_list:"):
+                    found.add(line.split(":", 1)[1].strip())
+    except OSError:
+        pass
+    return found
+
+
+class Watcher(threading.Thread):
+    """Every process below this one, with each thread's CPUs, read every 0.1 s until stopped."""
+
+    def __init__(self) -> None:
+        super().__init__(daemon=True)
+        self.seen: dict[int, tuple[str, set[str]]] = {}
+        self.stopping = threading.Event()
+
+    def run(self) -> None:
+        me = psutil.Process()
+        while not self.stopping.wait(0.1):
+            for process in me.children(recursive=True):
+                try:
+                    command = " ".join(process.cmdline())
+                except psutil.Error:
+                    continue
+                allowed = cpus_allowed(process.pid)
+                if allowed:
+                    known = self.seen.get(process.pid, (command, set()))
+                    self.seen[process.pid] = (command, known[1] | allowed)
+
+
+def run_watched(config: RunConfig) -> tuple[dict, dict[int, tuple[str, set[str]]]]:
+    watcher = Watcher()
+    watcher.start()
+    try:
+        result = run_ladder(config)
+    finally:
+        watcher.stopping.set()
+        watcher.join()
+    return result, watcher.seen
+
+
+@pytest.mark.slow
+def test_the_generator_and_the_service_run_on_their_cpus(tmp_path) -> None:
+    placement = Placement(generator=RoleLimits(cpus=(FIRST,)), service=RoleLimits(cpus=(LAST,)))
+    config = RunConfig(
+        db_url=f"sqlite:///{tmp_path}/shop.db",
+        plan=Ladder(50, 50, 2, 1.5, warmup=0.5),
+        sizes=SMALL,
+        workers=2,
+        pool_size=8,
+        out_dir=tmp_path / "out",
+        placement=placement,
+        integrity=False,
+    )
+    result, seen = run_watched(config)
+    assert result["status"] == "complete", result["stopped_because"]
+    assert problem(result, RESULT_SCHEMA) is None
+    assert result["placement"]["generator"] == {"cpus": str(FIRST), "memory": None}
+    # The report's setup table writes out where each role ran.
+    report = (tmp_path / "out" / "report.md").read_text()
+    assert f"generator on CPU {FIRST}; service on CPU {LAST}; database on any CPU" in report
+    service = {
+        pid: cpus
+        for pid, (command, cpus) in seen.items()
+        if "dbladder.service" in command or "granian" in command
+    }
+    generators = {pid: cpus for pid, (command, cpus) in seen.items() if "spawn_main" in command}
+    assert service and generators, seen
+    for cpus in service.values():
+        assert cpus == {str(LAST)}
+    for pid, cpus in generators.items():
+        assert cpus == {str(FIRST)}, seen[pid][0]
+
+
+@pytest.mark.slow
+def test_a_managed_server_and_its_backends_run_on_the_databases_cpus(tmp_path) -> None:
+    require_programs("postgresql")
+    placement = Placement(generator=RoleLimits(cpus=(FIRST,)), database=RoleLimits(cpus=(LAST,)))
+    config = RunConfig(
+        db_url="managed:postgresql",
+        plan=Ladder(50, 50, 2, 1.5, warmup=0.5),
+        sizes=SMALL,
+        target="direct",
+        pool_size=8,
+        out_dir=tmp_path / "out",
+        placement=placement,
+        integrity=False,
+    )
+    watcher = Watcher()
+    watcher.start()
+    seen_server: dict[int, set[str]] = {}
+    try:
+        # The server is not this process's child (it runs in a session of its own): found by name.
+        stop = threading.Event()
+
+        def servers() -> None:
+            while not stop.wait(0.1):
+                for process in psutil.process_iter(["name", "cmdline"]):
+                    command = " ".join(process.info["cmdline"] or [])
+                    try:
+                        parent = " ".join(process.parent().cmdline()) if process.parent() else ""
+                    except psutil.Error:
+                        continue
+                    # The machine's own PostgreSQL is not ours: only servers in dbladder's registry.
+                    ours = "dbladder-servers" in command or "dbladder-servers" in parent
+                    if process.info["name"] == "postgres" and ours:
+                        found = seen_server.get(process.pid, set())
+                        seen_server[process.pid] = found | cpus_allowed(process.pid)
+
+        finder = threading.Thread(target=servers, daemon=True)
+        finder.start()
+        result = run_ladder(config)
+    finally:
+        stop.set()
+        watcher.stopping.set()
+        watcher.join()
+    assert result["status"] == "complete", result["stopped_because"]
+    assert result["placement"]["database"] == {"cpus": format_cpus([LAST]), "memory": None}
+    assert len(seen_server) >= 1 + 8, seen_server  # the postmaster, its helpers, a backend per connection
+    for cpus in seen_server.values():
+        assert cpus == {str(LAST)}
+    generators = {pid: cpus for pid, (command, cpus) in watcher.seen.items() if "spawn_main" in command}
+    assert generators
+    for cpus in generators.values():
+        assert cpus == {str(FIRST)}

@@ -56,6 +56,7 @@ ALLOWED: dict[str, set[str]] = {
         "report",
         "servers",
         "transport",
+        "roles",
     },
     "cli": LEAVES
     | {

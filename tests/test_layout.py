@@ -43,7 +43,7 @@ ALLOWED: dict[str, set[str]] = {
     "roles": LEAVES,
     "servers": LEAVES | {"roles"},
     "transport": LEAVES | {"engines"},
-    "bench": LEAVES | {"engines", "workloads", "data", "result", "report", "roles"},
+    "bench": LEAVES | {"engines", "workloads", "data", "result", "report", "roles", "servers"},
     "run": LEAVES
     | {
         "engines",

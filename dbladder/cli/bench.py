@@ -6,7 +6,6 @@ from __future__ import annotations
 
 import asyncio
 import json
-from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
@@ -15,16 +14,14 @@ from click.core import ParameterSource
 
 from ..bench import BenchConfig, JournalConfig, render_journal, render_rounds, run_journal_test, run_rounds
 from ..bench.config import WORKER_KINDS, WORKLOADS
-from ..bench.loading import check_scale, load_data
-from ..bench.native import missing_client, native_reference
-from ..bench.native_config import NativeClientMissing, NativeConfig
-from ..bench.native_result import result_for_reference, save_reference
+from ..bench.loading import load_data
+from ..bench.native_config import NativeConfig
+from ..bench.native_run import run_native
 from ..engines.base import EngineInfo
 from ..errors import UsageError
 from ..report.native import client_words, native_sentence
-from ..roles import Placement, UnmanagedRole, drop_page_cache
-from ..servers import is_managed_spec, managed_server_for, parse_managed_spec, placement_refusal
-from ..urls import parse_url
+from ..roles import Placement
+from ..servers import is_managed_spec
 from .common import warn_if_not_durable
 from .roles import placement_from, role_options
 
@@ -215,54 +212,27 @@ def _native(
         raise UsageError(
             "bench --native places only the generator's CPUs and the database (--memory database=...)"
         )
-    refusal = placement_refusal(text, placement.database)
-    if refusal is not None:
-        raise UnmanagedRole(refusal)
-    if is_managed_spec(text):
-        parse_managed_spec(text)  # a bad spec is refused before any server starts
     config = NativeConfig(
         db_url=NATIVE_DB if is_managed_spec(text) else text,  # the server's URL once it runs
         seconds=seconds if seconds is not None else NativeConfig.seconds,
         warmup_seconds=warmup,
         connections=connections if "connections" in given else NATIVE_CONNECTIONS,
         cpus=placement.generator.cpus,
-    ).checked()
-    engine = parse_managed_spec(text)[0] if is_managed_spec(text) else parse_url(config.db_url).engine
-    reason = missing_client(engine)
-    if reason:
-        raise NativeClientMissing(reason)  # before anything is loaded or measured
-    with managed_server_for(text, limits=placement.database) as server:
-        if server is not None:
-            config = replace(config, db_url=server.url)
-        _measure_native(config, scale, result_path, as_json, placement)
-
-
-def _measure_native(
-    config: NativeConfig, scale: float | None, result_path: Path | None, as_json: bool, placement: Placement
-) -> None:
-    result, result_file = None, None
-    if result_path is not None:
-        result, result_file = result_for_reference(result_path, config.db_url)
-    if scale is not None:
-        check_scale(scale)
-        click.echo(f"loading shop at scale {scale:g} into {parse_url(config.db_url).redacted} ...", err=True)
-        asyncio.run(load_data(config.db_url, "shop", scale))
+    )
 
     def progress(message: str) -> None:
         if not as_json:
             click.echo(f"  {message}", err=True)
 
-    if placement.drop_caches:
-        drop_page_cache()
-    block = native_reference(config, progress)
-    if result is not None and result_file is not None:
-        block = save_reference(result, result_file, block)
+    done = run_native(
+        config, text, placement, scale, result_path, lambda line: click.echo(line, err=True), progress
+    )
     if as_json:
-        click.echo(json.dumps(block, indent=2))
+        click.echo(json.dumps(done.block, indent=2))
         return
-    click.echo(_native_text(block, result))
-    if result_file is not None:
-        click.echo(f"saved    the native block in {result_file} and its report")
+    click.echo(_native_text(done.block, done.result))
+    if done.result_file is not None:
+        click.echo(f"saved    the native block in {done.result_file} and its report")
 
 
 def _native_text(block: dict[str, Any], result: dict[str, Any] | None) -> str:

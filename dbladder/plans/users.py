@@ -166,7 +166,8 @@ class UserPlan:
         return f"users {users} (think {self.think_min * 1000:g}-{self.think_max * 1000:g} ms)"
 
     def to_json(self) -> dict[str, Any]:
-        return asdict(self)
+        # The phases as a list, as JSON has them: the in-memory result reads like the file.
+        return asdict(self) | {"phases": [asdict(phase) for phase in self.phases]}
 
     @classmethod
     def from_json(cls, data: dict[str, Any]) -> UserPlan:

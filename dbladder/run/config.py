@@ -118,6 +118,15 @@ class RunConfig:
             return ManagedDatabase(self.db_url, *parse_managed_spec(self.db_url))
         return parse_url(self.db_url)
 
+    @property
+    def url(self) -> DatabaseURL:
+        """The parsed database URL the round's steps use: by then a `managed:` spec has given way to
+        its server's URL (`run_ladder`); UsageError before that."""
+        database = self.database
+        if not isinstance(database, DatabaseURL):
+            raise UsageError(f"{self.db_url} names a server to start, not yet a database URL")
+        return database
+
     def validate(self) -> list[str]:
         problems: list[str] = []
         database: DatabaseURL | ManagedDatabase | None = None
@@ -145,7 +154,8 @@ class RunConfig:
                 problems += exc.problems
         if self.target not in TARGETS:
             problems.append(f"target must be one of {', '.join(TARGETS)}, not {self.target!r}")
-        problems += route_problems(self.db_url, self.transport, self.added_latency_ms, self.service_url)
+        url = database if isinstance(database, DatabaseURL) else self.db_url
+        problems += route_problems(url, self.transport, self.added_latency_ms, self.service_url)
         for name, low, high in (
             ("workers", 1, 64),
             ("generator_processes", 0, 64),

@@ -44,7 +44,7 @@ from ..plans import Level
 from ..report.integrity import fault_line
 from ..servers import ManagedServer, fault_permission, is_managed_spec
 from ..service.server import RunningService, http_request
-from ..urls import engine_kind
+from ..urls import DatabaseURL, engine_kind
 from ..workloads.base import Draw, Sizes, Workload
 
 KINDS = {
@@ -182,7 +182,7 @@ def http_probe(host: str, port: int, workload: Workload, sizes: Sizes) -> Callab
     return probe
 
 
-def direct_probe(db_url: str, workload: Workload, sizes: Sizes) -> Callable[[], bool]:
+def direct_probe(db_url: str | DatabaseURL, workload: Workload, sizes: Sizes) -> Callable[[], bool]:
     """A probe that runs one of the workload's reads on a new connection: True when it succeeds."""
     draw = Draw(random.Random(0).random)
     reads = [operation for operation in workload.operations if not operation.write]

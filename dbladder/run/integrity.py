@@ -26,6 +26,7 @@ from ..engines.dialect import dialect_of
 from ..errors import DbladderError, UnknownEngine
 from ..load.acknowledged import AcknowledgedWrites
 from ..report.integrity import integrity_line
+from ..urls import DatabaseURL
 from ..workloads.base import DataSpec, Workload
 
 EXIT_WRITES_LOST = 4
@@ -41,7 +42,7 @@ class IntegrityCheckFailed(DbladderError):
     """The integrity check could not run (the database did not answer after the run)."""
 
 
-def take_baseline(db_url: str, workload: Workload) -> Any:
+def take_baseline(db_url: str | DatabaseURL, workload: Workload) -> Any:
     """What the workload's check needs to know before the load (`Workload.before_writes`)."""
 
     async def run() -> Any:
@@ -52,7 +53,7 @@ def take_baseline(db_url: str, workload: Workload) -> Any:
 
 
 def check_integrity(
-    db_url: str,
+    db_url: str | DatabaseURL,
     workload: Workload,
     data: DataSpec,
     acknowledged: AcknowledgedWrites,
@@ -97,7 +98,7 @@ def check_integrity(
 
 
 def integrity_section(
-    db_url: str,
+    db_url: str | DatabaseURL,
     workload: Workload,
     data: DataSpec,
     acknowledged: AcknowledgedWrites,

@@ -38,7 +38,7 @@ def load_target(
     `--added-latency` choose (the relay, if any, outlives the service). The service and the relay
     run in the service role's place (`groups`)."""
     place = groups.hook("service") if groups is not None else None
-    with database_route(config.db_url, config.transport, config.added_latency_ms, place) as route:
+    with database_route(config.url, config.transport, config.added_latency_ms, place) as route:
         if config.transport is not None or config.added_latency_ms is not None:
             progress.message(f"the load reaches the database over {route_words(route.description)}")
         with _service_for(replace(config, db_url=route.url), progress, place) as target:

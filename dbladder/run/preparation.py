@@ -27,7 +27,7 @@ class Prepared:
 async def prepare_database(config: RunConfig, workload: Workload, progress: Progress) -> Prepared:
     """Check the workload's SQL, seed (unless told not to), describe the engine, and read the sizes."""
     options = EngineOptions(pool_size=config.pool_size)
-    async with opened(config.db_url, replace(options, pool_size=4)) as engine:
+    async with opened(config.url, replace(options, pool_size=4)) as engine:
         seeding: SeedReport | None = None
         if config.seed is not None:
             data = DataSpec(config.seed, workload.scaled_sizes(config.scale, config.sizes))

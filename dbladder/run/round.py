@@ -31,7 +31,6 @@ from ..observe import syscalls_unavailable
 from ..report.bundle import write_bundle
 from ..roles import drop_page_cache
 from ..servers import ManagedServer, is_managed_spec, managed_server_for, server_for_url
-from ..urls import DatabaseURL
 from ..workloads.registry import load_workload
 from .config import RunConfig
 from .document import Run, describe_load, make_out_dir, spike_figures
@@ -89,8 +88,8 @@ def _run_ladder(
     run.result["placement"] = config.placement.describe()
     if server is not None:
         config = dataclasses.replace(config, db_url=server.url)
-    elif isinstance(config.database, DatabaseURL) and config.database.kind.has_server:
-        server = server_for_url(config.database)  # one of dbladder's own servers, if it is
+    elif config.url.kind.has_server:
+        server = server_for_url(config.url)  # one of dbladder's own servers, if it is
     if server is not None:  # a managed server: its settings travel with the result
         run.result["database_server"] = server.record()
     run.save()
@@ -108,10 +107,10 @@ def _run_ladder(
         "data": prepared.data.to_dict(),
     }
     check = config.integrity and workload.write_share(mix) > 0
-    baseline = take_baseline(config.db_url, workload) if check else None
+    baseline = take_baseline(config.url, workload) if check else None
     if (data_layer := workload.data_layer(engine_info.engine)) is not None:
         run.result["workload"]["data_layer"] = data_layer
-    sqlite_path = config.database.path  # None for a server: its files are not ours to measure
+    sqlite_path = config.url.path  # None for a server: its files are not ours to measure
     data_path = os.path.abspath(sqlite_path) if sqlite_path else None
     observer = RunObserver(engine_info, data_path, config.precise_clock, config.syscalls)
     if config.syscalls and (unavailable := syscalls_unavailable()):
@@ -158,7 +157,7 @@ def _run_ladder(
         probe = (
             http_probe(target.host, target.port, workload, prepared.data.sizes)
             if config.target == "http"
-            else direct_probe(config.db_url, workload, prepared.data.sizes)
+            else direct_probe(config.url, workload, prepared.data.sizes)
         )
         with (
             noting_interrupts() as interrupted,
@@ -215,7 +214,7 @@ def _run_ladder(
     if check:
         progress.message(f"checking the {fleet.acknowledged.count:,} acknowledged writes and the invariants")
         run.result["integrity"] = integrity_section(
-            config.db_url, workload, prepared.data, fleet.acknowledged, baseline, engine_info, run.result
+            config.url, workload, prepared.data, fleet.acknowledged, baseline, engine_info, run.result
         )
         progress.message(integrity_summary(run.result["integrity"]))
     result = run.finish(status, stopped_because, stop if status == "complete" else None)

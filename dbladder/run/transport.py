@@ -38,7 +38,7 @@ from ..transport import (
     transport_url,
 )
 from ..transport.probe import round_trip_us
-from ..urls import parse_url
+from ..urls import DatabaseURL, parse_url
 
 MAX_ADDED_LATENCY_MS = 1000.0
 RELAY_PROBE_ROUND_TRIPS = 100  # through a relay adding MS each way: 100 x 2 MS at most
@@ -53,14 +53,17 @@ class Route:
 
 
 def route_problems(
-    db_url: str, transport: str | None, added_latency_ms: float | None, service_url: str | None = None
+    db_url: str | DatabaseURL,
+    transport: str | None,
+    added_latency_ms: float | None,
+    service_url: str | None = None,
 ) -> list[str]:
     """Every problem with a transport and an added latency for this database, each saying what to use."""
     problems: list[str] = []
     if transport is None and added_latency_ms is None:
         return problems
     try:
-        kind = parse_url(db_url).kind
+        kind = (parse_url(db_url) if isinstance(db_url, str) else db_url).kind
     except DbladderError:
         return problems  # the URL's own problem is reported where the URL is checked
     if transport is not None:
@@ -97,7 +100,7 @@ def route_problems(
 
 @contextlib.contextmanager
 def database_route(
-    db_url: str,
+    db_url: str | DatabaseURL,
     transport: str | None,
     added_latency_ms: float | None,
     place: Callable[[], None] | None = None,
@@ -108,7 +111,7 @@ def database_route(
     Raises TransportUnavailable or TransportFailed (from `transport_url`), RelayFailed when the
     relay cannot start.
     """
-    given = parse_url(db_url)
+    given = parse_url(db_url) if isinstance(db_url, str) else db_url
     url = asyncio.run(transport_url(given, transport)) if transport is not None else given
     description: dict[str, Any] = {
         "transport": transport_of(url),

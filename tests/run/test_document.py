@@ -39,7 +39,7 @@ def test_a_run_opens_with_the_documents_keys_and_the_plans_model(tmp_path: Path)
     assert list(run.result)[:6] == ["schema", "kind", "model", "dbladder_version", "status", "started_at"]
     assert (run.result["kind"], run.result["model"], run.result["status"]) == ("ladder", "closed", "running")
     assert run.result["config"]["users"] == {
-        "phases": ({"users": 10, "ramp": 0, "hold": 1},),
+        "phases": [{"users": 10, "ramp": 0, "hold": 1}],
         "think_min": 0.05,
         "think_max": 0.15,
     }

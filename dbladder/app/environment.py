@@ -19,11 +19,11 @@ from collections.abc import Mapping
 from pathlib import Path
 from urllib.parse import quote
 
-from ..urls import PASSWORD_ENV, DatabaseURL
+from ..engines.dialect import dialect_of
+from ..urls import MARIADB, PASSWORD_ENV, POSTGRESQL, SQLITE, DatabaseURL, EngineKind
 
-# The scheme each engine's URL takes in the frameworks' own readers (dj-database-url, Rails).
-FRAMEWORK_SCHEMES = {"sqlite": "sqlite", "postgresql": "postgres", "mariadb": "mysql"}
-DEFAULT_PORTS = {"postgresql": 5432, "mariadb": 3306}
+# The scheme each kind of engine takes in the frameworks' own readers (dj-database-url, Rails).
+FRAMEWORK_SCHEMES: dict[EngineKind, str] = {SQLITE: "sqlite", POSTGRESQL: "postgres", MARIADB: "mysql"}
 PREFIX = "DBLADDER_DB_"
 
 
@@ -37,15 +37,21 @@ def server_host(url: DatabaseURL) -> str:
     return url.host or url.params.get("host") or url.params.get("unix_socket") or "127.0.0.1"
 
 
+def server_port(url: DatabaseURL) -> int:
+    """The server's port, the engine's default when the URL names none."""
+    endpoint = dialect_of(url).endpoint(url)
+    return endpoint.port if endpoint is not None else 0
+
+
 def database_url_for_app(url: DatabaseURL) -> str:
     """DATABASE_URL for the app: the framework scheme, no password, a SQLite path absolute."""
-    scheme = FRAMEWORK_SCHEMES[url.engine]
+    scheme = FRAMEWORK_SCHEMES[url.kind]
     if url.kind.in_process:
         return f"{scheme}:///{sqlite_path(url)}"
     host = server_host(url)
     where = quote(host, safe="") if host.startswith("/") else host
     user = quote(url.user, safe="") + "@" if url.user else ""
-    port = url.port or DEFAULT_PORTS[url.engine]
+    port = server_port(url)
     return f"{scheme}://{user}{where}:{port}/{quote(url.database or '', safe='')}"
 
 
@@ -56,7 +62,7 @@ def app_environment(url: DatabaseURL, port: int | None = None) -> dict[str, str]
         environment[PREFIX + "PATH"] = str(sqlite_path(url))
     else:
         environment[PREFIX + "HOST"] = server_host(url)
-        environment[PREFIX + "PORT"] = str(url.port or DEFAULT_PORTS[url.engine])
+        environment[PREFIX + "PORT"] = str(server_port(url))
         environment[PREFIX + "NAME"] = url.database or ""
         environment[PREFIX + "USER"] = url.user or ""
         if url.password:

@@ -18,7 +18,7 @@ import click
 from ..engines.base import EngineOptions
 from ..engines.describe import describe
 from ..errors import DbladderError, UsageError
-from ..servers import ManagedServer, NotManaged, registered_servers, registry, remove_server, start_managed
+from ..servers import registered_servers, registry, remove_server, server_states, start_managed
 from .common import warn_if_not_durable
 
 
@@ -89,19 +89,6 @@ def stop(name: str | None, stop_all: bool) -> None:
         click.echo(f"stopped {each} and removed {folder}")
 
 
-def _line(entry: registry.Entry) -> tuple[str, ...]:
-    if entry.problem is not None:
-        return (entry.name, "broken", "-", entry.problem)
-    try:
-        server = ManagedServer.load(entry.folder)
-    except NotManaged as exc:
-        return (entry.name, "broken", "-", str(exc))
-    state = f"running (PID {server.pid})" if server.running() else "stopped"
-    if server.left_over:
-        state += f", left over by ended process {server.started_by}"
-    return (server.name, state, server.url, server.folder)
-
-
 @db.command(name="list")
 @click.option("--json", "as_json", is_flag=True, help="Print every server's record as JSON.")
 def list_servers(as_json: bool) -> None:
@@ -109,11 +96,11 @@ def list_servers(as_json: bool) -> None:
     if as_json:
         click.echo(json.dumps([server.record() for server in registered_servers()], indent=2))
         return
-    entries = registry.entries()
-    if not entries:
+    states = server_states()
+    if not states:
         click.echo("no managed servers (dbladder db start postgresql|mariadb starts one)")
         return
-    rows = [("NAME", "STATE", "URL", "FOLDER"), *(_line(entry) for entry in entries)]
+    rows = [("NAME", "STATE", "URL", "FOLDER"), *((s.name, s.state, s.url, s.folder) for s in states)]
     widths = [max(len(row[i]) for row in rows) for i in range(3)]
     for row in rows:
         cells = [cell.ljust(width) for cell, width in zip(row, widths, strict=False)]

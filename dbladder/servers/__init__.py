@@ -21,6 +21,7 @@ from .errors import (
 from .managed import KINDS, ManagedServer, kind_for
 from .registry import registry_root
 from .resolve import (
+    ServerState,
     fault_permission,
     find_server,
     is_managed_spec,
@@ -31,6 +32,7 @@ from .resolve import (
     registered_servers,
     remove_server,
     server_for_url,
+    server_states,
 )
 
 __all__ = [
@@ -40,6 +42,7 @@ __all__ = [
     "NotManaged",
     "ServerBinariesMissing",
     "ServerStartFailed",
+    "ServerState",
     "ServerStopFailed",
     "ServerUserMissing",
     "UnknownServer",
@@ -56,5 +59,6 @@ __all__ = [
     "registry_root",
     "remove_server",
     "server_for_url",
+    "server_states",
     "start_managed",
 ]

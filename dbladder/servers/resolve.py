@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import contextlib
 from collections.abc import Iterator
+from dataclasses import dataclass
 from pathlib import Path
 from urllib.parse import parse_qsl
 
@@ -108,6 +109,37 @@ def registered_servers(root: Path | None = None) -> list[ManagedServer]:
             with contextlib.suppress(NotManaged):
                 servers.append(ManagedServer.load(entry.folder))
     return servers
+
+
+@dataclass(frozen=True)
+class ServerState:
+    """One registry entry as `dbladder db list` shows it: its name, what state it is in, its URL
+    ("-" when it cannot be read) and its folder (or, for a broken entry, what is wrong)."""
+
+    name: str
+    state: str
+    url: str
+    folder: str
+
+
+def server_states(root: Path | None = None) -> list[ServerState]:
+    """Every registry entry's state: running (with its PID), stopped, left over by a process that
+    ended, or broken (and why)."""
+    states = []
+    for entry in registry.entries(root):
+        if entry.problem is not None:
+            states.append(ServerState(entry.name, "broken", "-", entry.problem))
+            continue
+        try:
+            server = ManagedServer.load(entry.folder)
+        except NotManaged as exc:
+            states.append(ServerState(entry.name, "broken", "-", str(exc)))
+            continue
+        state = f"running (PID {server.pid})" if server.running() else "stopped"
+        if server.left_over:
+            state += f", left over by ended process {server.started_by}"
+        states.append(ServerState(server.name, state, server.url, str(server.folder)))
+    return states
 
 
 def find_server(name: str, root: Path | None = None) -> ManagedServer:

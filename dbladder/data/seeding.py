@@ -14,6 +14,7 @@ from dataclasses import dataclass
 from ..engines import opened
 from ..engines.base import Engine, EngineInfo, EngineOptions, Row, Schema
 from ..errors import DuplicateKey, InvalidConfig
+from ..urls import DatabaseURL
 from ..workloads.base import DataSpec, Workload, WorkloadError
 
 ProgressCallback = Callable[[str, int], None]
@@ -99,7 +100,7 @@ async def seed(
 
 
 async def seed_database(
-    url: str,
+    url: str | DatabaseURL,
     workload: Workload,
     data: DataSpec,
     started: Callable[[EngineInfo], ProgressCallback | None] | None = None,

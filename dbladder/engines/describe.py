@@ -4,11 +4,12 @@ run, `python -m dbladder.service`, print the same lines)."""
 
 from __future__ import annotations
 
+from ..urls import DatabaseURL
 from . import opened
 from .base import EngineInfo, EngineOptions
 
 
-async def describe(url: str, options: EngineOptions) -> EngineInfo:
+async def describe(url: str | DatabaseURL, options: EngineOptions) -> EngineInfo:
     """The engine's settings, read back from the database on a pool opened for it and closed after."""
     async with opened(url, options) as engine:
         return await engine.describe()

@@ -268,6 +268,10 @@ def _data(runs: Sequence[RunInRound]) -> list[Caveat]:
     unsized: dict[tuple[str, int], list[str]] = {}
     restored: list[str] = []
     for run in runs:
+        measured = _measured_data(run)
+        if measured is not None:
+            found.append(measured)
+            continue
         seeding = run.result.seeding
         seed = run.result.config.seed
         fresh = run.result.fresh
@@ -320,6 +324,40 @@ def _data(runs: Sequence[RunInRound]) -> list[Caveat]:
             )
         )
     return found
+
+
+def _measured_data(run: RunInRound) -> Caveat | None:
+    """The data against memory as the run measured it (`storage`, and each level's reads), at its
+    highest level that passed (else its last): None when the run measured nothing."""
+    storage = run.result.storage or {}
+    size = number(storage.get("size_bytes"))
+    levels = [level for level in run.result.levels if level.storage is not None]
+    if size is None or not levels:
+        return None
+    passed = [level for level in levels if level.passed]
+    level = max(passed, key=lambda lvl: lvl.offered_rps) if passed else levels[-1]
+    reads = level.storage or {}
+    cap = number(storage.get("memory_cap_bytes"))
+    memory = cap if cap is not None else _memory(run.result.environment.facts())
+    against = "its memory cap" if cap is not None else "the machine's memory"
+    text = f"{run.name}'s data, {size / 2**20:,.0f} MiB on disk"
+    if memory:
+        ratio = size / memory
+        share_words = f"{ratio:.2g} x" if ratio >= 0.01 else "under 1 % of"
+        text += f", is {share_words} {against} ({memory / 2**20:,.0f} MiB)"
+    disk = number(reads.get("disk_bytes"))
+    share = number(reads.get("miss_share"))
+    at = f"at {rate(level.offered_rps)} req/s (level {level.number})"
+    if disk is None:
+        text += f"; what it read from disk {at} was not measured (its processes could not be read)."
+    else:
+        text += f"; {at} {disk / 2**20:,.1f} MiB came from disk"
+        if share is not None:
+            text += f" and {100 * share:.0f} % of its reads missed its {reads.get('cache', 'cache')}"
+        text += "."
+    from_disk = disk is not None and disk >= 2**20
+    title = "Dataset read from disk." if from_disk else "Dataset in memory (measured)."
+    return Caveat(title, text + ("" if from_disk else _LARGER))
 
 
 _LARGER = (

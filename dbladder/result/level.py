@@ -108,6 +108,8 @@ class Level(Part):
     service_breakdown: Mapping[str, Any] | None = None
     syscalls: Mapping[str, Any] | None = None
     faults: tuple[Mapping[str, Any], ...] | None = None
+    # What the database read from its cache and from disk during the window (run/storage.py).
+    storage: Mapping[str, Any] | None = None
 
     @property
     def number(self) -> int:

@@ -296,6 +296,8 @@ class RunResult(Part):
     native: Mapping[str, Any] | None = None
     # Each role's CPUs and memory cap (`--cpus`, `--memory`) and whether the page cache was dropped.
     placement: Mapping[str, Any] | None = None
+    # The database's size on disk at the start and the cap of the role that reads its files.
+    storage: Mapping[str, Any] | None = None
     timeseries: tuple[Mapping[str, Any], ...] | None = None
 
     @property

@@ -48,6 +48,8 @@ from ..observe import (
 )
 from ..plans import Level
 from ..result.queries import difference, query_rows
+from ..urls import DatabaseURL
+from .storage import storage_reader, window
 
 SAMPLE_INTERVAL = 1.0
 SYSCALL_SECONDS = 3.0
@@ -198,6 +200,9 @@ class RunObserver:
         self._counter: SyscallCounter | None = None
         self._started = 0.0
         self._known: set[int] = set()
+        self._storage: StatsPoller | None = None
+        # The database whose reads from memory and from disk are counted per level (set by the round).
+        self.storage_url: DatabaseURL | None = None
 
     def environment(self) -> dict[str, Any]:
         return environment(self.data_path, self.engine_info)
@@ -228,10 +233,20 @@ class RunObserver:
         if self._syscalls and syscall_tool() is not None:
             self._counter = SyscallCounter(groups, levels, origin)
             self._counter.start()
+        moments = [origin + edge for level in levels for edge in (level.measured_from, level.end)]
         if stats is not None:
-            moments = [origin + edge for level in levels for edge in (level.measured_from, level.end)]
             self._poller = StatsPoller(stats, moments)
             self._poller.start()
+        if self.storage_url is not None:
+            # Who reads the database's files: a server's processes; for SQLite, the processes it
+            # runs inside (the service's, or in direct mode the generator's).
+            readers = (
+                groups["database"]
+                if self.storage_url.kind.has_server
+                else (groups["service"] if service_pid is not None else generator)
+            )
+            self._storage = StatsPoller(storage_reader(self.storage_url, readers), moments)
+            self._storage.start()
 
     def watch(self, level: Level) -> None:
         """Watch a level as it starts: one not known at `start` (a search's probe) has the service's
@@ -239,8 +254,11 @@ class RunObserver:
         if level.index in self._known:
             return
         self._known.add(level.index)
+        edges = [self._origin + level.measured_from, self._origin + level.end]
         if self._poller is not None:
-            self._poller.add([self._origin + level.measured_from, self._origin + level.end])
+            self._poller.add(edges)
+        if self._storage is not None:
+            self._storage.add(edges)
         if self._counter is not None:
             self._counter.add(level)
 
@@ -267,6 +285,10 @@ class RunObserver:
                 counted = query_rows(difference(before.get("queries"), after.get("queries")))
                 if counted is not None:
                     row["queries"] = counted
+        if self._storage is not None:
+            reads = window(self._storage.at(start), self._storage.at(end))
+            if reads is not None:
+                row["storage"] = reads
         counted = self._counter.counts.get(snapshot["index"]) if self._counter else None
         if counted is not None:
             # Requests answered while the tracer counted: the answers per second of the window
@@ -292,6 +314,8 @@ class RunObserver:
         """Stop watching; the run's flags and its per-second samples (rows for timeseries.csv)."""
         if self._poller is not None:
             self._poller.stop()
+        if self._storage is not None:
+            self._storage.stop()
         if self._counter is not None:
             self._counter.stop()
         rows: list[dict[str, Any]] = []

@@ -31,6 +31,7 @@ from ..observe import syscalls_unavailable
 from ..report.bundle import write_bundle
 from ..roles import drop_page_cache
 from ..servers import ManagedServer, is_managed_spec, managed_server_for, server_for_url
+from ..urls import parse_url
 from ..workloads.registry import load_workload
 from .config import RunConfig
 from .document import Run, describe_load, make_out_dir, spike_figures
@@ -52,6 +53,7 @@ from .placement import RoleGroups, role_groups
 from .preparation import prepare_database
 from .progress import Progress, QuietProgress
 from .sizing import generator_processes, process_spec
+from .storage import database_size, reading_role_cap
 from .transport import load_transport
 
 
@@ -117,6 +119,11 @@ def _run_ladder(
         progress.message(unavailable)
         run.result["flags"].append(unavailable)
     observer.idle = idle
+    observer.storage_url = parse_url(config.db_url)
+    run.result["storage"] = {
+        "size_bytes": database_size(observer.storage_url),
+        "memory_cap_bytes": reading_role_cap(config),
+    }
     run.result["environment"] = {"platform": platform.platform(), **observer.environment()}
     run.result["engine"] = engine_info.to_dict()
     run.result["seeding"] = prepared.seeding

@@ -5,6 +5,7 @@ forks), runs only on its role's CPUs; the result says where each role ran."""
 from __future__ import annotations
 
 import os
+import re
 import threading
 from pathlib import Path
 
@@ -86,9 +87,19 @@ def test_the_generator_and_the_service_run_on_their_cpus(tmp_path) -> None:
     assert result["status"] == "complete", result["stopped_because"]
     assert problem(result, RESULT_SCHEMA) is None
     assert result["placement"]["generator"] == {"cpus": str(FIRST), "memory": None}
+    # What the database read, level by level, and its size on disk at the start.
+    assert result["storage"]["size_bytes"] > 0 and result["storage"]["memory_cap_bytes"] is None
+    for level in result["levels"]:
+        assert level["storage"]["disk_bytes"] is not None, level.get("storage")
+        assert level["storage"]["cache_hits"] is None  # SQLite counts none
     # The report's setup table writes out where each role ran.
     report = (tmp_path / "out" / "report.md").read_text()
     assert f"generator on CPU {FIRST}; service on CPU {LAST}; database on any CPU" in report
+    # The data against memory is a measured sentence, not a guess.
+    assert "most likely served from memory" not in report
+    measured = r"Dataset in memory \(measured\)\..*MiB on disk, is under 1 % of the machine's memory"
+    assert re.search(measured, report)
+    assert re.search(r"at [\d,.]+ req/s \(level \d\) [\d.]+ MiB came from disk", report)
     service = {
         pid: cpus
         for pid, (command, cpus) in seen.items()
@@ -146,6 +157,9 @@ def test_a_managed_server_and_its_backends_run_on_the_databases_cpus(tmp_path) -
         watcher.join()
     assert result["status"] == "complete", result["stopped_because"]
     assert result["placement"]["database"] == {"cpus": format_cpus([LAST]), "memory": None}
+    for level in result["levels"]:
+        reads = level["storage"]
+        assert reads["cache_hits"] + reads["cache_misses"] > 0 and reads["disk_bytes"] is not None, reads
     assert len(seen_server) >= 1 + 8, seen_server  # the postmaster, its helpers, a backend per connection
     for cpus in seen_server.values():
         assert cpus == {str(LAST)}

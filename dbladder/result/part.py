@@ -12,7 +12,8 @@ and the order of the keys as read (`layout`) is kept, so a key that was absent s
 one that was null stays null. A part built in code has no layout: it writes its fields in the
 order they are declared, leaving out an optional field (one with a default of None) while it is
 None, and writing a field without a default even when it is None (the schema's required keys).
-A key absent when read is written once it is given a value other than its default.
+A key absent when read is written once it is given a value other than its default. `updated`
+sets keys from JSON data, the way a run fills its result level by level.
 """
 
 from __future__ import annotations
@@ -46,6 +47,18 @@ class Part:
                 values[name] = None
         extra = {key: value for key, value in data.items() if key not in known}
         return cls(**values, extra=extra, layout=tuple(data))
+
+    def updated(self, values: Mapping[str, Any]) -> Self:
+        """The part with `values` set, each given as JSON data or already typed: a declared key
+        becomes its field, another goes to `extra`; a key new to a part that was read goes after
+        the keys it had, so the document keeps the order it was filled in."""
+        known = _fields(type(self))
+        typed = {key: _decode(known[key][0], value) for key, value in values.items() if key in known}
+        extra = {**self.extra, **{key: value for key, value in values.items() if key not in known}}
+        layout = self.layout
+        if layout is not None:
+            layout = layout + tuple(key for key in values if key not in layout)
+        return dataclasses.replace(self, **typed, extra=extra, layout=layout)
 
     def to_json(self) -> dict[str, Any]:
         """The part as JSON data: in the order it was read (or declared), its unknown keys kept."""

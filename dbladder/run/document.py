@@ -1,11 +1,13 @@
 """The result document of a round: its assembly level by level, its headline figures, and its saving.
 
-`Run` holds the document while the round runs and writes it after every level, so a killed run
-leaves every finished level on disk.
+`Run` holds the typed result while the round runs and writes it after every level, so a killed
+run leaves every finished level on disk.
 """
 
 from __future__ import annotations
 
+import contextlib
+from collections.abc import Iterator
 from dataclasses import asdict
 from datetime import UTC, datetime
 from pathlib import Path
@@ -15,8 +17,10 @@ from .. import __version__
 from ..errors import UsageError
 from ..plans import Outcome, Stop
 from ..result.files import write_json
+from ..result.level import Level
 from ..result.levels import level_row
 from ..result.passmark import PassMark
+from ..result.run import RunResult
 from ..result.schema import RESULT_SCHEMA
 from ..result.spike import spike_recovery
 from ..workloads.base import Mix, Workload
@@ -25,57 +29,76 @@ from .observer import RunObserver
 
 
 class Run:
-    """One round in progress: its result document, saved after every level."""
+    """One round in progress: its typed result (`dbladder.result.run.RunResult`), filled in step by
+    step and saved after every level."""
 
     def __init__(self, config: RunConfig, path: Path):
         self.config = config
         self.path = path
-        self.result: dict[str, Any] = {
-            "schema": RESULT_SCHEMA,
-            "kind": "ladder",
-            "model": config.plan.model,
-            "dbladder_version": __version__,
-            "status": "running",
-            "started_at": _now(),
-            "finished_at": None,
-            "config": config.to_dict(),
-            "pass_mark": asdict(config.pass_mark),
-            "engine": None,
-            "service": None,
-            "seeding": None,
-            "ceiling_rps": None,
-            "stopped_because": None,
-            "levels": [],
-            "flags": [],
-            "environment": {},
-        }
+        self.result = RunResult.from_json(
+            {
+                "schema": RESULT_SCHEMA,
+                "kind": "ladder",
+                "model": config.plan.model,
+                "dbladder_version": __version__,
+                "status": "running",
+                "started_at": _now(),
+                "finished_at": None,
+                "config": config.to_dict(),
+                "pass_mark": asdict(config.pass_mark),
+                "engine": None,
+                "service": None,
+                "seeding": None,
+                "ceiling_rps": None,
+                "stopped_because": None,
+                "levels": [],
+                "flags": [],
+                "environment": {},
+            }
+        )
+
+    def update(self, **fields: Any) -> None:
+        """Set fields of the result, each as JSON data or already typed (a new one goes last)."""
+        self.result = self.result.updated(fields)
+
+    def flag(self, *flags: str) -> None:
+        """Add flags to the run's own."""
+        self.update(flags=(*self.result.flags, *flags))
+
+    @contextlib.contextmanager
+    def editing(self) -> Iterator[dict[str, Any]]:
+        """The result as JSON data for a step that writes into the document itself (faults, the
+        integrity check); what it wrote is read back into the typed result."""
+        document = self.result.to_json()
+        yield document
+        self.result = RunResult.from_json(document)
 
     def save(self) -> None:
-        write_json(self.path, self.result)
+        write_json(self.path, self.result.to_json())
 
     def add_level(self, level: dict[str, Any], observer: RunObserver) -> dict[str, Any]:
         row = level_row(level, self.config.pass_mark)
         observer.level(level, row)  # the machine's figures, the service's time, and the flags
-        self.result["levels"].append(row)
+        self.update(levels=(*self.result.levels, Level.from_json(row)))
         self._figures()
         self.save()
         return row
 
     def finish(self, status: str, stopped_because: str, stop: Stop | None = None) -> dict[str, Any]:
-        """The result, finished: `stop` is why the plan stopped, when it was the plan that did."""
-        self.result["status"] = status
-        self.result["stopped_because"] = stopped_because
-        self.result["finished_at"] = _now()
+        """The result, finished, as JSON data: `stop` is why the plan stopped, when it was the plan
+        that did."""
+        self.update(status=status, stopped_because=stopped_because, finished_at=_now())
         self._figures(stop)
         self.save()
-        return self.result
+        return self.result.to_json()
 
     def _figures(self, stop: Stop | None = None) -> None:
         """The headline figures: the plan's (the ceiling, or the users held), and the most answers
         per second any level achieved."""
-        levels = self.result["levels"]
-        self.result["peak_rps"] = max((level["achieved_rps"] for level in levels), default=None)
-        self.result.update(self.config.plan.headline([outcome_of(level) for level in levels], stop))
+        levels = self.result.levels
+        peak = max((level.achieved_rps for level in levels), default=None)
+        outcomes = [outcome_of(level.to_json()) for level in levels]
+        self.update(peak_rps=peak, **self.config.plan.headline(outcomes, stop))
 
 
 def outcome_of(row: dict[str, Any], excused: bool = False) -> Outcome:

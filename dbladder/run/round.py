@@ -87,20 +87,20 @@ def _run_ladder(
     config: RunConfig, progress: Progress, server: ManagedServer | None, groups: RoleGroups
 ) -> dict[str, Any]:
     run = Run(config, config.out_dir / "result.json")
-    run.result["placement"] = config.placement.describe()
+    run.update(placement=config.placement.describe())
     if server is not None:
         config = dataclasses.replace(config, db_url=server.url)
     elif config.url.kind.has_server:
         server = server_for_url(config.url)  # one of dbladder's own servers, if it is
     if server is not None:  # a managed server: its settings travel with the result
-        run.result["database_server"] = server.record()
+        run.update(database_server=server.record())
     run.save()
     progress.message("checking that the machine is quiet before the run")
     idle = check_idle()
     workload = load_workload(config.workload)
     prepared = asyncio.run(prepare_database(config, workload, progress))
     engine_info, mix = prepared.engine, prepared.mix
-    run.result["workload"] = {
+    described = {
         "name": workload.name,
         "source": workload.source,
         "operations": [op.name for op in workload.operations],
@@ -108,42 +108,49 @@ def _run_ladder(
         "mix": mix.to_dict(),
         "data": prepared.data.to_dict(),
     }
+    run.update(workload=described)
     check = config.integrity and workload.write_share(mix) > 0
     baseline = take_baseline(config.url, workload) if check else None
     if (data_layer := workload.data_layer(engine_info.engine)) is not None:
-        run.result["workload"]["data_layer"] = data_layer
+        run.update(workload=described | {"data_layer": data_layer})
     sqlite_path = config.url.path  # None for a server: its files are not ours to measure
     data_path = os.path.abspath(sqlite_path) if sqlite_path else None
     observer = RunObserver(engine_info, data_path, config.precise_clock, config.syscalls)
     if config.syscalls and (unavailable := syscalls_unavailable()):
         progress.message(unavailable)
-        run.result["flags"].append(unavailable)
+        run.flag(unavailable)
     observer.idle = idle
     observer.storage_url = parse_url(config.db_url)
-    run.result["storage"] = {
-        "size_bytes": database_size(observer.storage_url),
-        "memory_cap_bytes": reading_role_cap(config),
-    }
-    run.result["environment"] = {"platform": platform.platform(), **observer.environment()}
-    run.result["engine"] = engine_info.to_dict()
-    run.result["seeding"] = prepared.seeding
+    run.update(
+        storage={
+            "size_bytes": database_size(observer.storage_url),
+            "memory_cap_bytes": reading_role_cap(config),
+        }
+    )
+    run.update(
+        environment={"platform": platform.platform(), **observer.environment()},
+        engine=engine_info.to_dict(),
+        seeding=prepared.seeding,
+    )
     if engine_info.durability_warning:
-        run.result["flags"].append(engine_info.durability_warning)
+        run.flag(engine_info.durability_warning)
     run.save()
 
-    run.result.update(config.plan.headline([]))
+    run.update(**config.plan.headline([]))
     status, stop = "complete", None
     failure: GeneratorFailed | None = None
     faults = parse_faults(config.faults)
     fault_levels = {fault.level - 1 for fault in faults}
     processes = generator_processes(config)
     connections = spread(config.pool_size, processes)
-    run.result["generators"] = {
-        "processes": processes,
-        "sized_to_machine": config.generator_processes == 0,
-        "cores": os.cpu_count(),
-        "connections_per_process": connections if config.target == "direct" else None,
-    }
+    run.update(
+        generators={
+            "processes": processes,
+            "sized_to_machine": config.generator_processes == 0,
+            "cores": os.cpu_count(),
+            "connections_per_process": connections if config.target == "direct" else None,
+        }
+    )
     if config.target == "direct":
         progress.message(
             f"direct mode: {processes} generator process(es) on {os.cpu_count()} core(s), "
@@ -153,12 +160,15 @@ def _run_ladder(
         progress.message("dropping the page cache (--drop-caches)")
         drop_page_cache()
     with load_target(config, progress, groups) as target:
-        run.result["service"] = target.description
+        run.update(service=target.description)
         if target.transport is not None:
-            run.result["transport"] = target.transport  # the relay's figures are added as it stops
-            if config.transport is not None or config.added_latency_ms is not None:
+            run.update(transport=target.transport)
+            if run.result.engine is not None and (
+                config.transport is not None or config.added_latency_ms is not None
+            ):
                 # The engine described itself over the URL as given; the load went by this route.
-                run.result["engine"]["transport"] = load_transport(target.transport)
+                engine = run.result.engine.updated({"transport": load_transport(target.transport)})
+                run.update(engine=engine)
         spec = process_spec(config, prepared, target, processes)
         progress.message(describe_load(config, workload, mix))
         probe = (
@@ -206,24 +216,32 @@ def _run_ladder(
             status, stopped_because = "interrupted", "interrupted by the user (Ctrl-C)"
         elif failure is not None:
             status, stopped_because = "generator failed", str(failure)
-        run.result["flags"] += run_flags
+        run.flag(*run_flags)
         if faults:
-            for line in add_faults(run.result, injector):
+            with run.editing() as document:  # the faults' records go into the struck levels' rows too
+                lines = add_faults(document, injector)
+            for line in lines:
                 progress.message(f"fault {line}")
         if final is not None:
             if final["errors"]:
-                run.result["flags"].append("generator errors: " + "; ".join(final["errors"]))
+                run.flag("generator errors: " + "; ".join(final["errors"]))
             if final["late_start"] > 0.05:
-                run.result["flags"].append(f"the generator started {final['late_start']:.2f} s late")
+                run.flag(f"the generator started {final['late_start']:.2f} s late")
             if config.plan.is_spike and "per_second" in final:
-                run.result["spike"] = spike_figures(final, config.pass_mark)
+                run.update(spike=spike_figures(final, config.pass_mark))
+    # The service's totals and the relay's figures went into their descriptions as each stopped.
+    run.update(service=target.description)
+    if target.transport is not None:
+        run.update(transport=target.transport)
     # After the service has stopped: no request still in its hands can change the data meanwhile.
     if check:
         progress.message(f"checking the {fleet.acknowledged.count:,} acknowledged writes and the invariants")
-        run.result["integrity"] = integrity_section(
-            config.url, workload, prepared.data, fleet.acknowledged, baseline, engine_info, run.result
-        )
-        progress.message(integrity_summary(run.result["integrity"]))
+        with run.editing() as document:  # a check that cannot read the database flags the run
+            section = integrity_section(
+                config.url, workload, prepared.data, fleet.acknowledged, baseline, engine_info, document
+            )
+        run.update(integrity=section)
+        progress.message(integrity_summary(section))
     result = run.finish(status, stopped_because, stop if status == "complete" else None)
     # The reports are built from the files just written, as `dbladder report` would rebuild them.
     write_bundle(result, config.out_dir, timeseries)

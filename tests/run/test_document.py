@@ -28,7 +28,7 @@ def finished(
     plan: Any, rows: list[dict[str, Any]], tmp_path: Path, stop: Stop | None = None
 ) -> dict[str, Any]:
     run = Run(RunConfig(plan=plan, out_dir=tmp_path), tmp_path / "result.json")
-    run.result["levels"] = rows
+    run.update(levels=rows)
     result = run.finish("complete", "done", stop)
     assert json.loads((tmp_path / "result.json").read_text()) == json.loads(json.dumps(result))
     return result
@@ -36,13 +36,16 @@ def finished(
 
 def test_a_run_opens_with_the_documents_keys_and_the_plans_model(tmp_path: Path) -> None:
     run = Run(RunConfig(plan=UserPlan((Phase(10, 0, 1),)), out_dir=tmp_path), tmp_path / "result.json")
-    assert list(run.result)[:6] == ["schema", "kind", "model", "dbladder_version", "status", "started_at"]
-    assert (run.result["kind"], run.result["model"], run.result["status"]) == ("ladder", "closed", "running")
-    assert run.result["config"]["users"] == {
+    document = run.result.to_json()
+    assert list(document)[:6] == ["schema", "kind", "model", "dbladder_version", "status", "started_at"]
+    assert (run.result.kind, run.result.model, run.result.status) == ("ladder", "closed", "running")
+    # The typed result reads the config's plan as typed parts; as JSON its phases are a list.
+    assert document["config"]["users"] == {
         "phases": [{"users": 10, "ramp": 0, "hold": 1}],
         "think_min": 0.05,
         "think_max": 0.15,
     }
+    assert run.result.config.users is not None and run.result.config.users.phases[0].users == 10
 
 
 def test_a_ladders_ceiling_is_the_highest_step_held_before_the_first_failure(tmp_path: Path) -> None:
@@ -89,3 +92,19 @@ def test_the_load_in_one_line(plan: Any, words: str) -> None:
     shop = load_workload("shop")
     config = RunConfig(plan=plan, write_share=0.0)
     assert describe_load(config, shop, shop.mix(0.0)) == f"{words}, target http"
+
+
+def test_the_run_fills_its_typed_result_and_keeps_the_order_it_was_filled_in(tmp_path: Path) -> None:
+    run = Run(RunConfig(plan=Ladder(100, 100, 2, 1), out_dir=tmp_path), tmp_path / "result.json")
+    run.update(workload={"name": "shop"}, engine={"engine": "sqlite", "transport": "file"})
+    run.flag("first", "second")
+    run.update(engine=run.result.engine.updated({"transport": "tcp"}) if run.result.engine else None)
+    with run.editing() as document:
+        document["flags"].append("third")
+    run.save()
+    on_disk = json.loads((tmp_path / "result.json").read_text())
+    # engine was in the opening document and keeps its place; workload is new and comes last.
+    assert list(on_disk)[9] == "engine" and list(on_disk)[-1] == "workload"
+    assert on_disk["flags"] == ["first", "second", "third"]
+    assert on_disk["engine"] == {"engine": "sqlite", "transport": "tcp"}
+    assert run.result.workload is not None and run.result.workload.name == "shop"

@@ -340,7 +340,12 @@ def _measured_data(run: RunInRound) -> Caveat | None:
     cap = number(storage.get("memory_cap_bytes"))
     memory = cap if cap is not None else _memory(run.result.environment.facts())
     against = "its memory cap" if cap is not None else "the machine's memory"
-    text = f"{run.name}'s data, {size / 2**20:,.0f} MiB on disk"
+    mib = size / 2**20
+    text = (
+        f"{run.name}'s data, {mib:,.1f} MiB on disk"
+        if mib < 10
+        else f"{run.name}'s data, {mib:,.0f} MiB on disk"
+    )
     if memory:
         ratio = size / memory
         share_words = f"{ratio:.2g} x" if ratio >= 0.01 else "under 1 % of"

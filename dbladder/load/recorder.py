@@ -25,6 +25,7 @@ due time), a histogram of latency from the due time and the failures, from which
 
 from __future__ import annotations
 
+import math
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from typing import Any
@@ -52,6 +53,36 @@ class OperationRecord:
         return {"latency_from_due": self.from_due.to_dict(), "outcomes": dict(self.outcomes)}
 
 
+class LevelSecond:
+    """One second of a level's measured window: requests due in it that were sent, answers that
+    arrived in it (any status), requests due in it that failed (dropped ones too), and the latency
+    from the due time of its successful answers."""
+
+    __slots__ = ("answered", "failed", "latency", "sent")
+
+    def __init__(self) -> None:
+        self.sent = 0
+        self.answered = 0
+        self.failed = 0
+        self.latency = Histogram()
+
+    def to_dict(self) -> dict[str, Any]:
+        # to_dict keeps only the non-empty buckets: a second's snapshot is a few hundred bytes.
+        return {
+            "sent": self.sent,
+            "answered": self.answered,
+            "failed": self.failed,
+            "latency_from_due": self.latency.to_dict(),
+        }
+
+
+def measured_seconds(level: Level) -> int:
+    """How many whole seconds a level's measured window has (one for a window under a second): a
+    part second at the end would read as a drop in answers, so its requests are in no second."""
+    span = level.end - level.measured_from
+    return max(math.floor(span + 1e-9), 1) if span > 0 else 0
+
+
 class LevelRecord:
     """What one process saw of one level (or of its warm-up): histograms, outcomes, CPU use.
 
@@ -60,6 +91,8 @@ class LevelRecord:
     per request sent, so its count is the number sent. `operations` holds the latency and outcomes
     per operation, by its index. `answered_in_window` and `ok_in_window` count the answers (any
     status; successful) that arrived within this level's measured window, whenever they were due.
+    `seconds` (when asked for: the open model's measured levels) holds one `LevelSecond` per second
+    of the measured window.
     """
 
     __slots__ = (
@@ -75,11 +108,12 @@ class LevelRecord:
         "operations",
         "outcomes",
         "scheduled",
+        "seconds",
         "started",
         "wall_seconds",
     )
 
-    def __init__(self, level: Level, operations: int = 1):
+    def __init__(self, level: Level, operations: int = 1, per_second: bool = False):
         self.level = level
         self.from_due = Histogram()
         self.from_send = Histogram()
@@ -94,6 +128,7 @@ class LevelRecord:
         self.scheduled = False  # every request due in this level has been sent or dropped
         self.cpu_seconds = 0.0
         self.wall_seconds = 0.0
+        self.seconds = [LevelSecond() for _ in range(measured_seconds(level))] if per_second else []
 
     @property
     def responses(self) -> int:
@@ -152,14 +187,17 @@ class Recorder:
     """Per-level records of one generator process, and their snapshot as plain data.
 
     `operations` names the workload's operations in order: a request's operation index picks its
-    per-operation record, and the snapshot keys them by name.
+    per-operation record, and the snapshot keys them by name. `per_second` keeps each measured
+    level's seconds (`LevelSecond`); the closed model keeps a run-wide series of its own instead.
     """
+
+    per_second = True
 
     def __init__(
         self, levels: Sequence[Level], part: int = 0, parts: int = 1, operations: Sequence[str] = ("request",)
     ):
         self.operations = tuple(operations)
-        self.levels = [LevelRecord(level, len(self.operations)) for level in levels]
+        self.levels = [LevelRecord(level, len(self.operations), self.per_second) for level in levels]
         self.warmups = [LevelRecord(level, len(self.operations)) for level in levels]
         self.part = part
         self.parts = parts
@@ -185,6 +223,10 @@ class Recorder:
             record.answered_in_window += 1
             if ok:
                 record.ok_in_window += 1
+            seconds = record.seconds
+            number = int(t - self._window_from[k])
+            if number < len(seconds):
+                seconds[number].answered += 1
 
     def level_snapshot(self, index: int) -> dict[str, Any]:
         """One level's figures so far as dicts, lists and numbers (JSON-ready; `merge_levels` combines them).
@@ -225,7 +267,7 @@ class Recorder:
             "cpu_seconds": record.cpu_seconds,
             "wall_seconds": record.wall_seconds,
             "cpu_share": record.cpu_seconds / record.wall_seconds if record.wall_seconds else 0.0,
-        }
+        } | ({"seconds": [second.to_dict() for second in record.seconds]} if record.seconds else {})
 
     def snapshot(self) -> dict[str, Any]:
         """Every level's figures so far (`level_snapshot`), and the process's own state."""
@@ -297,7 +339,23 @@ def merge_levels(parts: Sequence[dict[str, Any]]) -> dict[str, Any]:
     level["cpu_share"] = max(part["cpu_share"] for part in parts)
     if any("queries" in part for part in parts):  # direct mode, a workload that counts its queries
         level["queries"] = queries.merge(part.get("queries") for part in parts)
+    if any("seconds" in part for part in parts):
+        level["seconds"] = merge_seconds([part["seconds"] for part in parts if "seconds" in part])
     return level
+
+
+def merge_seconds(parts: Sequence[Sequence[dict[str, Any]]]) -> list[dict[str, Any]]:
+    """One level's seconds from several processes, second by second: counts add up, histograms merge."""
+    merged = []
+    for seconds in zip(*parts, strict=True):
+        histogram = Histogram()
+        for second in seconds:
+            histogram.merge(Histogram.from_dict(second["latency_from_due"]))
+        merged.append(
+            {key: sum(second[key] for second in seconds) for key in ("sent", "answered", "failed")}
+            | {"latency_from_due": histogram.to_dict()}
+        )
+    return merged
 
 
 def merge_operation(parts: Sequence[dict[str, Any]]) -> dict[str, Any]:
@@ -349,6 +407,8 @@ class UsersRecorder(Recorder):
     every second in which a request was due, failures counting every outcome in
     FAILURES (dropped included).
     """
+
+    per_second = False
 
     def __init__(
         self, plan: UserPlan, part: int = 0, parts: int = 1, operations: Sequence[str] = ("request",)

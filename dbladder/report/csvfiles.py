@@ -2,11 +2,13 @@
 
 levels.csv has one row per level of every run: the run's engine label, run number and round,
 then every figure of the level row with nested objects flattened (`sent_p95_ms`,
-`machine_host_usr`); the histograms stay in the JSON. A failure cause that did not occur reads 0;
-a machine figure that was not measured stays empty.
+`machine_host_usr`); the histograms and the per-second series stay in the JSON. A failure
+cause that did not occur reads 0; a machine figure that was not measured stays empty.
 
 timeseries.csv has one row per per-second sample (the sampler's flat rows), with the engine and
-run columns first when the bundle holds several runs. A run that was not sampled leaves only the
+run columns first when the bundle holds several runs; a run writes beside each sample the level
+second it falls in (`level`, `level_second`, `load_sent`, `load_p95_ms`...:
+`result.seconds.beside_samples`). A run that was not sampled leaves only the
 header.
 """
 
@@ -21,6 +23,8 @@ from typing import Any
 from .runs import RunInRound
 
 RUN_COLUMNS = ("engine", "run", "round")
+LEFT_IN_JSON = ("histograms", "seconds", "activity_seconds")
+"""A level's series that levels.csv leaves in the JSON (the seconds are in timeseries.csv)."""
 SAMPLE_RUN_COLUMNS = ("run_index", "engine", "run")
 """Columns that say which run a sample belongs to in a comparison's timeseries.csv."""
 
@@ -29,7 +33,7 @@ def _flat(row: Mapping[str, Any], prefix: str = "") -> dict[str, Any]:
     flat: dict[str, Any] = {}
     for key, value in row.items():
         name = f"{prefix}_{key}" if prefix else str(key)
-        if key == "histograms" and not prefix:
+        if key in LEFT_IN_JSON and not prefix:
             continue
         if isinstance(value, Mapping):
             flat.update(_flat(value, name))

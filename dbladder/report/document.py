@@ -157,6 +157,14 @@ def _result_section(rounds: list[Round]) -> list[Block]:
         if round_.spike:
             blocks.append(_spike_table(round_))
         blocks += [Paragraph(line) for line in native_lines(round_)]
+        several = len(round_.runs) > 1
+        why = [
+            f"{run.name}: {line}" if several else line
+            for run in round_.runs
+            for line in diagnosis_lines(run.levels)
+        ]
+        if why:  # the summary says why each level failed, as the level's table does
+            blocks.append(Bullets(why))
         blocks.append(Plots(round_))
     return blocks
 
@@ -209,7 +217,22 @@ def level_columns(levels: Sequence[Level]) -> list[tuple[Column, _Render]]:
             heading = _BREAKDOWN_HEADINGS[part]
             columns.append((Column(heading), _figure_column(partial(_part, key=part), 2)))
     columns.append((Column("result", numeric=False), _verdict))
+    if any(row.diagnosis is not None for row in levels):
+        columns.append((Column("why", numeric=False), _why))
     return columns
+
+
+def _why(row: Level) -> str:
+    """The diagnosis in a word or two (the whole line is in the notes under the table)."""
+    cause = row.diagnosis
+    if cause is None:
+        return ""
+    return cause.kind + (f": {cause.resource}" if cause.resource else "")
+
+
+def diagnosis_lines(levels: Sequence[Level]) -> list[str]:
+    """Each diagnosed level's line: why it failed, or how a passing level came close."""
+    return [f"Level {row.number}, why: {row.diagnosis.line}" for row in levels if row.diagnosis is not None]
 
 
 # Short column headings keep a level table with every CPU column on a laptop screen.
@@ -289,6 +312,7 @@ def _levels_section(rounds: list[Round], result_count: int) -> list[Block]:
                 for row in levels
                 if row.reasons or row.flags
             ]
+            notes += diagnosis_lines(levels)
             database_cpu = fig.any_level(levels, partial(fig.group_cpu, group="database"))
             if not fig.any_level(levels, fig.host_cpu) and not database_cpu:
                 notes.append("CPU of the host, the service and the database: not measured in this run.")

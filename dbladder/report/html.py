@@ -11,6 +11,7 @@ from html import escape
 
 from .blocks import Block, Bullets, Code, Heading, Paragraph, Plots, Report, Table
 from .plots import Figure, Series, figures_for, series_of
+from .seconds_plot import over_time
 from .svg import DASHES
 
 CSS = """
@@ -135,7 +136,9 @@ def _figure(figure: Figure) -> str:
 
 def _plots(block: Plots) -> str:
     all_series = series_of(block.round)
-    figures = "".join(_figure(figure) for figure in figures_for(block.round))
+    seconds = over_time(block.round)  # every level second by second, when the levels have them
+    shown = [*figures_for(block.round), *([seconds] if seconds else [])]
+    figures = "".join(_figure(figure) for figure in shown)
     legend = _legend(all_series, ceilings=not block.round.spike)
     return f'<section class="plots">{legend}<div class="figures">{figures}</div></section>'
 

@@ -71,6 +71,8 @@ def level_line(row: Level | Mapping[str, Any]) -> str:
     level = row if isinstance(row, Level) else Level.from_json(row)
     line = "  ".join(render(level).rjust(width) for _, width, render in _columns(level.users is not None))
     notes = [*level.reasons, *level.flags]
+    if level.diagnosis is not None:  # why it failed, or how a passing level came close
+        notes.append(f"why: {level.diagnosis.line}")
     return "\n".join([line, *(f"{'':>7}^ {note}" for note in notes)])
 
 

@@ -82,6 +82,7 @@ class Resources:
     commits_per_second: float | None = None
     fsyncs_per_second: float | None = None  # the disk's, measured once (observe/disk.py)
     lock_wait_share: float | None = None
+    lock_event: tuple[str, float] | None = None  # the lock wait event most seen, and its share
     iowait: float | None = None  # share of the host's CPU time
     schedule_lag_p99_ms: float | None = None
     dropped: int = 0
@@ -299,7 +300,11 @@ def _resource_line(name: str, resources: Resources) -> str:
     if name == "writer at the disk's fsync rate":
         return f"the single writer at the disk's fsync rate{disk}"
     if name == "lock waits":
-        return f"lock waits: {resources.lock_wait_share:.0%} of the active sessions waiting for a lock"
+        line = f"lock waits: {resources.lock_wait_share:.0%} of the active sessions waiting for a lock"
+        if resources.lock_event is not None:
+            event, share = resources.lock_event
+            line += f" (wait event {event}: {share:.0%})"
+        return line
     return f"the disk: iowait {resources.iowait:.0%} of the host's CPU"
 
 

@@ -68,6 +68,34 @@ class Queries(Part):
 
 
 @dataclass(frozen=True, kw_only=True)
+class SecondRow(Part):
+    """One second of a level's measured window (`seconds.second_rows`): requests due in it that were
+    sent, answers that arrived in it, requests due in it that failed, and the latency from the due
+    time of its successful answers (None without any)."""
+
+    t: int
+    sent: int
+    answered: int
+    failed: int
+    p50_ms: float | None
+    p95_ms: float | None
+    p99_ms: float | None
+    max_ms: float | None
+
+
+@dataclass(frozen=True, kw_only=True)
+class Cause(Part):
+    """Why a level failed, or how a passing one came close (`result.diagnosis.Diagnosis`): its kind
+    (generator, stall, saturation, cannot tell, passed), the resource that ran out in a saturation,
+    the line the reports print, and the figures that show it."""
+
+    kind: str
+    line: str
+    resource: str | None
+    evidence: Mapping[str, float] = field(default_factory=dict)
+
+
+@dataclass(frozen=True, kw_only=True)
 class Level(Part):
     """One level (a ladder's step, a search's probe, a users phase) as `levels.level_row` wrote it."""
 
@@ -110,6 +138,8 @@ class Level(Part):
     faults: tuple[Mapping[str, Any], ...] | None = None
     # What the database read from its cache and from disk during the window (run/storage.py).
     storage: Mapping[str, Any] | None = None
+    seconds: tuple[SecondRow, ...] | None = None
+    diagnosis: Cause | None = None
 
     @property
     def number(self) -> int:

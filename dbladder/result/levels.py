@@ -18,6 +18,7 @@ from ..histogram import SUB_BUCKET_BITS, Histogram, bucket_index
 from ..outcomes import DROPPED, FAILURES, HISTOGRAMS, OUTCOMES
 from .passmark import PassMark, ceiling
 from .queries import query_rows
+from .seconds import second_rows
 
 
 def _ms(microseconds: float) -> float:
@@ -146,6 +147,8 @@ def level_row(snapshot: dict[str, Any], pass_mark: PassMark) -> dict[str, Any]:
         row["operations"] = operation_rows(snapshot["operations"], timeout_us)
     if snapshot.get("queries") is not None:  # direct mode, a workload that counts its queries
         row["queries"] = query_rows(snapshot["queries"])
+    if "seconds" in snapshot:  # the open model: the measured window second by second
+        row["seconds"] = second_rows(snapshot["seconds"])
     if "users" in snapshot:  # closed model: the phase's users and their arrival ramp
         row["users"] = snapshot["users"]
         row["ramp_s"] = snapshot["ramp"]

@@ -49,6 +49,7 @@ from ..observe import (
 from ..plans import Level
 from ..result.queries import difference, query_rows
 from ..urls import DatabaseURL
+from .diagnose import LevelDiagnosis
 from .storage import storage_reader, window
 
 SAMPLE_INTERVAL = 1.0
@@ -203,6 +204,8 @@ class RunObserver:
         self._storage: StatsPoller | None = None
         # The database whose reads from memory and from disk are counted per level (set by the round).
         self.storage_url: DatabaseURL | None = None
+        self.diagnosis: LevelDiagnosis | None = None
+        """The activity probe and each level's diagnosis (diagnose.py), when the round gives one."""
 
     def environment(self) -> dict[str, Any]:
         return environment(self.data_path, self.engine_info)
@@ -230,6 +233,8 @@ class RunObserver:
         }
         self._sampler = Sampler(groups, interval=SAMPLE_INTERVAL)
         self._sampler.start()
+        if self.diagnosis is not None:
+            self.diagnosis.start(origin)
         if self._syscalls and syscall_tool() is not None:
             self._counter = SyscallCounter(groups, levels, origin)
             self._counter.start()
@@ -309,6 +314,8 @@ class RunObserver:
         )
         row["flags"] += flags
         self._level_flags.append(flags)
+        if self.diagnosis is not None:  # last: it reads the machine's figures and the breakdown
+            self.diagnosis.level(row)
 
     def stop(self) -> tuple[list[str], list[dict[str, Any]]]:
         """Stop watching; the run's flags and its per-second samples (rows for timeseries.csv)."""
@@ -318,6 +325,8 @@ class RunObserver:
             self._storage.stop()
         if self._counter is not None:
             self._counter.stop()
+        if self.diagnosis is not None:
+            self.diagnosis.stop()
         rows: list[dict[str, Any]] = []
         run_summary = None
         if self._sampler is not None:
@@ -335,6 +344,8 @@ class RunObserver:
             levels=self._level_flags,
             database_warning=self.database.warning,
         )
+        if self.diagnosis is not None:
+            flags += self.diagnosis.warnings
         return flags, rows
 
 

@@ -29,11 +29,13 @@ from typing import Any
 from ..load.fleet import Fleet, GeneratorFailed, spread
 from ..observe import syscalls_unavailable
 from ..report.bundle import write_bundle
+from ..result.seconds import beside_samples
 from ..roles import drop_page_cache
 from ..servers import ManagedServer, is_managed_spec, managed_server_for, server_for_url
 from ..urls import parse_url
 from ..workloads.registry import load_workload
 from .config import RunConfig
+from .diagnose import LevelDiagnosis
 from .document import Run, describe_load, make_out_dir, spike_figures
 from .faults import (
     FaultActions,
@@ -116,6 +118,15 @@ def _run_ladder(
     sqlite_path = config.url.path  # None for a server: its files are not ours to measure
     data_path = os.path.abspath(sqlite_path) if sqlite_path else None
     observer = RunObserver(engine_info, data_path, config.precise_clock, config.syscalls)
+    observer.diagnosis = LevelDiagnosis(
+        config.url,
+        config.pass_mark,
+        run.result["workload"]["writes"] if workload.write_share(mix) > 0 else (),
+        os.path.dirname(data_path) if data_path else None,
+        generator_cpu=not config.precise_clock,
+    )
+    if (fsync := observer.diagnosis.measure_disk()) is not None:
+        run.result["fsync"] = fsync
     if config.syscalls and (unavailable := syscalls_unavailable()):
         progress.message(unavailable)
         run.flag(unavailable)
@@ -244,7 +255,7 @@ def _run_ladder(
         progress.message(integrity_summary(section))
     result = run.finish(status, stopped_because, stop if status == "complete" else None)
     # The reports are built from the files just written, as `dbladder report` would rebuild them.
-    write_bundle(result, config.out_dir, timeseries)
+    write_bundle(result, config.out_dir, beside_samples(timeseries, result["levels"]))
     if failure is not None and status == "generator failed":
         raise GeneratorFailed(f"{failure}; the levels finished before it are in {run.path}")
     return result

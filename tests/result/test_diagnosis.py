@@ -128,6 +128,11 @@ def test_saturation_names_the_resource_furthest_past_its_bound():
             "lock waits",
             "85% of the active",
         ),
+        (
+            Resources(lock_wait_share=0.85, lock_event=("Lock:transactionid", 0.8)),
+            "lock waits",
+            "85% of the active sessions waiting for a lock (wait event Lock:transactionid: 80%)",
+        ),
         (Resources(iowait=0.45), "disk", "iowait 45%"),
     ],
 )

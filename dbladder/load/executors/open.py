@@ -16,7 +16,7 @@ from ...outcomes import DROPPED, PROTOCOL
 from ...plans import Ladder, Level, due_times
 from ..clock import Clock
 from ..mix import Request
-from ..recorder import STATUS_CLASS, LevelRecord, Recorder
+from ..recorder import STATUS_CLASS, LevelRecord, LevelSecond, Recorder
 from ..targets import RequestTarget
 from . import Executor
 
@@ -65,6 +65,7 @@ class Generator(Executor):
         records, warmups = self.recorder.levels, self.recorder.warmups
         measured = warmup = records[0]
         measured_from = 0.0
+        seconds = measured.seconds
         index = -1
         late = 0
         for position, level, due in _due_times(self._levels, self._part, self._parts):
@@ -72,6 +73,7 @@ class Generator(Executor):
                 index = position
                 self._enter(index)
                 measured, warmup, measured_from = records[index], warmups[index], level.measured_from
+                seconds = measured.seconds
             t = now()
             if due > t:
                 await sleep_until(due)
@@ -85,21 +87,33 @@ class Generator(Executor):
                     late = 0
                     await asyncio.sleep(0)
                     t = now()
-            record = measured if due >= measured_from else warmup
+            if due >= measured_from:
+                record = measured
+                number = int(due - measured_from)  # the second of the measured window it is due in
+                second = seconds[number] if number < len(seconds) else None
+            else:
+                record, second = warmup, None
             request = next_request()
-            if send(render(request), on_result, (record, due, t, request[0])):
+            if send(render(request), on_result, (record, due, t, request[0], second)):
                 record.in_flight += 1
                 record.lag.record(int((t - due) * 1_000_000))
+                if second is not None:
+                    second.sent += 1
             else:
                 record.outcomes[DROPPED] += 1
                 record.operations[request[0]].outcomes[DROPPED] += 1
                 record.failed.record(int((t - due) * 1_000_000))
+                if second is not None:
+                    second.failed += 1
         self._enter(len(records))
 
     def _on_result(
-        self, token: tuple[LevelRecord, float, float, int], result: int | str, body: bytes | None
+        self,
+        token: tuple[LevelRecord, float, float, int, LevelSecond | None],
+        result: int | str,
+        body: bytes | None,
     ) -> None:
-        record, due, sent, index = token
+        record, due, sent, index, second = token
         t = self._now()
         record.in_flight -= 1
         operation = record.operations[index]
@@ -111,12 +125,18 @@ class Generator(Executor):
             if ok:
                 record.from_due.record(from_due)
                 operation.from_due.record(from_due)
+                if second is not None:
+                    second.latency.record(from_due)
             else:
                 record.failed.record(from_due)
+                if second is not None:
+                    second.failed += 1
             self.recorder.arrived(t, ok)
         else:
             outcome = result  # type: ignore[assignment]
             record.failed.record(from_due)
+            if second is not None:
+                second.failed += 1
         record.outcomes[outcome] += 1
         operation.outcomes[outcome] += 1
 

@@ -1,0 +1,175 @@
+"""The round's diagnosis step: what the database was doing during each level, and why a level failed.
+
+`LevelDiagnosis` runs beside the machine sampler (observer.py starts and stops it): before the
+load, on SQLite with writes, it measures the disk's fsync rate once (`observe.disk`); as the load
+starts it opens the engine's activity probe (`engines.activity`) in a thread of its own; as each
+level is judged it adds to the level's row
+
+    activity    the probe's figures over the measured window (and `activity_seconds`, one set
+                per second of it), as `ActivitySampler.window` gives them
+    diagnosis   for a failed level, or a passing one that came close: `result.diagnosis.diagnose`
+                of the level's seconds and its resources, as {kind, line, resource, evidence}
+
+The resources come from the same level's figures: the machine sampler's CPU per role (the host's
+cores are what each role may use) and iowait, the service's pool wait share (its /stats), the
+probe's lock-wait share, writes answered per second beside the fsync rate, the generator's
+schedule lag and dropped requests. A probe that cannot connect costs the run nothing but that
+figure: the warning goes in the run's flags.
+"""
+
+from __future__ import annotations
+
+import os
+import time
+from collections.abc import Sequence
+from typing import Any
+
+from ..engines.activity import ActivitySampler, create_probe
+from ..errors import DbladderError
+from ..observe.disk import fsync_rate
+from ..result.diagnosis import Diagnosis, Resources, RoleCpu, diagnose
+from ..result.passmark import PassMark
+from ..result.seconds import diagnosis_seconds
+from ..urls import DatabaseURL, parse_url
+
+CLOSE_TO_PASS_MARK = 0.8
+"""A passing level whose p95 reached this share of the pass mark's came close: it is diagnosed too."""
+
+
+class LevelDiagnosis:
+    """The activity probe and the fsync rate of one run, and each level's diagnosis (module doc)."""
+
+    def __init__(
+        self,
+        database: str | DatabaseURL,
+        pass_mark: PassMark,
+        writes: Sequence[str] = (),
+        data_folder: str | None = None,
+        generator_cpu: bool = True,
+    ):
+        self.database = parse_url(database) if isinstance(database, str) else database
+        self.pass_mark = pass_mark
+        self.writes = tuple(writes)
+        self.data_folder = data_folder
+        self.generator_cpu = generator_cpu
+        self.fsync: dict[str, Any] | None = None
+        self.warnings: list[str] = []
+        self._sampler: ActivitySampler | None = None
+        self._origin = 0.0
+
+    def measure_disk(self) -> dict[str, Any] | None:
+        """The disk's fsync rate in the data's folder, once, before the load (SQLite with writes):
+        about a second of syncs, which would compete with the first level if taken during it."""
+        if self.writes and self.data_folder is not None and self.fsync is None:
+            self.fsync = fsync_rate(self.data_folder).to_dict()
+        return self.fsync
+
+    def start(self, origin: float) -> None:
+        """Start the activity probe; `origin` is the run's time 0 on time.perf_counter()."""
+        self._origin = origin
+        sampler = ActivitySampler(create_probe(self.database))
+        try:
+            sampler.start()
+        except (DbladderError, OSError, TimeoutError) as exc:
+            self.warnings.append(f"the {self.database.kind.label} activity probe could not start: {exc}")
+            return
+        self._sampler = sampler
+
+    def stop(self) -> None:
+        if self._sampler is not None:
+            self._sampler.stop()
+            self.warnings += [f"activity probe: {warning}" for warning in self._sampler.warnings]
+
+    def level(self, row: dict[str, Any]) -> None:
+        """Add the level's activity figures and, when it failed or came close, its diagnosis."""
+        start = self._origin + row["start_s"] + row["warmup_s"]
+        end = self._origin + row["start_s"] + row["hold_s"]
+        if self._sampler is not None:
+            # The reading that closes the window comes up to one interval after its end.
+            deadline = time.monotonic() + self._sampler.interval + 0.5
+            while time.monotonic() < deadline and not any(r.t >= end for r in self._sampler.readings()):
+                time.sleep(0.02)
+            row["activity"] = self._sampler.window(start, end).figures
+            row["activity_seconds"] = [window.figures for window in self._sampler.windows(start, end)]
+        if needs_diagnosis(row, self.pass_mark):
+            row["diagnosis"] = level_diagnosis(row, self.pass_mark, self.resources(row)).to_dict()
+
+    def resources(self, row: dict[str, Any]) -> Resources:
+        """What the level's resources did, from its own figures."""
+        return level_resources(row, self.writes, self.fsync, self.generator_cpu)
+
+
+def needs_diagnosis(row: dict[str, Any], pass_mark: PassMark) -> bool:
+    """A failed level, or a passing one whose p95 came within CLOSE_TO_PASS_MARK of the mark."""
+    return not row["passed"] or row["p95_ms"] >= CLOSE_TO_PASS_MARK * pass_mark.p95_ms
+
+
+def level_diagnosis(row: dict[str, Any], pass_mark: PassMark, resources: Resources) -> Diagnosis:
+    """The level's diagnosis from its seconds; a level that failed though every second of it passed
+    on its own (its failures at the timeout counted in the level's p95) cannot be told."""
+    seconds = diagnosis_seconds(row.get("seconds") or [])
+    found = diagnose(
+        seconds, row["offered_rps"], pass_mark.p95_ms, resources, max_fail_share=pass_mark.max_fail_pct / 100
+    )
+    if found.kind == "passed" and not row["passed"]:
+        reasons = "; ".join(row["reasons"])
+        return Diagnosis(
+            "cannot tell", f"cannot tell: every second passed on its own, yet the level did not ({reasons})"
+        )
+    if found.kind == "passed":  # a passing level that came close
+        return Diagnosis(
+            "passed",
+            f"passed, close to the mark: p95 {row['p95_ms']:,.1f} ms of {pass_mark.p95_ms:g} ms, "
+            f"every second under it",
+            evidence={"p95_ms": row["p95_ms"]},
+        )
+    return found
+
+
+def level_resources(
+    row: dict[str, Any],
+    writes: Sequence[str] = (),
+    fsync: dict[str, Any] | None = None,
+    generator_cpu: bool = True,
+) -> Resources:
+    """A level's `Resources` from its row: machine, service breakdown, activity, generator.
+    `generator_cpu` off leaves the generator's CPU out: a clock that busy-waits before each due
+    time (MonotonicClock) keeps it near a full core at any rate."""
+    machine = row.get("machine") or {}
+    cores = float(os.cpu_count() or 1)
+    cpu: dict[str, RoleCpu] = {}
+    for role in ("service", "database"):
+        pct = machine.get(f"{role}_cpu_pct")
+        if pct is not None and machine.get(f"{role}_processes"):
+            cpu[role] = RoleCpu(pct / 100, cores)
+    pct = machine.get("generator_cpu_pct")
+    if generator_cpu and pct is not None and machine.get("generator_processes"):
+        # Each generator process is one event loop: one core's worth at most.
+        cpu["generator"] = RoleCpu(pct / 100, float(min(machine["generator_processes"], cores)))
+    if machine.get("host_busy") is not None:
+        cpu["host"] = RoleCpu(machine["host_busy"] / 100 * cores, cores)
+    iowait = machine.get("host_iowait")
+    activity = row.get("activity") or {}
+    breakdown = row.get("service_breakdown") or {}
+    measured = max(row["hold_s"] - row["warmup_s"], 1e-9)
+    commits = None
+    if writes and fsync is not None and row.get("operations"):
+        answered = sum(
+            operation["requests"] * (1 - operation["fail_pct"] / 100)
+            for name, operation in row["operations"].items()
+            if name in writes
+        )
+        commits = answered / measured
+    events = {name: share for name, share in activity.items() if name.startswith("share.event.Lock:")}
+    top_event = max(events.items(), key=lambda item: item[1], default=None)
+    return Resources(
+        cpu=cpu,
+        pool_wait_share=breakdown.get("pool_wait_share"),
+        commits_per_second=commits,
+        fsyncs_per_second=fsync["per_second"] if fsync is not None else None,
+        lock_wait_share=activity.get("lock_wait_share"),
+        lock_event=(top_event[0].removeprefix("share.event."), top_event[1]) if top_event else None,
+        iowait=iowait / 100 if iowait is not None else None,
+        schedule_lag_p99_ms=row.get("lag_p99_ms"),
+        dropped=row.get("dropped", 0),
+    )

@@ -1,0 +1,66 @@
+"""Every level second by second in the report and the terminal: the plot over time, and the diagnosis
+beside each level's row (report/seconds_plot.py, report/document.py, report/terminal.py)."""
+
+from __future__ import annotations
+
+from report_support import fake_result, levels_table, texts
+
+from dbladder.report import terminal
+
+
+def seconds(p95s: list[float]) -> list[dict]:
+    return [
+        {
+            "t": t,
+            "sent": 100,
+            "answered": 100,
+            "failed": 0,
+            "p50_ms": p / 2,
+            "p95_ms": p,
+            "p99_ms": p,
+            "max_ms": p,
+        }
+        for t, p in enumerate(p95s)
+    ]
+
+
+def diagnosed() -> dict:
+    result = fake_result()
+    for level in result["levels"]:
+        level["seconds"] = seconds([3.0, 3.0, 3.0])
+    stalled = result["levels"][2]
+    stalled["seconds"] = seconds([3.0, 900.0, 3.0])
+    stalled["passed"], stalled["reasons"] = False, ["p95 99.0 ms is not under 50 ms"]
+    stalled["diagnosis"] = {
+        "kind": "stall",
+        "line": "a stall of 0.9 s at 1.1 s into the level; p95 over the other 2 s was at most 3.0 ms",
+        "resource": None,
+        "evidence": {"stall_start_s": 1.1, "stall_length_s": 0.9},
+    }
+    return result
+
+
+def test_the_report_plots_every_level_second_by_second_with_the_pass_mark_and_the_level_lines():
+    _, html = texts([diagnosed()])
+    assert 'data-plot="seconds"' in html
+    plot = html.split('data-plot="seconds"', 1)[1].split("</figure>", 1)[0]
+    assert (
+        'data-mark="pass"' in plot and plot.count('data-mark="ceiling"') == 2 * 3
+    )  # 3 level lines, 2 panels
+    assert plot.count('data-failed="true"') == 2  # the stalled second, in each panel
+    assert "level 3, second 2: p95 900 ms" in plot
+
+
+def test_a_diagnosed_level_says_why_beside_its_row_in_the_summary_and_in_the_terminal():
+    result = diagnosed()
+    md, _ = texts([result])
+    rows = levels_table(md)
+    assert [row["why"] for row in rows] == ["", "", "stall"]
+    line = "Level 3, why: a stall of 0.9 s at 1.1 s into the level"
+    assert md.count(line) == 2  # under the level's table, and in the result's summary
+    assert "why: a stall of 0.9 s at 1.1 s" in terminal.level_line(result["levels"][2])
+
+
+def test_a_result_without_seconds_has_no_plot_over_time():
+    _, html = texts([fake_result()])
+    assert 'data-plot="seconds"' not in html

@@ -82,7 +82,9 @@ def over_time(round_: Round) -> Figure | None:
         if value == "p95":
             chart.hline(p95_mark, f"pass mark {fig.plain(p95_mark)} ms")
         for level in all_series[0].run.levels:
-            chart.vline(level.start_s + level.warmup_s, str(level.number), "#777", row=level.index % 2)
+            chart.vline(
+                level.start_s + level.warmup_s, str(level.number), "#777", row=level.index % 2, mark="level"
+            )
         charts.append(chart.svg())
     return Figure(
         "seconds",

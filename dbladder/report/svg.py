@@ -189,8 +189,9 @@ class Chart:
             f"{escape(text)}</text></g>"
         )
 
-    def vline(self, value: float, text: str, color: str, row: int = 0) -> None:
-        """A vertical mark (a ceiling), labelled at the top; `row` staggers labels that would collide."""
+    def vline(self, value: float, text: str, color: str, row: int = 0, mark: str = "ceiling") -> None:
+        """A vertical mark (a ceiling; `mark` names another kind, such as a level's start), labelled
+        at the top; `row` staggers labels that would collide."""
         if not self.x.lo <= value <= self.x.hi:
             return
         x = self.px(value)
@@ -198,7 +199,7 @@ class Chart:
         anchor = "end" if x > self.width - self.right - 60 else "start"
         shift = -4 if anchor == "end" else 4
         self._over.append(
-            f'<g class="mark" data-mark="ceiling" data-x="{value:g}"><line x1="{x:.1f}" y1="{self.top}" '
+            f'<g class="mark" data-mark="{mark}" data-x="{value:g}"><line x1="{x:.1f}" y1="{self.top}" '
             f'x2="{x:.1f}" y2="{self.height - self.bottom}" stroke="{color}" stroke-width="1.2" '
             f'stroke-dasharray="2 3"/><text x="{x + shift:.1f}" y="{y_top}" text-anchor="{anchor}" '
             f'fill="{color}" font-size="11" {HALO}>{escape(text)}</text></g>'

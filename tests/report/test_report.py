@@ -210,12 +210,14 @@ def test_the_html_tables_and_plotted_points_are_result_jsons_figures(bundles):
 def test_the_html_has_its_plots_and_nothing_to_fetch(bundles):
     text = (bundles[0] / "report.html").read_text()
     page = Page(text)
-    assert page.plots == ["throughput", "latency", "failures", "cpu", "operations"]
-    assert text.count('<svg class="chart"') == 1 + 3 + 1 + 3 + 4  # and a p95 panel per shop operation
+    assert page.plots == ["throughput", "latency", "failures", "cpu", "operations", "seconds"]
+    # a p95 panel per shop operation, and the levels second by second: p95 and answers
+    assert text.count('<svg class="chart"') == 1 + 3 + 1 + 3 + 4 + 2
     assert page.references == []
     assert not re.search(r"https?://|@import|url\(|<script|<link|<img", text)
     pass_marks = re.findall(r'data-mark="pass" data-y="([^"]+)"', text)
-    assert pass_marks == ["50", "1"] + ["50"] * 4  # the p95 panel, the failed-% plot, each operation's p95
+    # the p95 panel, the failed-% plot, each operation's p95, the p95 of each second
+    assert pass_marks == ["50", "1"] + ["50"] * 4 + ["50"]
     ceiling = result_of(bundles[0])["ceiling_rps"]
     if ceiling is not None:
         assert text.count(f'data-mark="ceiling" data-x="{ceiling:g}"') == 1 + 3 + 1 + 3 + 4
@@ -278,7 +280,7 @@ def test_the_report_command_compares_two_bundles(bundles, tmp_path):
         f"{label}: {rows[0][0]}" for label in labels
     ]
     page = Page((out / "report.html").read_text())
-    assert page.plots == ["throughput", "latency", "failures", "cpu", "operations"]
+    assert page.plots == ["throughput", "latency", "failures", "cpu", "operations", "seconds"]
     assert {point["data-series"] for point in page.points if point["data-key"] == "p95_ms"} == set(labels)
     with (out / "levels.csv").open(newline="") as stream:
         engines = [row["engine"] for row in csv.DictReader(stream)]

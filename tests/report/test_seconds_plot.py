@@ -44,9 +44,7 @@ def test_the_report_plots_every_level_second_by_second_with_the_pass_mark_and_th
     _, html = texts([diagnosed()])
     assert 'data-plot="seconds"' in html
     plot = html.split('data-plot="seconds"', 1)[1].split("</figure>", 1)[0]
-    assert (
-        'data-mark="pass"' in plot and plot.count('data-mark="ceiling"') == 2 * 3
-    )  # 3 level lines, 2 panels
+    assert 'data-mark="pass"' in plot and plot.count('data-mark="level"') == 2 * 3  # 3 level lines, 2 panels
     assert plot.count('data-failed="true"') == 2  # the stalled second, in each panel
     assert "level 3, second 2: p95 900 ms" in plot
 

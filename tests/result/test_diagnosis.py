@@ -198,3 +198,9 @@ def test_a_level_whose_every_second_passed_passed():
 
 def test_no_seconds_cannot_be_told():
     assert diagnose([], 100, PASS_MS).kind == "cannot tell"
+
+
+def test_a_schedule_lag_far_below_the_pass_mark_is_not_what_failed_the_level():
+    # 8 ms late at p99 on a busy machine cannot push a p95 past 50 ms: the server's backlog did.
+    diagnosis = diagnose(fifo_above_capacity(), 600, PASS_MS, Resources(schedule_lag_p99_ms=8.0))
+    assert diagnosis.kind == "saturation", diagnosis.line

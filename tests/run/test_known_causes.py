@@ -1,0 +1,146 @@
+"""Causes made to happen on purpose, and the diagnosis names each one and not the others (issue 22).
+
+The generator is dbladder's own (the open executor over HTTP, its recorder's per-second records),
+its level judged as the run judges it (`level_row`, then `run.diagnose.level_diagnosis`), against
+servers of known behaviour (tests/known_servers.py) and, for a row lock, a whole run on
+PostgreSQL with another connection holding the rows the writes need.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import threading
+import time
+from typing import Any
+
+import asyncpg
+import pytest
+from known_servers import known_server
+
+from dbladder.load import mix
+from dbladder.load.clock import MonotonicClock
+from dbladder.load.executors.open import Generator
+from dbladder.load.recorder import merge_snapshots
+from dbladder.load.targets.http import HttpTarget
+from dbladder.plans import Ladder
+from dbladder.result.levels import level_row
+from dbladder.result.passmark import PassMark
+from dbladder.run.config import RunConfig
+from dbladder.run.diagnose import level_diagnosis, level_resources
+from dbladder.run.progress import QuietProgress
+from dbladder.run.round import run_ladder
+from dbladder.workloads import shop
+
+MARK = PassMark(p95_ms=50.0, max_fail_pct=1.0)
+MIX = shop.workload.mix(write_share=0.2)
+
+
+def send(port: int, ladder: Ladder, in_flight: int = 2000) -> tuple[float, dict[str, Any]]:
+    """Run the ladder against 127.0.0.1:port with one generator; the run's time 0 on
+    time.monotonic() (the known servers' clock) and the level's row, judged."""
+    clock = MonotonicClock()
+    origin = clock.origin - (time.perf_counter() - time.monotonic())
+    generator = Generator(
+        ladder, clock, mix.requests(shop.workload, MIX, shop.workload.sizes),
+        HttpTarget("127.0.0.1", port, in_flight, 5.0, shop.workload),
+        operation_names=tuple(op.name for op in shop.workload.operations),
+    )  # fmt: skip
+    asyncio.run(generator.run())
+    level = merge_snapshots([generator.recorder.snapshot()])["levels"][0]
+    return origin, level_row(level, MARK)
+
+
+@pytest.mark.slow
+def test_a_server_that_stalls_once_is_a_stall_at_the_right_second_for_the_right_length():
+    # The server stalls 7 s after it came up, for 1 s; the level measures from 1 s to 11 s.
+    with known_server("stall", period_s=7.0, stall_s=1.0) as server:
+        up = time.monotonic()
+        origin, row = send(server.port, Ladder(100, 100, 1, 11.0, warmup=1.0))
+    found = level_diagnosis(row, MARK, level_resources(row))
+    true_start = up + 7.0 - (origin + 1.0)  # seconds into the measured window
+    assert found.kind == "stall", found.line
+    assert abs(found.evidence["stall_start_s"] - true_start) <= 0.5, (found.line, true_start)
+    assert abs(found.evidence["stall_length_s"] - 1.0) <= 0.3, found.line
+    assert len(row["seconds"]) == 10
+
+
+@pytest.mark.slow
+def test_a_fifo_server_above_its_capacity_is_saturation_not_a_stall():
+    # Capacity 500 requests/s (2 ms each, one at a time), offered 600: the queue grows all level.
+    with known_server("fifo", service_ms=2.0) as server:
+        _, row = send(server.port, Ladder(600, 600, 1, 6.5, warmup=0.5))
+    found = level_diagnosis(row, MARK, level_resources(row))
+    assert found.kind == "saturation", found.line
+    assert found.evidence["answered_rps"] == pytest.approx(500, rel=0.05), found.line
+
+
+@pytest.mark.slow
+def test_a_generator_held_back_is_the_generator_not_the_server():
+    # Two requests in flight at most in front of a server of 2 ms each: the generator drops what
+    # it cannot send, and that is named, not the server (which kept up with what it was sent).
+    with known_server("fifo", service_ms=2.0) as server:
+        _, row = send(server.port, Ladder(600, 600, 1, 3.0, warmup=0.5), in_flight=2)
+    assert row["dropped"] > 0 and not row["passed"]
+    found = level_diagnosis(row, MARK, level_resources(row))
+    assert found.kind == "generator", found.line
+    assert "dropped with every connection busy" in found.line
+
+
+class RowLock:
+    """Another connection that locks every product row once the run's database is ready (the run
+    says what load it sends just before it starts), and holds them for `seconds`."""
+
+    def __init__(self, url: str, seconds: float):
+        self.url = url
+        self.seconds = seconds
+        self.thread: threading.Thread | None = None
+        self.held = threading.Event()
+
+    def message(self, text: str) -> None:
+        if "writes, target" in text and self.thread is None:
+            self.thread = threading.Thread(target=lambda: asyncio.run(self._hold()), daemon=True)
+            self.thread.start()
+            assert self.held.wait(10), "the lock was not taken"
+
+    async def _hold(self) -> None:
+        connection = await asyncpg.connect(self.url)
+        try:
+            async with connection.transaction():
+                await connection.execute("SELECT id FROM products FOR UPDATE")
+                self.held.set()
+                await asyncio.sleep(self.seconds)
+        finally:
+            await connection.close()
+
+
+class LockingProgress(QuietProgress):
+    def __init__(self, lock: RowLock):
+        self.lock = lock
+
+    def message(self, text: str) -> None:
+        self.lock.message(text)
+
+
+@pytest.mark.slow
+def test_a_postgresql_row_held_by_another_connection_is_lock_waits_with_the_wait_events_share(
+    postgres_url, tmp_path
+):
+    # 20 % writes at 40 req/s, each taking a product's stock row that another transaction holds
+    # for the whole level: the writes wait on its lock until they time out, the reads go on.
+    lock = RowLock(postgres_url, seconds=12.0)
+    config = RunConfig(
+        db_url=postgres_url,
+        plan=Ladder(40, 40, 1, 7.0, warmup=1.0),
+        sizes={"products": 200, "orders": 500},
+        workers=1,
+        pool_size=60,
+        out_dir=tmp_path,
+    )
+    result = run_ladder(config, LockingProgress(lock))
+    level = result["levels"][0]
+    assert not level["passed"]
+    found = level["diagnosis"]
+    assert (found["kind"], found["resource"]) == ("saturation", "lock waits"), found["line"]
+    assert "wait event Lock:transactionid" in found["line"], found["line"]
+    assert level["activity"]["lock_wait_share"] > 0.5
+    assert found["evidence"]["lock waits"] >= 1.0

@@ -121,12 +121,12 @@ def _run_ladder(
     observer.diagnosis = LevelDiagnosis(
         config.url,
         config.pass_mark,
-        run.result["workload"]["writes"] if workload.write_share(mix) > 0 else (),
+        [op.name for op in workload.operations if op.write] if workload.write_share(mix) > 0 else [],
         os.path.dirname(data_path) if data_path else None,
         generator_cpu=not config.precise_clock,
     )
     if (fsync := observer.diagnosis.measure_disk()) is not None:
-        run.result["fsync"] = fsync
+        run.update(fsync=fsync)
     if config.syscalls and (unavailable := syscalls_unavailable()):
         progress.message(unavailable)
         run.flag(unavailable)

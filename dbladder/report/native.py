@@ -50,15 +50,32 @@ def native_sentence(result: RunResult | Mapping[str, Any]) -> str | None:
         f"{str(block.get('measured_at', ''))[:10]})"
     )
     direct, ratio = block.get("direct_rps"), block.get("ratio")
+    where = _where(result, block)
     if direct is None or ratio is None:
-        return f"Direct mode held no level; {native} {measured}."
+        return f"Direct mode held no level; {native} {measured}.{where}"
     # No level failed: the ceiling is where the plan ended, so the ratio is a lower bound too.
     bound = plan_of(result).lower_bound
     at_least = "at least " if bound else ""
     return (
         f"Direct mode reached {at_least}{fig.rate(direct)} req/s{' (no level failed)' if bound else ''}, "
-        f"{at_least}{ratio_words(ratio)} of {native} {measured}."
+        f"{at_least}{ratio_words(ratio)} of {native} {measured}.{where}"
     )
+
+
+def _where(result: RunResult, block: Mapping[str, Any]) -> str:
+    """On which CPUs each side ran (`--cpus`), as a sentence after the figures; '' when unpinned."""
+    placement = result.placement or {}
+    generator = (placement.get("generator") or {}).get("cpus")
+    database = (placement.get("database") or {}).get("cpus")
+    client = block.get("cpus")
+    if not (generator or database or client):
+        return ""
+    parts = [
+        f"direct mode's generator on {f'CPU {generator}' if generator else 'any CPU'}",
+        f"the native client on {f'CPU {client}' if client else 'any CPU'}",
+        f"the database on {f'CPU {database}' if database else 'any CPU'}",
+    ]
+    return " Placed: " + ", ".join(parts) + "."
 
 
 def native_lines(round_: Round) -> list[str]:

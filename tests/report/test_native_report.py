@@ -60,3 +60,21 @@ def test_several_runs_each_get_their_named_line() -> None:
     first, second = direct(2), direct(3)
     md, _ = texts([first, second])
     assert md.count("Direct mode reached") == 2 and "run 1.** Direct mode reached 1,000" in md
+
+
+def test_the_sentence_says_on_which_cpus_each_side_ran() -> None:
+    result = direct(ceiling_fails_from=2)
+    result["native"] = attach(result, {**REFERENCE, "cpus": "0"})
+    unplaced = {"cpus": None, "memory": None}
+    result["placement"] = {
+        "generator": {"cpus": "0", "memory": None},
+        "service": unplaced,
+        "database": {"cpus": "1", "memory": None},
+        "drop_caches": False,
+    }
+    assert problem(result, RESULT_SCHEMA) is None, problem(result, RESULT_SCHEMA)
+    md, _ = texts([result])
+    assert (
+        "2026-01-02). Placed: direct mode's generator on CPU 0, the native client on CPU 0, "
+        "the database on CPU 1." in md
+    )

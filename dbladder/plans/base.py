@@ -32,7 +32,8 @@ class Outcome:
 
     `excused`: the run goes on through this level's failure (a fault was caused in it on purpose,
     or continue-after-fail was asked for); a ladder does not stop there. `achieved` and `users`
-    are the answers per second and the users of the level (a users plan's headline).
+    are the answers per second and the users of the level (a users plan's headline). `stalled`:
+    the level failed by a stall rather than saturation (its diagnosis), which a search runs again.
     """
 
     rate: float
@@ -41,6 +42,7 @@ class Outcome:
     excused: bool = False
     achieved: float | None = None
     users: int | None = None
+    stalled: bool = False
 
 
 @dataclass(frozen=True)

@@ -147,6 +147,8 @@ class Search:
         and the search's block: its settings, the bracket, the probes and (once over) why it stopped."""
         held, failed = bracket(shown)
         search = self.to_json() | {"held_rps": held, "failed_rps": failed, "probes": len(shown)}
+        if any(probe.stalled for probe in shown):  # a probe failed by a stall, and was run again
+            search["rests_on_a_stall"] = rests_on_a_stall(shown)
         if stop is not None:
             search["stopped_because"] = stop.code
         return {"ceiling_rps": held, "search": search}
@@ -182,6 +184,10 @@ class Search:
         spent = len(probes) * self.probe_seconds if elapsed is None else elapsed
         if not probes:
             return self.start, None
+        if (rerun := _stall_to_rerun(probes)) is not None:
+            if spent + self.probe_seconds > self.budget + 1e-9:
+                return None, BUDGET
+            return rerun, None
         held, failed = bracket(probes)
         if held is not None and failed is not None:
             if failed <= held * (1 + self.resolution):
@@ -202,8 +208,32 @@ class Search:
         return rate, None
 
 
+def _stall_to_rerun(probes: Sequence[Outcome]) -> float | None:
+    """The rate to probe once more: the last probe failed by a stall, it is the lowest rate failed
+    (the bracket's upper end, which the ceiling rests on) and it has not been run again yet. A
+    stall is one moment, not what the rate costs: the second result is the one that counts."""
+    last = probes[-1]
+    if last.passed or not last.stalled or sum(probe.rate == last.rate for probe in probes) > 1:
+        return None
+    _, failed = bracket(probes)
+    return last.rate if failed == last.rate else None
+
+
+def latest(probes: Sequence[Outcome]) -> list[Outcome]:
+    """Each rate's latest probe: a rate run again (after a stall) counts by its second result."""
+    return list({probe.rate: probe for probe in probes}.values())
+
+
+def rests_on_a_stall(probes: Sequence[Outcome]) -> bool:
+    """Whether the lowest rate failed, which the ceiling is below, failed by a stall even so."""
+    _, failed = bracket(probes)
+    return any(probe.rate == failed and probe.stalled for probe in latest(probes))
+
+
 def bracket(probes: Sequence[Outcome]) -> tuple[float | None, float | None]:
-    """(highest rate held below the lowest rate failed, lowest rate failed); None where there is none."""
+    """(highest rate held below the lowest rate failed, lowest rate failed); None where there is none.
+    A rate probed twice counts by its latest probe (`latest`)."""
+    probes = latest(probes)
     failed = min((probe.rate for probe in probes if not probe.passed), default=None)
     held = max(
         (probe.rate for probe in probes if probe.passed and (failed is None or probe.rate < failed)),

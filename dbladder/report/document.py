@@ -157,6 +157,7 @@ def _result_section(rounds: list[Round]) -> list[Block]:
         if round_.spike:
             blocks.append(_spike_table(round_))
         blocks += [Paragraph(line) for line in native_lines(round_)]
+        blocks += [Paragraph(line) for line in stall_lines(round_)]
         several = len(round_.runs) > 1
         why = [
             f"{run.name}: {line}" if several else line
@@ -228,6 +229,28 @@ def _why(row: Level) -> str:
     if cause is None:
         return ""
     return cause.kind + (f": {cause.resource}" if cause.resource else "")
+
+
+def stall_lines(round_: Round) -> list[str]:
+    """What a search did about a probe that failed by a stall: it ran it once more, and whether the
+    ceiling still rests on a stall."""
+    lines = []
+    for run in round_.runs:
+        search = run.result.search
+        if search is None or search.rests_on_a_stall is None:
+            continue
+        who = f"{run.name}: " if len(round_.runs) > 1 else ""
+        if search.rests_on_a_stall:
+            lines.append(
+                f"{who}the ceiling still rests on a stall: the probe above it failed by a stall, "
+                "and again when it was run once more."
+            )
+        else:
+            lines.append(
+                f"{who}a probe that failed by a stall was run once more, and its second result is "
+                "the one the ceiling uses (both are in the levels)."
+            )
+    return lines
 
 
 def diagnosis_lines(levels: Sequence[Level]) -> list[str]:

@@ -95,6 +95,8 @@ def summary(result: RunResult | Mapping[str, Any]) -> str:
     if phases:
         # The runner attaches a spike block to any three-phase plan; only a spike has a recovery.
         lines.append(f"recovery {recovery_words(result)}")
+    if result.search is not None and result.search.rests_on_a_stall:
+        lines.append("stall    the ceiling still rests on a probe that failed by a stall, twice")
     lines.append(f"stopped  {result.stopped_because}")
     lines += [f"flag     {flag}" for flag in result.flags]
     return "\n".join(lines)

@@ -82,6 +82,7 @@ class Search(SearchPlan):
     failed_rps: float | None = None
     probes: int | None = None
     stopped_because: str | None = None
+    rests_on_a_stall: bool | None = None
 
 
 @dataclass(frozen=True, kw_only=True)

@@ -110,6 +110,7 @@ def outcome_of(row: dict[str, Any], excused: bool = False) -> Outcome:
         excused,
         row["achieved_rps"],
         row.get("users"),
+        (row.get("diagnosis") or {}).get("kind") == "stall",
     )
 
 

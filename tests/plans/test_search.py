@@ -8,7 +8,16 @@ import pytest
 
 from dbladder.errors import InvalidConfig
 from dbladder.plans import Outcome
-from dbladder.plans.search import BUDGET, FOUND, TOO_FAST, TOO_SLOW, Search, bracket, ceiling
+from dbladder.plans.search import (
+    BUDGET,
+    FOUND,
+    TOO_FAST,
+    TOO_SLOW,
+    Search,
+    bracket,
+    ceiling,
+    rests_on_a_stall,
+)
 
 
 def search_against(capacity: float, search: Search, noise: float = 0.0, seed: int = 1) -> list[Outcome]:
@@ -100,3 +109,37 @@ def test_invalid_settings_are_all_reported_at_once():
     text = str(raised.value)
     for words in ("search start", "factor", "resolution", "warmup", "budget"):
         assert words in text
+
+
+def test_a_stall_at_the_upper_bracket_is_run_once_more_and_the_second_result_counts():
+    search = Search(start=1000, factor=2, resolution=0.05, budget=300, hold=10, warmup=2)
+    probes = [Outcome(1000, True), Outcome(2000, False, stalled=True)]
+    assert search.next_rate(probes) == 2000  # once more, within the budget
+    held_again = [*probes, Outcome(2000, True)]
+    assert bracket(held_again) == (2000, None)  # the second result is the one that counts
+    assert search.next_rate(held_again) == 4000
+    assert not rests_on_a_stall(held_again)
+    stalled_again = [*probes, Outcome(2000, False, stalled=True)]
+    assert search.next_rate(stalled_again) == 1410  # run once more only: the search goes on
+    assert rests_on_a_stall(stalled_again)
+    assert search.headline(stalled_again)["search"]["rests_on_a_stall"] is True
+
+
+def test_a_stall_that_is_not_the_upper_bracket_or_a_saturation_is_not_run_again():
+    search = Search(start=1000, factor=2, resolution=0.05, budget=300, hold=10, warmup=2)
+    below = [
+        Outcome(1000, True),
+        Outcome(2000, False),
+        Outcome(1410, True),
+        Outcome(3000, False, stalled=True),
+    ]
+    assert search.next_rate(below) == 1680
+    assert search.next_rate([Outcome(1000, True), Outcome(2000, False)]) == 1410
+    assert "rests_on_a_stall" not in search.headline([Outcome(1000, True), Outcome(2000, False)])["search"]
+    # No room left in the budget: the search stops rather than run it again.
+    assert (
+        Search(start=1000, budget=24, hold=10, warmup=2).stop_reason(
+            [Outcome(1000, True), Outcome(2000, False, stalled=True)]
+        )
+        == BUDGET
+    )

@@ -62,3 +62,20 @@ def test_a_diagnosed_level_says_why_beside_its_row_in_the_summary_and_in_the_ter
 def test_a_result_without_seconds_has_no_plot_over_time():
     _, html = texts([fake_result()])
     assert 'data-plot="seconds"' not in html
+
+
+def searched(rests_on_a_stall: bool) -> dict:
+    result = fake_result("sqlite", (1, 1, 1))
+    result["config"]["search"] = {"start": 500, "factor": 2, "resolution": 0.05, "hold": 1.5, "warmup": 0.5}
+    result["search"] = {"held_rps": 1000, "failed_rps": 1500, "probes": 3, "stopped_because": "budget"}
+    result["search"]["rests_on_a_stall"] = rests_on_a_stall
+    return result
+
+
+def test_the_report_says_when_the_ceiling_still_rests_on_a_stall_and_when_a_rerun_settled_it():
+    md, _ = texts([searched(True)])
+    assert "the ceiling still rests on a stall: the probe above it failed by a stall, and again" in md
+    assert "the ceiling still rests on a probe that failed by a stall" in terminal.summary(searched(True))
+    md, _ = texts([searched(False)])
+    assert "a probe that failed by a stall was run once more, and its second result is the one" in md
+    assert "stall " not in terminal.summary(searched(False))

@@ -9,19 +9,35 @@ writes lost); only a bug shows a traceback.
 from __future__ import annotations
 
 import sys
+from pathlib import Path
 
 import click
 
 from .. import __version__
 from ..errors import DbladderError, InvalidConfig, ReportedOutcome
 from . import bench, check_instances, compare, db, engines, report, run, seed, serve, workloads
+from .config_file import CONFIG_ENV, FILE_KEY, config_path, name_environment, read_config
 from .option_names import worded_for_the_command_line
 
 
 @click.group(context_settings={"help_option_names": ["-h", "--help"], "max_content_width": 100})
 @click.version_option(__version__, "-V", "--version", prog_name="dbladder")
-def cli() -> None:
+@click.option(
+    "--config",
+    "config_file",
+    type=click.Path(dir_okay=False, path_type=Path),
+    envvar=CONFIG_ENV,
+    help="Settings file: a TOML table per command ([run], [compare]...). Default: ./dbladder.toml "
+    "when there is one. Every option also reads DBLADDER_<OPTION> (--hold: DBLADDER_HOLD); the "
+    "command line wins over the environment, the environment over the file.",
+)
+@click.pass_context
+def cli(ctx: click.Context, config_file: Path | None) -> None:
     """Which database holds my web app, and where does each one stop?"""
+    path = config_path(config_file)
+    if path is not None:
+        ctx.default_map = read_config(path, cli)
+        ctx.meta[FILE_KEY] = path
 
 
 cli.add_command(engines.engines)
@@ -34,6 +50,7 @@ cli.add_command(report.report)
 cli.add_command(workloads.workloads)
 cli.add_command(db.db)
 cli.add_command(bench.bench)
+name_environment(cli)
 
 
 def main() -> None:

@@ -27,7 +27,7 @@ from ..run.compare import MAX_RUNS, CompareConfig, run_compare
 from ..run.integrity import raise_if_any_lost
 from ..transport import TRANSPORTS
 from .common import db_texts, exit_codes, sigterm_as_interrupt
-from .run import LATENCY_HELP, TRANSPORT_HELP, TerminalProgress, build_config, json_option, round_options
+from .run import LATENCY_HELP, TRANSPORT_HELP, build_config, json_option, progress_for, round_options
 
 ORDER = "dbladder.compare.order"
 """Where `EntryCommand` keeps the order in which the options came, in the click context's meta."""
@@ -137,7 +137,7 @@ def compare(
         transports=transports if any(t is not None for t in transports) else (),
         added_latencies=latencies if any(latency is not None for latency in latencies) else (),
     )
-    progress = TerminalProgress(Console(stderr=True))
+    progress = progress_for(Console(stderr=True), options["progress_interval"])
     try:
         with sigterm_as_interrupt():
             document = run_compare(config, progress)

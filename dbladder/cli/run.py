@@ -35,6 +35,8 @@ from .common import (
     sigterm_as_interrupt,
     workload_option,
 )
+from .config_file import settings_of
+from .log_progress import DEFAULT_INTERVAL, LogProgress
 from .roles import role_options, round_placement
 
 
@@ -231,6 +233,15 @@ ROUND_OPTIONS = [
         "Only what the run started, or a managed server (--db managed:postgresql), is ever stopped.",
     ),
     click.option(
+        "--progress-interval",
+        type=click.FloatRange(min=0.1),
+        default=DEFAULT_INTERVAL,
+        show_default=True,
+        metavar="SECONDS",
+        help="When standard error is not a terminal (a CI log): a progress line this often while a "
+        "level runs.",
+    ),
+    click.option(
         "--no-integrity",
         is_flag=True,
         help="Skip the check, after a run with writes, that every acknowledged write is still there.",
@@ -306,8 +317,7 @@ def run(
         None if expect_fail_pct is None else parse_at_rate(expect_fail_pct, "--expect-fail-pct"),
     ).checked()
     config, plan = build_config(options)
-    console = Console(stderr=True)
-    progress = TerminalProgress(console)
+    progress = progress_for(Console(stderr=True), options["progress_interval"])
     try:
         with sigterm_as_interrupt():
             result = run_ladder(config, progress)
@@ -333,6 +343,11 @@ def run(
     raise_if_lost(result.get("integrity"))  # exit code 4, before 3: a lost write matters more
     if missed:
         raise ExpectationsUnmet("; ".join(missed))
+
+
+def progress_for(console: Console, interval: float) -> TerminalProgress | LogProgress:
+    """The status line redrawn on a terminal; elsewhere a plain line every `interval` seconds."""
+    return TerminalProgress(console) if console.is_terminal else LogProgress(console, interval)
 
 
 def _echo(as_json: bool) -> Any:
@@ -379,5 +394,12 @@ def build_config(options: dict[str, Any]) -> tuple[RunConfig, PlanChoice]:
         transport=options.get("transport"),
         added_latency_ms=options.get("added_latency"),
         placement=round_placement(options, options["db_url"]),
+        settings=_settings(),
     ).checked()
     return config, plan
+
+
+def _settings() -> dict[str, Any] | None:
+    """Each option of the command running, and where it came from (None outside a command)."""
+    ctx = click.get_current_context(silent=True)
+    return None if ctx is None else settings_of(ctx)

@@ -300,6 +300,8 @@ class RunResult(Part):
     # The database's size on disk at the start and the cap of the role that reads its files.
     storage: Mapping[str, Any] | None = None
     timeseries: tuple[Mapping[str, Any], ...] | None = None
+    settings: Mapping[str, Any] | None = None
+    """Each option of the command that ran it: its value and where it came from (cli/config_file.py)."""
 
     @property
     def plan_kind(self) -> PlanKind:

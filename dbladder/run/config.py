@@ -109,6 +109,9 @@ class RunConfig:
     added_latency_ms: float | None = None
     # Each role's CPUs and memory cap, and whether the page cache is dropped first (dbladder.roles).
     placement: Placement = field(default_factory=Placement)
+    # Each setting as the caller was given it and where from (the command line, the environment,
+    # the config file, the default), for the result's `settings`; never a password.
+    settings: dict[str, Any] | None = field(default=None, compare=False)
 
     @cached_property
     def database(self) -> DatabaseURL | ManagedDatabase:
@@ -241,6 +244,7 @@ class RunConfig:
         data["faults"] = list(self.faults)
         data["out_dir"] = str(self.out_dir)
         data["placement"] = self.placement.describe()
+        del data["settings"]  # the result's own block, not part of the round's config
         return data
 
 

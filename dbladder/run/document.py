@@ -56,6 +56,8 @@ class Run:
                 "environment": {},
             }
         )
+        if config.settings is not None:
+            self.update(settings=config.settings)
 
     def update(self, **fields: Any) -> None:
         """Set fields of the result, each as JSON data or already typed (a new one goes last)."""

@@ -17,7 +17,8 @@ from dbladder.load.recorder import LiveView
 def test_a_progress_line_says_the_level_its_time_the_rates_p95_and_failures():
     view = LiveView(1, 400, 12.04, False, 399.81, 399.5, 3.14, 2)
     assert progress_line(view) == (
-        "progress: level 2 at 400 req/s, 12.0 s: sent 399.8 req/s, answered 399.5 req/s, p95 3.1 ms, failures 2"
+        "progress: level 2 at 400 req/s, 12.0 s: sent 399.8 req/s, answered 399.5 req/s, "
+        "p95 3.1 ms, failures 2"
     )
 
 

@@ -33,7 +33,7 @@ def test_the_example_app_logs_in_posts_with_csrf_and_keeps_its_writes(any_url, t
     environment = app_environment(url)
     log = tmp_path / "app.log"
     run_setup(SETUP, EXAMPLE, environment, log)
-    declared = load_request_file(EXAMPLE / "requests.py")
+    declared = load_request_file(EXAMPLE / "dbladder_requests.py")
     config = AppCommand(SERVE, EXAMPLE, ready_path="/accounts/login/", ready_timeout=60)
     with running_app(config, environment, log) as app:
         sessions = make_sessions("127.0.0.1", app.port, declared.login, 3)

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import os
 
-from ..load.fleet import ProcessSpec
+from ..load.fleet import PartRange, ProcessSpec
 from .config import RunConfig
 from .load_target import LoadTarget
 from .preparation import Prepared
@@ -28,11 +28,22 @@ def generator_processes(config: RunConfig) -> int:
     return max(1, min(cores, config.pool_size, 64))
 
 
-def process_spec(config: RunConfig, prepared: Prepared, target: LoadTarget, processes: int) -> ProcessSpec:
-    """What every generator process of the round is given: the one place the config reaches them."""
-    # A user whose request finds no free connection is dropped: leave room for every user.
-    in_flight = max(config.in_flight, -(-config.plan.peak_users // processes))
-    return ProcessSpec(
+def process_spec(
+    config: RunConfig,
+    prepared: Prepared,
+    target: LoadTarget,
+    processes: int,
+    parts: PartRange | None = None,
+) -> ProcessSpec:
+    """What every generator process of the round is given: the one place the config reaches them.
+
+    `parts` is the range of the run's parts this machine's `processes` send when fleets on
+    several machines share the run; None (one machine) is all of them."""
+    part_range = parts if parts is not None else PartRange.whole(processes)
+    # A user whose request finds no free connection is dropped: leave room for every user (the
+    # users are spread over every part of the run, on every machine).
+    in_flight = max(config.in_flight, -(-config.plan.peak_users // part_range.total))
+    spec = ProcessSpec(
         config.plan,
         workload=config.workload,
         mix=prepared.mix,
@@ -46,4 +57,7 @@ def process_spec(config: RunConfig, prepared: Prepared, target: LoadTarget, proc
         db_url=target.db_url,
         connections=config.pool_size,
         precise_clock=config.precise_clock,
+        part_range=parts,
     )
+    spec.parts_of(processes)  # a range of another size than the fleet is refused here, not at its start
+    return spec

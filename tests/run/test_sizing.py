@@ -2,7 +2,10 @@
 
 from __future__ import annotations
 
+import pytest
+
 from dbladder.engines.base import EngineInfo
+from dbladder.load.fleet import BadPartRange, PartRange
 from dbladder.plans import Ladder, Phase, UserPlan
 from dbladder.run.config import RunConfig
 from dbladder.run.load_target import LoadTarget
@@ -44,3 +47,16 @@ def test_the_spec_is_the_configs_plan_and_settings_with_room_for_every_user() ->
     )
     ladder = process_spec(RunConfig(plan=Ladder(1, 0, 1, 1), in_flight=100), prepared, target, 2)
     assert ladder.in_flight == 100
+
+
+def test_a_machine_that_shares_the_run_sends_its_range_of_the_parts() -> None:
+    prepared = Prepared(EngineInfo.__new__(EngineInfo), None, DataSpec(1, {}), Mix({"get_product": 1.0}))
+    target = LoadTarget("127.0.0.1", 8000)
+    config = RunConfig(plan=UserPlan((Phase(900, 0, 1),)), in_flight=100)
+    # One machine: every part, and the spec is today's.
+    assert process_spec(config, prepared, target, 2).part_range is None
+    # Parts 3-4 of 6: the 900 users are spread over all six processes of the run, 150 each.
+    spec = process_spec(config, prepared, target, 2, PartRange(2, 2, 6))
+    assert spec.part_range == PartRange(2, 2, 6) and spec.in_flight == 150
+    with pytest.raises(BadPartRange, match="need 2 generator process"):
+        process_spec(config, prepared, target, 3, PartRange(2, 2, 6))

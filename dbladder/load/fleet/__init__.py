@@ -1,26 +1,34 @@
 """The fleet of generator processes: one executor per process, on uvloop, figures merged in the parent.
 
 `spec.py` is what a process is given (`ProcessSpec`, and how connections spread over the
-processes); `start_line.py` the run start they all wait for; `child.py` a process's own loop;
-`parent.py` the `Fleet` that starts them, sends them levels and merges what they report.
+processes); `parts.py` which of the run's parts a fleet sends (`PartRange`: all of them on one
+machine, a range of them when fleets on several machines share a run); `start_line.py` the run
+start they all wait for; `child.py` a process's own loop; `parent.py` the `Fleet` that starts
+them, sends them levels and merges what they report.
 """
 
 from __future__ import annotations
 
 from .child import REPORT_INTERVAL, run_process
 from .parent import Fleet, GeneratorFailed, LevelDone, run_processes
-from .spec import ProcessSpec, spread
+from .parts import BadPartRange, PartRange, check_ranges, split_parts
+from .spec import ProcessSpec, fleet_specs, spread
 from .start_line import READY_TIMEOUT, StartLine
 
 __all__ = [
     "READY_TIMEOUT",
     "REPORT_INTERVAL",
+    "BadPartRange",
     "Fleet",
     "GeneratorFailed",
     "LevelDone",
+    "PartRange",
     "ProcessSpec",
     "StartLine",
+    "check_ranges",
+    "fleet_specs",
     "run_process",
     "run_processes",
+    "split_parts",
     "spread",
 ]

@@ -1,11 +1,13 @@
 """One generator process: its targets, its one loop over the plan's levels, and its reports.
 
-Process k of N sends part k of every level (every N-th request, or every N-th user) and draws mix
-stream k. It runs the plan's scheduled levels back to back from the run start with one executor
-(the plan's `model`: open or closed), then every level the parent sends on its command queue (a
-search's probes, each a `Level` timed by the parent), until it reads None. While it runs it
-reports every level as soon as all its requests have an outcome, its live view and the records
-of the writes answered 2xx (`acknowledged.py`) every REPORT_INTERVAL.
+The process that sends part p of the run's `parts` (numbered across every fleet of the run:
+`parts.py`; on one machine, process k of N sends part k of N) sends every `parts`-th request of
+every level from request p, or every `parts`-th user, and draws mix stream p. It runs the plan's
+scheduled levels back to back from the run start with one executor (the plan's `model`: open or
+closed), then every level the parent sends on its command queue (a search's probes, each a
+`Level` timed by the parent), until it reads None. While it runs it reports every level as soon
+as all its requests have an outcome, its live view and the records of the writes answered 2xx
+(`acknowledged.py`) every REPORT_INTERVAL.
 
 The process ignores Ctrl-C: the parent decides. A process that fails reports its error as its
 last message (`child_main`).

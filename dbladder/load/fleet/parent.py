@@ -7,6 +7,12 @@ the parent merges a level once every process has reported it (`Fleet.level_event
 caller can judge it and stop the run after the first failed level without waiting for the rest.
 Levels sit on one timeline from the fleet's origin, numbered in the order run.
 
+The fleet sends the parts of the run its spec's range names (`parts.py`; on one machine, all of
+them): its process k sends global part first + k of `total` and draws that part's mix stream, so
+fleets on several machines with disjoint ranges send one schedule between them. Within the fleet,
+processes are numbered from 0 (the processes' own messages carry their global part; `_receive`
+turns it into the fleet's number).
+
 Each process also hands over, every half second, the records of the writes answered 2xx
 (`acknowledged.py`); the parent keeps them in `Fleet.acknowledged` for the integrity check after
 the run, apart from the levels' figures.
@@ -63,6 +69,8 @@ class Fleet:
             raise ValueError(f"processes must be 1 or more, not {processes}")
         self.spec = spec
         self.processes = processes
+        self.parts = spec.parts_of(processes)
+        """The run's parts this fleet sends: process k sends part parts.first + k of parts.total."""
         self.start_delay = start_delay
         context = multiprocessing.get_context("spawn")  # no fork of a process that may hold a loop
         self._events = context.Queue()
@@ -77,10 +85,10 @@ class Fleet:
         self._children = [
             context.Process(
                 target=child_main,
-                args=(spec, part, processes, start_line, events, stop, self._commands[part]),
+                args=(spec, part, self.parts.total, start_line, events, stop, self._commands[number]),
                 daemon=True,
             )
-            for part in range(processes)
+            for number, part in enumerate(self.parts.parts)
         ]
         self._levels: dict[int, dict[int, dict[str, Any]]] = {}
         self._live: dict[int, dict[str, Any]] = {}
@@ -227,7 +235,10 @@ class Fleet:
             return None
         part = min(self.errors)
         pid = self._children[part].pid
-        return f"generator process {part + 1} of {self.processes} (pid {pid}) failed: {self.errors[part]}"
+        where = "" if self.parts.is_whole else f", part {self.parts.first + part + 1} of {self.parts.total}"
+        return (
+            f"generator process {part + 1} of {self.processes} (pid {pid}{where}) failed: {self.errors[part]}"
+        )
 
     def _receive(self) -> tuple[Any, ...] | None:
         for part, child in enumerate(self._children):
@@ -244,7 +255,9 @@ class Fleet:
                     if part not in self._done:
                         self.errors.setdefault(part, "did not report before the deadline")
             return None
-        kind, part = message[0], message[1]
+        # A process names itself by its global part; the fleet counts its own processes from 0.
+        kind, part = message[0], message[1] - self.parts.first
+        message = (kind, part, *message[2:])
         if kind == "ready":
             self._ready.add(part)
         elif kind == "acknowledged":

@@ -1,15 +1,19 @@
 """What a generator process is given: one frozen, picklable spec, and how connections spread.
 
 `dbladder.run.sizing.process_spec` derives it from a round's config in one place; tests and
-benchmarks build one directly.
+benchmarks build one directly. `fleet_specs` gives the specs of several fleets that share one
+run's parts (`parts.py`), one per fleet.
 """
 
 from __future__ import annotations
 
+import dataclasses
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 
 from ...plans import Level, Plan
 from ...workloads.base import Mix
+from .parts import BadPartRange, PartRange, check_ranges
 
 
 @dataclass(frozen=True)
@@ -24,6 +28,8 @@ class ProcessSpec:
     users find no connection and count their requests as dropped. `precise_clock` busy-waits the
     last 2 ms before each due time (MonotonicClock's spin): schedule lag in microseconds, at the
     price of a whole CPU, which on a small machine is taken from the service and the database.
+    `part_range` is the parts of the run this fleet sends (`parts.py`); None, every run on one
+    machine, is all of them, numbered over this fleet's processes.
     """
 
     plan: Plan
@@ -43,6 +49,12 @@ class ProcessSpec:
     connections: int = 100
     """Direct mode: the connections in all, spread over the processes (`spread`)."""
     precise_clock: bool = False
+    part_range: PartRange | None = None
+    """The run's parts this fleet's processes send, one each; None: all of them."""
+
+    def __post_init__(self) -> None:
+        if self.part_range is not None and not isinstance(self.part_range, PartRange):
+            raise BadPartRange(f"part_range must be a PartRange, not {self.part_range!r}")
 
     @property
     def duration(self) -> float:
@@ -55,8 +67,28 @@ class ProcessSpec:
         return self.plan.scheduled()
 
     def connections_of(self, part: int, parts: int) -> int:
-        """The connections process `part` of `parts` opens."""
+        """The connections the process sending part `part` of `parts` opens (numbered over the
+        whole run: fleets on several machines open `connections` between them)."""
         return spread(self.connections, parts)[part]
+
+    def parts_of(self, processes: int) -> PartRange:
+        """The parts a fleet of `processes` sends with this spec: its range, which must have one
+        part per process, or all `processes` parts."""
+        if self.part_range is None:
+            return PartRange.whole(processes)
+        if self.part_range.count != processes:
+            raise BadPartRange(
+                f"parts {self.part_range.words} of {self.part_range.total} need "
+                f"{self.part_range.count} generator process(es), one each, not {processes}"
+            )
+        return self.part_range
+
+
+def fleet_specs(spec: ProcessSpec, ranges: Sequence[PartRange]) -> list[ProcessSpec]:
+    """The spec of each fleet that sends one of `ranges` of the run's parts; refused unless the
+    ranges cover every part exactly once (`check_ranges`)."""
+    check_ranges(ranges)
+    return [dataclasses.replace(spec, part_range=part_range) for part_range in ranges]
 
 
 def spread(total: int, parts: int) -> list[int]:

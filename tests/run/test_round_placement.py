@@ -7,12 +7,14 @@ from __future__ import annotations
 import os
 import re
 import threading
+from collections.abc import Iterator
 from pathlib import Path
 
 import psutil
 import pytest
 from managed_support import require_programs
 
+from dbladder.load.fleet.parent import Fleet
 from dbladder.plans import Ladder
 from dbladder.result.schema import RESULT_SCHEMA, problem
 from dbladder.roles import Placement, RoleLimits, format_cpus
@@ -38,16 +40,25 @@ def cpus_allowed(pid: int) -> set[str]:
 
 
 class Watcher(threading.Thread):
-    """Every process below this one, with each thread's CPUs, read every 0.1 s until stopped."""
+    """Every process below this one, with each thread's CPUs, read every 0.1 s until stopped; and
+    the generator's processes, read as soon as their fleet has started them (a sample every 0.1 s
+    can miss them on a busy machine, and their command line is not theirs until they exec)."""
 
     def __init__(self) -> None:
         super().__init__(daemon=True)
         self.seen: dict[int, tuple[str, set[str]]] = {}
+        self.generators: dict[int, set[str]] = {}
         self.stopping = threading.Event()
+
+    def fleet_started(self, fleet: Fleet) -> None:
+        for pid in fleet.pids:
+            self.generators[pid] = self.generators.get(pid, set()) | cpus_allowed(pid)
 
     def run(self) -> None:
         me = psutil.Process()
         while not self.stopping.wait(0.1):
+            for pid, cpus in list(self.generators.items()):
+                self.generators[pid] = cpus | cpus_allowed(pid)
             for process in me.children(recursive=True):
                 try:
                     command = " ".join(process.cmdline())
@@ -59,19 +70,34 @@ class Watcher(threading.Thread):
                     self.seen[process.pid] = (command, known[1] | allowed)
 
 
-def run_watched(config: RunConfig) -> tuple[dict, dict[int, tuple[str, set[str]]]]:
-    watcher = Watcher()
-    watcher.start()
+@pytest.fixture
+def watcher(monkeypatch: pytest.MonkeyPatch) -> Iterator[Watcher]:
+    """A Watcher told of every fleet the round starts, the moment its processes are ready."""
+    watching = Watcher()
+    enter = Fleet.__enter__
+
+    def entered(fleet: Fleet) -> Fleet:
+        started = enter(fleet)
+        watching.fleet_started(fleet)
+        return started
+
+    monkeypatch.setattr(Fleet, "__enter__", entered)
+    watching.start()
+    yield watching
+    watching.stopping.set()
+    watching.join()
+
+
+def run_watched(config: RunConfig, watcher: Watcher) -> dict:
     try:
-        result = run_ladder(config)
+        return run_ladder(config)
     finally:
         watcher.stopping.set()
         watcher.join()
-    return result, watcher.seen
 
 
 @pytest.mark.slow
-def test_the_generator_and_the_service_run_on_their_cpus(tmp_path) -> None:
+def test_the_generator_and_the_service_run_on_their_cpus(tmp_path, watcher) -> None:
     placement = Placement(generator=RoleLimits(cpus=(FIRST,)), service=RoleLimits(cpus=(LAST,)))
     config = RunConfig(
         db_url=f"sqlite:///{tmp_path}/shop.db",
@@ -83,7 +109,8 @@ def test_the_generator_and_the_service_run_on_their_cpus(tmp_path) -> None:
         placement=placement,
         integrity=False,
     )
-    result, seen = run_watched(config)
+    result = run_watched(config, watcher)
+    seen = watcher.seen
     assert result["status"] == "complete", result["stopped_because"]
     assert problem(result, RESULT_SCHEMA) is None
     assert result["placement"]["generator"] == {"cpus": str(FIRST), "memory": None}
@@ -105,16 +132,15 @@ def test_the_generator_and_the_service_run_on_their_cpus(tmp_path) -> None:
         for pid, (command, cpus) in seen.items()
         if "dbladder.service" in command or "granian" in command
     }
-    generators = {pid: cpus for pid, (command, cpus) in seen.items() if "spawn_main" in command}
-    assert service and generators, seen
+    assert service and watcher.generators, seen
     for cpus in service.values():
         assert cpus == {str(LAST)}
-    for pid, cpus in generators.items():
-        assert cpus == {str(FIRST)}, seen[pid][0]
+    for pid, cpus in watcher.generators.items():
+        assert cpus == {str(FIRST)}, pid
 
 
 @pytest.mark.slow
-def test_a_managed_server_and_its_backends_run_on_the_databases_cpus(tmp_path) -> None:
+def test_a_managed_server_and_its_backends_run_on_the_databases_cpus(tmp_path, watcher) -> None:
     require_programs("postgresql")
     placement = Placement(generator=RoleLimits(cpus=(FIRST,)), database=RoleLimits(cpus=(LAST,)))
     config = RunConfig(
@@ -127,8 +153,6 @@ def test_a_managed_server_and_its_backends_run_on_the_databases_cpus(tmp_path) -
         placement=placement,
         integrity=False,
     )
-    watcher = Watcher()
-    watcher.start()
     seen_server: dict[int, set[str]] = {}
     try:
         # The server is not this process's child (it runs in a session of its own): found by name.
@@ -163,7 +187,6 @@ def test_a_managed_server_and_its_backends_run_on_the_databases_cpus(tmp_path) -
     assert len(seen_server) >= 1 + 8, seen_server  # the postmaster, its helpers, a backend per connection
     for cpus in seen_server.values():
         assert cpus == {str(LAST)}
-    generators = {pid: cpus for pid, (command, cpus) in watcher.seen.items() if "spawn_main" in command}
-    assert generators
-    for cpus in generators.values():
+    assert watcher.generators
+    for cpus in watcher.generators.values():
         assert cpus == {str(FIRST)}

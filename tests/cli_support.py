@@ -20,3 +20,17 @@ def dbladder(
     return subprocess.run(
         [*COMMAND, *args], capture_output=True, text=True, timeout=timeout, cwd=cwd, env=env
     )
+
+
+def run_main(monkeypatch, capsys, *args: str) -> tuple[int, str, str]:
+    """The entry point in this process (quicker than a new one): exit code, stdout and stderr."""
+    from dbladder.cli import main
+
+    monkeypatch.setattr(sys, "argv", ["dbladder", *args])
+    try:
+        main()
+        code = 0
+    except SystemExit as exited:
+        code = int(exited.code or 0)
+    out, err = capsys.readouterr()
+    return code, out, err

@@ -144,9 +144,11 @@ def bench(
         placement = placement_from(cpus, memory, drop_caches)
         _native(given, db_url, scale, seconds, warmup, connections, result_path, as_json, placement)
         return
-    if cpus or memory or drop_caches:
+    placing = [name for name, given in (("--cpus", cpus), ("--memory", memory), ("--drop-caches", drop_caches)) if given]
+    if placing:
+        verb = "goes" if len(placing) == 1 else "go"
         raise UsageError(
-            "--cpus, --memory and --drop-caches go with --native (the raw rounds run in-process)"
+            f"{' and '.join(placing)} {verb} with --native only (the raw rounds run in this process)"
         )
     if journal_test:
         config: Any = JournalConfig(
@@ -207,10 +209,15 @@ def _native(
         verb = "does" if len(stray) == 1 else "do"
         raise UsageError(f"{', '.join(stray)} {verb} not apply to --native (it measures the shop's read mix)")
     text = db_url if "db_url" in given else NATIVE_DB
-    stray_caps = [role for role in ("generator", "service") if placement.of(role).memory is not None]
-    if stray_caps or placement.service.cpus is not None:
+    if placement.service.limited:
         raise UsageError(
-            "bench --native places only the generator's CPUs and the database (--memory database=...)"
+            f"{placement.service.option('service')}: bench --native runs no service; it places the "
+            "native client (--cpus generator=...) and the database (--cpus/--memory database=...)"
+        )
+    if placement.generator.memory is not None:
+        raise UsageError(
+            "--memory generator: bench --native gives the native client its CPUs only "
+            "(--cpus generator=...); cap the database (--memory database=...)"
         )
     config = NativeConfig(
         db_url=NATIVE_DB if is_managed_spec(text) else text,  # the server's URL once it runs

@@ -27,6 +27,7 @@ from ..run.compare import MAX_RUNS, CompareConfig, run_compare
 from ..run.integrity import raise_if_any_lost
 from ..transport import TRANSPORTS
 from .common import db_texts, exit_codes, sigterm_as_interrupt
+from .roles import round_placement
 from .run import LATENCY_HELP, TRANSPORT_HELP, build_config, json_option, progress_for, round_options
 
 ORDER = "dbladder.compare.order"
@@ -127,6 +128,9 @@ def compare(
     db_urls = db_texts(db_urls)
     order = click.get_current_context().meta.get(ORDER, [])
     transports, latencies = entry_routes(order, len(db_urls), transport, added_latency)
+    # Every database's placement is checked here, in one line naming the option, before a server
+    # starts: the round's own check sees the first --db only.
+    round_placement(options, db_urls)
     base, _ = build_config({**options, "db_url": db_urls[0], "transport": None, "added_latency": None})
     config = CompareConfig(
         db_urls=db_urls,

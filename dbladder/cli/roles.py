@@ -3,7 +3,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from typing import Any, TypeVar
 
 import click
@@ -47,11 +47,15 @@ def placement_from(cpus: tuple[str, ...], memory: tuple[str, ...], drop_caches: 
     return parse_placement(cpus, memory, drop_caches)
 
 
-def round_placement(options: dict[str, Any], db_url: str) -> Placement:
+def round_placement(options: dict[str, Any], db_urls: Sequence[str]) -> Placement:
     """A round's placement from its options, refused in one line (exit 2) when a role cannot be
-    placed: a database dbladder does not start, a service it does not run."""
+    placed on one of `db_urls` (a comparison's every database): a database dbladder does not
+    start, a service it does not run. Each problem once, however many databases share it."""
     placement = placement_from(options["cpus"], options["memory"], options["drop_caches"])
-    problems = placement_problems(placement, db_url, options["target"], options["service_url"])
+    problems: dict[str, None] = {}
+    for db_url in db_urls:
+        found = placement_problems(placement, db_url, options["target"], options["service_url"])
+        problems.update(dict.fromkeys(found))
     if problems:
         raise UnmanagedRole("; ".join(problems))
     return placement

@@ -393,7 +393,7 @@ def build_config(options: dict[str, Any]) -> tuple[RunConfig, PlanChoice]:
         integrity=not options["no_integrity"],
         transport=options.get("transport"),
         added_latency_ms=options.get("added_latency"),
-        placement=round_placement(options, options["db_url"]),
+        placement=round_placement(options, [options["db_url"]]),
         settings=_settings(),
     ).checked()
     return config, plan

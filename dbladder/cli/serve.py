@@ -64,11 +64,17 @@ def serve(
 ) -> None:
     """Serve a workload's JSON API until Ctrl-C or SIGTERM (in-flight requests finish first)."""
     placement = placement_from(cpus, memory, drop_caches)
-    others = [role for role in ("generator", "database") if placement.of(role).limited]
-    if others:
-        raise UsageError(
-            f"serve runs the service only: --cpus/--memory {others[0]}=... do not apply (use service=...)"
-        )
+    # serve starts the service and nothing else: it sends no load, and it serves in front of a
+    # database given by URL (it starts no managed: server), so no other role has a process here.
+    unplaced = {
+        "generator": "serve sends no load (the generator is run's or compare's)",
+        "database": "serve starts no database server, it serves in front of --db "
+        "(a managed: server is run's or compare's)",
+    }
+    for role, why in unplaced.items():
+        limits = placement.of(role)
+        if limits.limited:
+            raise UsageError(f"{limits.option(role)}: {why}; serve places the service only (service=...)")
     load_workload(workload)  # a bad workload is one line here, not an error in every worker
     config = ServiceConfig(
         db_url=db_url,

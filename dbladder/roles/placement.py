@@ -45,6 +45,12 @@ class RoleLimits:
     def limited(self) -> bool:
         return self.cpus is not None or self.memory is not None
 
+    def option(self, role: str) -> str:
+        """The option that gave the role these limits, as a refusal names it: `--cpus service`,
+        `--memory service`, or both."""
+        given = [name for name, value in (("--cpus", self.cpus), ("--memory", self.memory)) if value is not None]
+        return f"{' and '.join(given) or '--cpus'} {role}"
+
     def describe(self) -> dict[str, object]:
         """As a result carries it: the CPUs as taskset writes them and the cap in bytes (None: unset)."""
         return {"cpus": format_cpus(self.cpus) if self.cpus is not None else None, "memory": self.memory}

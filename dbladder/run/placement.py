@@ -69,12 +69,9 @@ def placement_problems(placement: Placement, db_url: str, target: str, service_u
     """What the round cannot place: a database dbladder does not start, a service it does not run."""
     problems = [p for p in [placement_refusal(db_url, placement.database)] if p is not None]
     if placement.service.limited:
+        option = placement.service.option("service")
         if target == "direct":
-            problems.append(
-                "--cpus/--memory service: direct mode runs no service; give the generator its place"
-            )
+            problems.append(f"{option}: direct mode runs no service; give the generator its place")
         elif service_url is not None:
-            problems.append(
-                f"--cpus/--memory service: the service at {service_url} is not one dbladder started"
-            )
+            problems.append(f"{option}: the service at {service_url} is not one dbladder started")
     return problems

@@ -70,7 +70,7 @@ def placement_refusal(text: str, limits: RoleLimits | None) -> str | None:
     on one line, or None when they can (nothing asked, or a `managed:` server dbladder starts)."""
     if limits is None or not limits.limited or is_managed_spec(text):
         return None
-    option = "--cpus database" if limits.cpus is not None else "--memory database"
+    option = limits.option("database")
     try:
         parsed = parse_url(text)
     except DbladderError:

@@ -11,9 +11,8 @@ import sys
 from pathlib import Path
 
 import pytest
-from cli_support import dbladder
+from cli_support import dbladder, run_main
 
-from dbladder.cli import main
 from dbladder.engines import EngineOptions, opened
 from dbladder.servers.registry import ROOT_ENV
 
@@ -22,18 +21,6 @@ async def database_name(url: str) -> str:
     async with opened(url, EngineOptions(pool_size=1)) as engine, engine.read() as session:
         row = await session.fetch_one("SELECT current_database()")
         return str(row[0]) if row else ""
-
-
-def run_main(monkeypatch, capsys, *args: str) -> tuple[int, str, str]:
-    """The entry point in this process (quicker than a new one): exit code, stdout and stderr."""
-    monkeypatch.setattr(sys, "argv", ["dbladder", *args])
-    try:
-        main()
-        code = 0
-    except SystemExit as exited:
-        code = int(exited.code or 0)
-    out, err = capsys.readouterr()
-    return code, out, err
 
 
 @pytest.mark.slow

@@ -144,7 +144,11 @@ def bench(
         placement = placement_from(cpus, memory, drop_caches)
         _native(given, db_url, scale, seconds, warmup, connections, result_path, as_json, placement)
         return
-    placing = [name for name, given in (("--cpus", cpus), ("--memory", memory), ("--drop-caches", drop_caches)) if given]
+    placing = [
+        name
+        for name, given in (("--cpus", cpus), ("--memory", memory), ("--drop-caches", drop_caches))
+        if given
+    ]
     if placing:
         verb = "goes" if len(placing) == 1 else "go"
         raise UsageError(

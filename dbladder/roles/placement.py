@@ -48,7 +48,9 @@ class RoleLimits:
     def option(self, role: str) -> str:
         """The option that gave the role these limits, as a refusal names it: `--cpus service`,
         `--memory service`, or both."""
-        given = [name for name, value in (("--cpus", self.cpus), ("--memory", self.memory)) if value is not None]
+        given = [
+            name for name, value in (("--cpus", self.cpus), ("--memory", self.memory)) if value is not None
+        ]
         return f"{' and '.join(given) or '--cpus'} {role}"
 
     def describe(self) -> dict[str, object]:

@@ -14,13 +14,16 @@ CONNECT = "connect"
 """The connection was refused, reset or closed before the response was complete."""
 PROTOCOL = "protocol"
 """The response could not be parsed as HTTP/1.x; the connection is discarded."""
+UNEXPECTED = "unexpected"
+"""An answer whose status the request does not count as a success (the user's app: a request's
+`success` statuses, such as a 200 where a write should redirect, or a redirect to the login page)."""
 DROPPED = "dropped"
 """The request could not be sent on time (no free slot before its deadline): counted, never skipped."""
 
-OUTCOMES = ("2xx", "3xx", "4xx", "5xx", TIMEOUT, CONNECT, PROTOCOL, DROPPED)
+OUTCOMES = ("2xx", "3xx", "4xx", "5xx", UNEXPECTED, TIMEOUT, CONNECT, PROTOCOL, DROPPED)
 """Every outcome a request can have, in report order."""
 
-FAILURES = ("4xx", "5xx", TIMEOUT, CONNECT, PROTOCOL, DROPPED)
+FAILURES = ("4xx", "5xx", UNEXPECTED, TIMEOUT, CONNECT, PROTOCOL, DROPPED)
 """Outcomes that count as failed requests (as k6's http_req_failed: any status outside 200-399)."""
 
 HISTOGRAMS = ("latency_from_due", "latency_from_send", "schedule_lag", "failed_after")

@@ -36,7 +36,7 @@ ALLOWED: dict[str, set[str]] = {
     "workloads": LEAVES | {"engines"},
     "data": LEAVES | {"engines", "workloads"},
     "service": LEAVES | {"engines", "workloads"},
-    "app": LEAVES | {"engines", "service"},
+    "app": LEAVES | {"engines", "service", "workloads", "load"},
     "observe": LEAVES | {"engines", "service"},
     "load": LEAVES | {"engines", "workloads"},
     "result": LEAVES,

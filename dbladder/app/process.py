@@ -22,7 +22,7 @@ import time
 from collections.abc import Iterator, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import IO
+from typing import IO, Any
 
 from ..errors import InvalidConfig
 from ..service.server import session_members, stop_process_tree
@@ -59,6 +59,16 @@ class AppCommand:
         if self.setup is not None and not self.setup.strip():
             found.append("--app-setup: the command is empty")
         return found
+
+    def describe(self) -> dict[str, Any]:
+        """The app's settings for the result (its commands as given: they hold no password)."""
+        return {
+            "command": self.command,
+            "directory": str(self.directory.resolve()),
+            "ready_path": self.ready_path,
+            "ready_timeout": self.ready_timeout,
+            "setup": self.setup,
+        }
 
     def checked(self) -> AppCommand:
         """This configuration, or InvalidConfig listing every problem."""
@@ -232,13 +242,14 @@ class RunningApp:
         if self.process is None:
             return None
         self.begin_stop()
+        # `stopping` stays set until the next start: the app is down on purpose (AppWatch).
         stop_process_tree(self.process, self.config.stop_timeout if timeout is None else timeout, True)
-        self.stopping = False
         self._finish_log()
         return self.process.returncode
 
     def kill(self) -> int:
         """SIGKILL every process of the app at once, as a crash would; how many were killed."""
+        self.stopping = True  # down on purpose: a fault, not the app exiting by itself
         members = self.members()
         for pid in members:
             with contextlib.suppress(ProcessLookupError):

@@ -26,6 +26,7 @@ from ..run.integrity import raise_if_lost
 from ..run.plan_choice import PlanChoice, PlanOptions, choose_plan
 from ..run.round import run_ladder
 from ..transport import TRANSPORTS
+from .app_options import app_fields, app_options
 from .common import (
     DATA_OPTIONS,
     complete_preset,
@@ -271,7 +272,7 @@ def round_options(command: Any) -> Any:
     """Apply ROUND_OPTIONS to a click command, in the order they are listed."""
     for option in reversed(ROUND_OPTIONS):
         command = option(command)
-    return role_options(command)
+    return role_options(app_options(command))
 
 
 @click.command(epilog=exit_codes(0, 1, 2, 3, 4))
@@ -394,6 +395,7 @@ def build_config(options: dict[str, Any]) -> tuple[RunConfig, PlanChoice]:
         transport=options.get("transport"),
         added_latency_ms=options.get("added_latency"),
         placement=round_placement(options, [options["db_url"]]),
+        **app_fields(options),
         settings=_settings(),
     ).checked()
     return config, plan

@@ -30,6 +30,8 @@ from .mix import Request
 from .targets import RequestTarget, ResultCallback
 
 INT64 = (-(2**63), 2**63 - 1)
+SAMPLES_PER_KIND = 3
+BODY_KEPT = 200
 
 _decode = msgspec.json.decode
 
@@ -85,8 +87,55 @@ class Records(Sequence[tuple[Any, ...]]):
         }
 
 
+class FailureSamples:
+    """The first few answers of each kind (request, status) that were not a success, so that a user
+    can see why (the first BODY_KEPT bytes of each body), and how many of each kind there were."""
+
+    def __init__(self, per_kind: int = SAMPLES_PER_KIND) -> None:
+        self.per_kind = per_kind
+        self.counts: dict[tuple[str, int], int] = {}
+        self.kept: dict[tuple[str, int], list[str]] = {}
+
+    def __bool__(self) -> bool:
+        return bool(self.counts)
+
+    def add(self, request: str, status: int, body: bytes | None, count: int = 1) -> None:
+        key = (request, status)
+        self.counts[key] = self.counts.get(key, 0) + count
+        bodies = self.kept.setdefault(key, [])
+        if len(bodies) < self.per_kind and body is not None:
+            bodies.append(body[:BODY_KEPT].decode(errors="replace"))
+
+    def take(self) -> list[tuple[str, int, int, list[str]]]:
+        """Everything since the last take, as plain data, and forget the counts (not what was kept,
+        so a process keeps no more than `per_kind` bodies of a kind over the whole run)."""
+        taken = [
+            (name, status, count, self.kept[(name, status)]) for (name, status), count in self.counts.items()
+        ]
+        self.counts = {}
+        self.kept = {key: [""] * len(bodies) for key, bodies in self.kept.items()}
+        return taken
+
+    def extend(self, taken: Sequence[tuple[str, int, int, list[str]]]) -> None:
+        """Add what `take` gave (in another process)."""
+        for name, status, count, bodies in taken:
+            key = (name, status)
+            self.counts[key] = self.counts.get(key, 0) + count
+            mine = self.kept.setdefault(key, [])
+            mine.extend(body for body in bodies if body and len(mine) < self.per_kind)
+
+    def to_list(self) -> list[dict[str, Any]]:
+        return [
+            {"request": name, "status": status, "count": count, "bodies": self.kept.get((name, status), [])}
+            for (name, status), count in sorted(self.counts.items())
+        ]
+
+
 class AcknowledgedWrites:
-    """The records of acknowledged writes, by operation name; cheap to add to, plain to ship."""
+    """The records of acknowledged writes, by operation name; cheap to add to, plain to ship.
+
+    `failures` samples the answers a target counted as failures by their status (the user's app:
+    a status outside a request's success list); they travel with the records."""
 
     def __init__(self) -> None:
         self._packed: dict[str, dict[int, array]] = {}
@@ -94,6 +143,7 @@ class AcknowledgedWrites:
         self.count = 0
         self.unreadable = 0
         """Writes answered 2xx whose answer could not be read into a record (checked as nothing)."""
+        self.failures = FailureSamples()
 
     def add(self, operation: str, record: tuple[Any, ...]) -> None:
         """File one record."""
@@ -113,11 +163,12 @@ class AcknowledgedWrites:
     def take(self) -> dict[str, Any] | None:
         """Everything filed since the last take, as plain picklable data (None when nothing was),
         and forget it here."""
-        if not self.count and not self.unreadable:
+        if not self.count and not self.unreadable and not self.failures:
             return None
         chunk = {
             "count": self.count,
             "unreadable": self.unreadable,
+            "failures": self.failures.take(),
             "packed": {
                 name: {width: numbers.tobytes() for width, numbers in by_width.items()}
                 for name, by_width in self._packed.items()
@@ -131,6 +182,7 @@ class AcknowledgedWrites:
         """Add a chunk that `take` made (in another process)."""
         self.count += chunk["count"]
         self.unreadable += chunk["unreadable"]
+        self.failures.extend(chunk.get("failures", ()))
         for name, by_width in chunk["packed"].items():
             mine = self._packed.setdefault(name, {})
             for width, raw in by_width.items():

@@ -13,6 +13,8 @@ from pathlib import Path
 from typing import Any
 from urllib.parse import urlsplit
 
+from ..app.process import AppCommand
+from ..app.workload import app_workload
 from ..engines.base import DEFAULT_POOL_SIZE
 from ..errors import DbladderError, InvalidConfig, UsageError
 from ..plans import Plan, Search, plan_to_config
@@ -20,6 +22,7 @@ from ..result.passmark import PassMark
 from ..roles import Placement
 from ..servers import is_managed_spec, parse_managed_spec
 from ..urls import DatabaseURL, EngineKind, engine_kind, parse_url
+from ..workloads.base import Workload
 from ..workloads.registry import DEFAULT_WORKLOAD, load_workload
 from .faults import (
     fault_problems,
@@ -109,6 +112,11 @@ class RunConfig:
     added_latency_ms: float | None = None
     # Each role's CPUs and memory cap, and whether the page cache is dropped first (dbladder.roles).
     placement: Placement = field(default_factory=Placement)
+    # The user's own app (`--app` and its options, dbladder.app) and its request file (`--requests`):
+    # the round starts the app on its database instead of dbladder's service and sends the file's
+    # requests; the app's setup makes its data, so nothing is seeded.
+    app: AppCommand | None = None
+    requests_file: Path | None = None
     # Each setting as the caller was given it and where from (the command line, the environment,
     # the config file, the default), for the result's `settings`; never a password.
     settings: dict[str, Any] | None = field(default=None, compare=False)
@@ -140,8 +148,9 @@ class RunConfig:
         engine = database.engine if database is not None else None
         problems += self.plan.validate()
         problems += self.pass_mark.validate()
+        problems += self._app_problems()
         try:
-            workload = load_workload(self.workload)
+            workload = self.round_workload()
         except DbladderError as exc:
             problems.append(str(exc))
         else:
@@ -149,7 +158,7 @@ class RunConfig:
                 problems.append(f"seed must be a whole number from 0 to 2**63-1, not {self.seed!r}")
             if not (isinstance(self.scale, int | float) and 0 < self.scale <= 10_000):
                 problems.append(f"scale must be above 0 and at most 10,000, not {self.scale!r}")
-            else:
+            elif self.app is None:
                 problems += workload.validate_sizes(workload.scaled_sizes(self.scale, self.sizes))
             try:
                 workload.mix(self.write_share, self.weights)
@@ -205,6 +214,30 @@ class RunConfig:
         problems += placement_problems(self.placement, self.db_url, self.target, self.service_url)
         return problems
 
+    def round_workload(self) -> Workload:
+        """The workload the round sends: the app's request file with --app, else --workload's."""
+        if self.app is not None and self.requests_file is not None:
+            return app_workload(self.requests_file)
+        return load_workload(self.workload)
+
+    def _app_problems(self) -> list[str]:
+        if self.app is None:
+            return (
+                ["--requests needs --app: the request file is sent to the app dbladder starts"]
+                if (self.requests_file is not None)
+                else []
+            )
+        problems = self.app.problems()
+        if self.requests_file is None:
+            problems.append("--app needs --requests FILE.py: what to send to the app")
+        if self.target != "http":
+            problems.append("--app is reached over HTTP: it goes with target http, not direct")
+        if self.service_url is not None:
+            problems.append("--app starts the app; --service sends to one already running: give one")
+        if self.app.host != self.service_host:
+            problems.append(f"--app listens on {self.app.host}, the service host is {self.service_host}")
+        return problems
+
     def _fault_problems(self, engine: str | None) -> list[str]:
         if not self.faults:
             return []
@@ -244,6 +277,8 @@ class RunConfig:
         data["faults"] = list(self.faults)
         data["out_dir"] = str(self.out_dir)
         data["placement"] = self.placement.describe()
+        data["app"] = self.app.describe() if self.app is not None else None
+        data["requests_file"] = str(self.requests_file) if self.requests_file is not None else None
         del data["settings"]  # the result's own block, not part of the round's config
         return data
 

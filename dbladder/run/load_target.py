@@ -7,11 +7,13 @@ from __future__ import annotations
 import contextlib
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, replace
-from typing import Any
+from typing import Any, cast
 
+from ..app.workload import AppWorkload
 from ..errors import DbladderError
 from ..service import ServiceConfig, running_service
 from ..service.server import RunningService
+from .app_target import app_target
 from .config import RunConfig, parse_service_url
 from .placement import RoleGroups
 from .progress import Progress
@@ -28,6 +30,7 @@ class LoadTarget:
     service: RunningService | None = None
     db_url: str = ""  # the URL the load uses (another transport, or the latency relay)
     transport: dict[str, Any] | None = None  # how it gets there, for the result (None: as given)
+    workload: str | None = None  # the workload the load's processes load, when not the config's (--app)
 
 
 @contextlib.contextmanager
@@ -37,6 +40,11 @@ def load_target(
     """The target of the load, reaching the database by the route `--transport` and
     `--added-latency` choose (the relay, if any, outlives the service). The service and the relay
     run in the service role's place (`groups`)."""
+    if config.app is not None:  # the user's app on the run's database instead of dbladder's service
+        with app_target(config, cast(AppWorkload, config.round_workload()), progress) as started:
+            app, description, workload = started
+            yield LoadTarget(app.config.host, app.port, description, app, workload=workload)  # type: ignore[arg-type]
+        return
     place = groups.hook("service") if groups is not None else None
     with database_route(config.url, config.transport, config.added_latency_ms, place) as route:
         if config.transport is not None or config.added_latency_ms is not None:

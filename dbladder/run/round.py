@@ -26,6 +26,7 @@ import os
 import platform
 from typing import Any
 
+from ..app.errors import AppExited
 from ..load.fleet import Fleet, GeneratorFailed, spread
 from ..observe import syscalls_unavailable
 from ..report.bundle import write_bundle
@@ -33,7 +34,7 @@ from ..result.seconds import beside_samples
 from ..roles import drop_page_cache
 from ..servers import ManagedServer, is_managed_spec, managed_server_for, server_for_url
 from ..urls import parse_url
-from ..workloads.registry import load_workload
+from .app_target import APP_LOG, app_section, run_app_setup, watch_app
 from .config import RunConfig
 from .diagnose import LevelDiagnosis
 from .document import Run, describe_load, make_out_dir, spike_figures
@@ -99,8 +100,12 @@ def _run_ladder(
     run.save()
     progress.message("checking that the machine is quiet before the run")
     idle = check_idle()
-    workload = load_workload(config.workload)
-    prepared = asyncio.run(prepare_database(config, workload, progress))
+    workload = config.round_workload()
+    if config.app is not None:  # the app's own setup makes its data: nothing is seeded
+        run.update(app={"setup_s": run_app_setup(config, progress), "log": APP_LOG})
+    prepared = asyncio.run(
+        prepare_database(dataclasses.replace(config, seed=None) if config.app else config, workload, progress)
+    )
     engine_info, mix = prepared.engine, prepared.mix
     described = {
         "name": workload.name,
@@ -200,10 +205,10 @@ def _run_ladder(
                 fleet.origin,
                 lambda: fleet.pids,
                 (lambda: service.pid) if service else None,
-                service.stats if service else None,
+                getattr(service, "stats", None),  # the user's app has no /stats
             )
             try:
-                with injector:
+                with injector, watch_app(target, fleet) as app_watch:
                     stopped_because, stop = run_plan(
                         config, fleet, run, observer, progress, interrupted, fault_levels
                     )
@@ -225,6 +230,10 @@ def _run_ladder(
                 run_flags, timeseries = observer.stop()
         if interrupted:  # also when the KeyboardInterrupt itself was lost (run/interrupts.py)
             status, stopped_because = "interrupted", "interrupted by the user (Ctrl-C)"
+        elif app_watch is not None and app_watch.exited:  # the fleet stopped because the app did
+            failure, status = None, "app exited"
+            stopped_because = f"level {len(run.result.levels) + 1}: {app_watch.words}"
+            progress.message(stopped_because)
         elif failure is not None:
             status, stopped_because = "generator failed", str(failure)
         run.flag(*run_flags)
@@ -242,6 +251,8 @@ def _run_ladder(
                 run.update(spike=spike_figures(final, config.pass_mark))
     # The service's totals and the relay's figures went into their descriptions as each stopped.
     run.update(service=target.description)
+    if config.app is not None:
+        run.update(app=app_section(run.result.to_json().get("app"), fleet.acknowledged, app_watch))
     if target.transport is not None:
         run.update(transport=target.transport)
     # After the service has stopped: no request still in its hands can change the data meanwhile.
@@ -258,4 +269,6 @@ def _run_ladder(
     write_bundle(result, config.out_dir, beside_samples(timeseries, result["levels"]))
     if failure is not None and status == "generator failed":
         raise GeneratorFailed(f"{failure}; the levels finished before it are in {run.path}")
+    if status == "app exited":
+        raise AppExited(f"{stopped_because}; the levels finished before it are in {run.path}")
     return result

@@ -45,7 +45,7 @@ def process_spec(
     in_flight = max(config.in_flight, -(-config.plan.peak_users // part_range.total))
     spec = ProcessSpec(
         config.plan,
-        workload=config.workload,
+        workload=target.workload or config.workload,
         mix=prepared.mix,
         sizes=dict(prepared.data.sizes),
         mix_seed=config.mix_seed,

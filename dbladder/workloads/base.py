@@ -279,6 +279,17 @@ class Workload:
         """
         return None
 
+    def http_renderer(self, host: str) -> Callable[[tuple[int, Args]], bytes] | None:
+        """A function rendering (operation index, args) to a whole HTTP/1.1 request for `host`, for a
+        workload whose requests carry more than a path and a JSON body (the user's app: cookies,
+        forms, CSRF headers); None (the default): the load's client renders `render`'s path and body."""
+        return None
+
+    def wrap_target(self, target: Any, store: Any) -> Any | None:
+        """The load's target wrapped by the workload itself, filing what it acknowledges in `store`
+        (an AcknowledgedWrites), or None (the default: the load's own AcknowledgingTarget does it)."""
+        return None
+
     def data_layer(self, engine: str) -> dict[str, str] | None:
         """How the operations reach an engine when it is not through dbladder's own engine (an ORM
         and its driver), for the result's record; None: through dbladder's engine."""

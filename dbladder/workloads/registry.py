@@ -29,6 +29,10 @@ BUILT_IN = {
     "chirp": "dbladder.workloads.chirp:workload",
 }
 ENTRY_POINT_GROUP = "dbladder.workloads"
+APP_REQUESTS = "app-requests:"
+"""`app-requests:STATE.json`: the user's app (`--app`, `--requests`) as the load's processes load it:
+its request file with the run's sessions and rows, a state file the round wrote (dbladder.app)."""
+APP_FACTORY = "dbladder.app.workload:from_state"
 DEFAULT_WORKLOAD = "shop"
 
 
@@ -39,6 +43,9 @@ def load_workload(spec: str) -> Workload:
         raise WorkloadError(
             "give a workload: a name (dbladder workloads lists them), a .py file or module:attr"
         )
+    if spec.startswith(APP_REQUESTS):
+        factory = _from_attribute(APP_FACTORY, "the user's app")
+        return _checked(factory(Path(spec[len(APP_REQUESTS) :])), spec)  # type: ignore[operator]
     if spec.endswith(".py") or "/" in spec or Path(spec).is_file():
         return _checked(_from_file(Path(spec)), spec)
     if spec in BUILT_IN:

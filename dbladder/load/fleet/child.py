@@ -100,6 +100,9 @@ async def _drive(
             # Only a mix that sends writes which leave a record pays for keeping the bodies of their
             # answers (a read-only mix skips the wrapper's two calls per request).
             made = make_target()
+            # The user's app judges its own answers (its success statuses, its acknowledgements).
+            if acknowledged is not None and (own := workload.wrap_target(made, acknowledged)) is not None:
+                return cast(RequestTarget, own)
             if acknowledged is None or not acknowledges:
                 return made
             return AcknowledgingTarget(made, workload, acknowledged)

@@ -34,6 +34,11 @@ MAX_HEAD_BYTES = 64 * 1024
 
 _monotonic = time.monotonic
 
+KEEP_HEAD = 2
+"""`send(..., keep_body=KEEP_HEAD)`: the body given to the callback starts with the response's
+head (status line and headers, up to the blank line), for a caller that reads a header (the
+user's app acknowledges a write by its redirect's Location)."""
+
 
 class Response(NamedTuple):
     """The outcome of one request made with `ConnectionPool.request`."""
@@ -202,6 +207,8 @@ class _Connection(asyncio.Protocol):
             self.close_after = connection is not None and b"close" in connection
         self.status = status
         self.head_done = True
+        if self.keep_body == KEEP_HEAD:
+            self.body_parts.append(data[: end + 4])
         length = _header(head, b"\r\ncontent-length:")
         if status == 204 or status == 304:
             self.remaining = 0
@@ -461,7 +468,8 @@ class HttpTarget:
 
     def __init__(self, host: str, port: int, in_flight: int, timeout: float, workload: Workload):
         self._pool = ConnectionPool(host, port, in_flight, timeout)
-        self.render = RequestRenderer(f"{host}:{port}", workload)
+        # A workload may render whole requests itself (the user's app: its cookies, forms, headers).
+        self.render = workload.http_renderer(f"{host}:{port}") or RequestRenderer(f"{host}:{port}", workload)
         self.send = self._pool.send
         self.close = self._pool.close
         self.timeout = self._pool.timeout

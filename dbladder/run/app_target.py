@@ -1,0 +1,145 @@
+"""The user's app as the round's load target (`--app`): its setup run once, the app started on the
+run's database, its sessions logged in and the rows its requests draw from read, and a watch on
+it while the load runs, so that an app that exits mid-level stops the load with one line.
+
+    run_app_setup(config, progress)            # --app-setup, before anything is loaded
+    with app_target(config, workload, progress) as target:   # the app ready, its sessions made
+        with AppWatch(target.service, fleet.stop, lambda: fleet.origin):
+            ... the load ...
+
+The app's output, the setup's first, goes to `app.log` in the run's folder with its passwords
+redacted (dbladder.app.process).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import tempfile
+import threading
+import time
+from collections.abc import Callable, Iterator
+from pathlib import Path
+from typing import Any
+
+from ..app import app_environment, run_setup, running_app
+from ..app.checks import read_rows
+from ..app.process import RunningApp
+from ..app.sessions import make_sessions
+from ..app.workload import AppWorkload, save_state
+from ..engines import opened
+from ..engines.base import EngineOptions
+from ..load.acknowledged import AcknowledgedWrites
+from ..urls import DatabaseURL
+from .config import RunConfig
+from .progress import Progress
+
+APP_LOG = "app.log"
+WATCH_INTERVAL = 0.1
+
+
+def run_app_setup(config: RunConfig, progress: Progress) -> float | None:
+    """Run --app-setup once on the run's database (its output at the head of app.log); the
+    seconds it took, None when there is none. AppSetupFailed (exit 1) when it fails."""
+    app = config.app
+    if app is None or app.setup is None:
+        return None
+    progress.message(f"the app's setup: {app.setup}")
+    seconds = run_setup(app.setup, app.directory, app_environment(config.url), config.out_dir / APP_LOG)
+    progress.message(f"the app's setup finished in {seconds:.1f} s")
+    return seconds
+
+
+async def _rows(url: DatabaseURL, workload: AppWorkload) -> dict[str, list[Any]]:
+    async with opened(url, EngineOptions(pool_size=1)) as engine:
+        return await read_rows(engine, workload.declared)
+
+
+@contextlib.contextmanager
+def app_target(
+    config: RunConfig, workload: AppWorkload, progress: Progress
+) -> Iterator[tuple[RunningApp, dict[str, Any], str]]:
+    """The app running and ready for the block, its sessions logged in: the app, its description
+    for the result, and the workload text the generator processes load it by; stopped on any exit."""
+    assert config.app is not None  # the caller's check: only a round with --app comes here
+    declared = workload.declared
+    rows = asyncio.run(_rows(config.url, workload)) if declared.row_queries() else {}
+    environment = app_environment(config.url)
+    with (
+        tempfile.TemporaryDirectory(prefix="dbladder-app-") as folder,
+        running_app(config.app, environment, config.out_dir / APP_LOG) as app,
+    ):
+        progress.message(f"the app answers {config.app.ready_path} on {app.url}: {app.command}")
+        sessions = make_sessions(app.config.host, app.port, declared.login, declared.sessions)
+        if sessions:
+            progress.message(f"{len(sessions)} session(s) logged in at {declared.login.path}")  # type: ignore[union-attr]
+        text = save_state(Path(folder) / "state.json", declared, rows, sessions)
+        description: dict[str, Any] = {
+            "url": app.url,
+            "started_by_dbladder": True,
+            "app": True,
+            "command": app.command,
+            "sessions": len(sessions),
+        }
+        yield app, description, text
+        description["starts"] = app.starts
+
+
+class AppWatch:
+    """A thread that notices the app exiting while the load runs (not when a fault stopped it):
+    it stops the load at once and keeps the exit code and when it happened (`words`)."""
+
+    def __init__(self, app: RunningApp, stop_load: Callable[[], None], origin: Callable[[], float]):
+        self.app = app
+        self.stop_load = stop_load
+        self.origin = origin
+        self.code: int | None = None
+        self.at_s: float | None = None
+        self._done = threading.Event()
+        self._thread = threading.Thread(target=self._watch, name="app-watch", daemon=True)
+
+    def __enter__(self) -> AppWatch:
+        self._thread.start()
+        return self
+
+    def __exit__(self, *exc_info: object) -> None:
+        self._done.set()
+        self._thread.join(2.0)
+
+    def _watch(self) -> None:
+        while not self._done.wait(WATCH_INTERVAL):
+            code = self.app.exit_code()
+            if code is not None and not self.app.stopping:
+                self.code, self.at_s = code, max(0.0, time.perf_counter() - self.origin())
+                self.stop_load()
+                return
+
+    @property
+    def exited(self) -> bool:
+        return self.code is not None
+
+    @property
+    def words(self) -> str:
+        return f"the app exited with code {self.code} at {self.at_s:.1f} s"
+
+
+@contextlib.contextmanager
+def watch_app(target: Any, fleet: Any) -> Iterator[AppWatch | None]:
+    """An AppWatch on the round's app for the block (None when the round has no app)."""
+    if not isinstance(target.service, RunningApp):
+        yield None
+        return
+    with AppWatch(target.service, fleet.stop, lambda: fleet.origin) as watch:
+        yield watch
+
+
+def app_section(
+    before: dict[str, Any] | None, acknowledged: AcknowledgedWrites, watch: AppWatch | None
+) -> dict[str, Any]:
+    """The result's `app` block: the setup's time, the log, the first failures of each kind, how
+    the app exited if it did during the load."""
+    section = dict(before or {})
+    section["failures"] = acknowledged.failures.to_list()
+    if watch is not None and watch.exited:
+        section["exited"] = {"code": watch.code, "at_s": round(watch.at_s or 0.0, 1), "words": watch.words}
+    return section

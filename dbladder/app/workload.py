@@ -33,6 +33,10 @@ from .target import AppTarget
 # order): the session is an index into the run's sessions, 0 when there are none.
 
 
+Acked = Mapping[str, Sequence[tuple[Any, ...]]]
+"""The records of acknowledged writes by request: one (value,) each."""
+
+
 def _not_served(*_: Any) -> Any:
     raise NotImplementedError("the user's app serves its own requests")
 
@@ -68,19 +72,11 @@ class AppWorkload(Workload):
             text = request.render(values_of(request, args), "")
             return text.split(b" ", 2)[1].decode(), None
 
+        acknowledge = _acknowledged if request.acknowledge is not None else None
         return Operation(
-            name=request.name,
-            method=request.method,
-            route=request.path,
-            write=request.write,
-            weight=request.weight,
-            run=_not_served,
-            parse=_not_served,
-            draw=draw,
-            render=render,
-            acknowledge=_acknowledged if request.acknowledge is not None else None,
-            description=f"{request.method} {request.path}",
-        )
+            request.name, request.method, request.path, request.write, request.weight,
+            _not_served, _not_served, draw, render, acknowledge=acknowledge, description=request.path,
+        )  # fmt: skip
 
     def validate(self) -> list[str]:
         # The request file was checked when it was loaded (Requests.problems), every problem at
@@ -105,11 +101,7 @@ class AppWorkload(Workload):
         return {}
 
     async def verify(
-        self,
-        engine: Engine,
-        data: DataSpec,
-        acknowledged: Mapping[str, Sequence[tuple[Any, ...]]],
-        before: Any = None,
+        self, engine: Engine, data: DataSpec, acknowledged: Acked, *rest: Any, **more: Any
     ) -> dict[str, Any]:
         """Every acknowledged value looked up with its request's `find`, every invariant run."""
         values = {name: [str(record[0]) for record in records] for name, records in acknowledged.items()}

@@ -34,11 +34,9 @@ APP_OPTIONS = [
     ),
     click.option(
         "--app-ready-timeout",
-        type=float,
-        default=_DEFAULTS.ready_timeout,
-        show_default=True,
+        type=click.FloatRange(min=0, min_open=True),
         metavar="SECONDS",
-        help="How long the app has to become ready.",
+        help=f"How long the app has to become ready. [{_DEFAULTS.ready_timeout:g}]",
     ),
     click.option(
         "--app-setup",
@@ -72,7 +70,7 @@ def app_fields(options: dict[str, Any]) -> dict[str, Any]:
             command,
             options.get("app_dir") or Path("."),
             options["app_ready"],
-            options["app_ready_timeout"],
+            options["app_ready_timeout"] or _DEFAULTS.ready_timeout,
             options.get("app_setup"),
         )
     return {"app": app, "requests_file": options.get("requests_file")}

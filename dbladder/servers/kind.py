@@ -28,6 +28,19 @@ DATABASE = "dbladder"
 MAX_SOCKET_PATH = 107
 
 _SETTING_NAME = re.compile(r"^[A-Za-z_][A-Za-z0-9_.-]*$")
+_SIZE = re.compile(r"^\s*(\d+)\s*([A-Za-z]*)\s*$")
+
+
+def setting_bytes(value: str, units: dict[str, int], bare: int) -> int | None:
+    """A size setting in bytes: a number with one of `units` (case-insensitive), or bare, in units
+    of `bare` bytes; None for anything else."""
+    match = _SIZE.match(value)
+    if match is None:
+        return None
+    number, unit = int(match.group(1)), match.group(2).lower()
+    if not unit:
+        return number * bare
+    return number * units[unit] if unit in units else None
 
 
 @dataclass(frozen=True)
@@ -123,6 +136,10 @@ class ServerKind(ABC):
     discard_signal: ClassVar[signal.Signals]
     # A line the server logs when it starts after a crash (what a kill -9 leaves behind).
     crash_recovery_marker: ClassVar[str]
+    # The setting that sizes the server's own cache of its data, and what the server needs besides
+    # that cache to load and serve under a memory cap (`room_needed`; measured, docs/design.md).
+    buffers_setting: ClassVar[str]
+    memory_besides_buffers: ClassVar[int]
 
     @staticmethod
     def normalise(name: str) -> str:
@@ -146,6 +163,19 @@ class ServerKind(ABC):
         if problems:
             raise BadServerSpec(f"cannot use these {self.title} settings: " + "; ".join(problems))
         return settings
+
+    def buffers_bytes(self, value: str) -> int | None:
+        """The value of `buffers_setting` in bytes, as the server reads it (None: not a size)."""
+        return None
+
+    def room_needed(self, settings: dict[str, str]) -> tuple[str, int] | None:
+        """(the buffers setting's value, the least memory cap this server runs under with these
+        settings applied over the defaults); None when the buffers' size cannot be read."""
+        value = self.settings_with(settings).get(self.buffers_setting)
+        size = self.buffers_bytes(value) if value is not None else None
+        if value is None or size is None:
+            return None
+        return value, size + self.memory_besides_buffers
 
     def check_socket_path(self, layout: Layout, port: int) -> None:
         path = str(self.socket_path(layout, port))

@@ -16,7 +16,7 @@ from pathlib import Path
 from urllib.parse import parse_qsl
 
 from ..errors import DbladderError
-from ..roles import RoleLimits, UnmanagedRole
+from ..roles import RoleLimits, UnmanagedRole, format_size
 from ..urls import DatabaseURL, parse_url
 from . import registry
 from .create import managed_server
@@ -68,8 +68,10 @@ def managed_server_for(
 def placement_refusal(text: str, limits: RoleLimits | None) -> str | None:
     """Why the database role's CPUs or memory cap cannot be given to the database `text` names,
     on one line, or None when they can (nothing asked, or a `managed:` server dbladder starts)."""
-    if limits is None or not limits.limited or is_managed_spec(text):
+    if limits is None or not limits.limited:
         return None
+    if is_managed_spec(text):
+        return _room_refusal(text, limits.memory)
     option = limits.option("database")
     try:
         parsed = parse_url(text)
@@ -86,6 +88,28 @@ def placement_refusal(text: str, limits: RoleLimits | None) -> str | None:
     return (
         f"{option}: {parsed.redacted} is a server dbladder did not start, and dbladder never pins or "
         f"caps a server it does not own; use --db managed:{parsed.engine}"
+    )
+
+
+def _room_refusal(text: str, cap: int | None) -> str | None:
+    """Why a managed server with these settings cannot run under `cap`: its buffers and what it
+    needs besides them do not fit (the kernel would kill it for memory mid-run); None if they do."""
+    if cap is None:
+        return None
+    try:
+        engine, settings = parse_managed_spec(text)
+        kind = kind_for(engine)
+        needed = kind.room_needed(settings)
+    except BadServerSpec:
+        return None  # the spec's own check says what is wrong with it
+    if needed is None or cap >= needed[1]:
+        return None
+    value, least = needed
+    return (
+        f"--memory database={format_size(cap)}: a managed {kind.title} with {kind.buffers_setting}="
+        f"{value} needs at least {format_size(least)} ({format_size(kind.memory_besides_buffers)} besides "
+        f"its buffers), or the kernel kills it for memory; give more, or smaller buffers "
+        f"(managed:{kind.engine}?{kind.buffers_setting}=...)"
     )
 
 

@@ -86,6 +86,13 @@ def test_the_machines_own_server_is_refused_by_every_command(monkeypatch, capsys
         )
 
 
+@pytest.mark.parametrize("command", ["run", "compare", "bench"])
+def test_a_cap_a_managed_server_cannot_run_under_is_refused(monkeypatch, capsys, tmp_path, command) -> None:
+    args, _ = COMMANDS[command]
+    line = refused_here(monkeypatch, capsys, tmp_path, *args, "--memory", "database=128M")
+    assert line.startswith("Error: --memory database=128M: a managed PostgreSQL with shared_buffers=128MB")
+
+
 def test_serve_names_the_role_it_cannot_place(monkeypatch, capsys, tmp_path) -> None:
     line = refused_here(
         monkeypatch, capsys, tmp_path, "serve", "--db", SHARED_PG, "--cpus", f"database={CPUS[0]}"

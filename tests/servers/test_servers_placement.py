@@ -150,3 +150,29 @@ def test_the_cgroup_of_a_killed_run_is_removed_by_the_next(capped) -> None:
         assert not group.exists()
         assert server.cgroup is not None and Path(server.cgroup).is_dir()
     assert not Path(server.cgroup).exists()
+
+
+def test_a_cap_below_a_managed_servers_buffers_and_what_it_needs_besides_is_refused() -> None:
+    # PostgreSQL needs 96M besides its shared buffers, MariaDB 128M besides its pool (measured,
+    # docs/design.md): below that the kernel kills the server for memory mid-run.
+    refusal = placement_refusal("managed:postgresql", RoleLimits(memory=128 << 20))
+    assert refusal == (
+        "--memory database=128M: a managed PostgreSQL with shared_buffers=128MB needs at least 224M "
+        "(96M besides its buffers), or the kernel kills it for memory; give more, or smaller buffers "
+        "(managed:postgresql?shared_buffers=...)"
+    )
+    assert placement_refusal("managed:postgresql", RoleLimits(memory=224 << 20)) is None
+    assert placement_refusal("managed:postgresql?shared_buffers=16MB", RoleLimits(memory=128 << 20)) is None
+    # A bare shared_buffers counts 8 kB blocks: 4096 of them are 32 MB, 8192 are 64 MB.
+    assert placement_refusal("managed:postgresql?shared_buffers=4096", RoleLimits(memory=128 << 20)) is None
+    assert placement_refusal("managed:postgresql?shared_buffers=8192", RoleLimits(memory=128 << 20))
+    assert (placement_refusal("managed:mariadb", RoleLimits(memory=128 << 20)) or "").startswith(
+        "--memory database=128M: a managed MariaDB with innodb_buffer_pool_size=128M needs at least 256M"
+    )
+    assert (
+        placement_refusal("managed:mariadb?innodb_buffer_pool_size=32M", RoleLimits(memory=256 << 20)) is None
+    )
+    assert placement_refusal("managed:mariadb?innodb_buffer_pool_size=1G", RoleLimits(memory=1 << 30))
+    # A value the check cannot read is the server's to refuse when it starts; CPUs alone need no room.
+    assert placement_refusal("managed:postgresql?shared_buffers=lots", RoleLimits(memory=128 << 20)) is None
+    assert placement_refusal("managed:postgresql", RoleLimits(cpus=(0,))) is None

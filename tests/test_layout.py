@@ -17,11 +17,12 @@ import dbladder
 
 ROOT = Path(dbladder.__file__).parent
 
-LEAVES = {"dbladder", "errors", "types", "urls", "histogram", "plans", "outcomes"}
+LEAVES = {"dbladder", "errors", "types", "urls", "histogram", "plans", "outcomes", "formats"}
 """Shared leaves any package may import: the package root (its version), errors, the shared type
 aliases, URLs, the histogram, the plans (ladders, users, presets: pure data that workloads, load,
-run and reports share), and the outcome names a request can end with (which the recorder writes
-and the result reads)."""
+run and reports share, and each plan's view, which the reports ask), the outcome names a request
+can end with (which the recorder writes and the result reads), and the number formats the reports
+and the plans' views write figures in."""
 
 ALLOWED: dict[str, set[str]] = {
     "dbladder": set(),
@@ -30,7 +31,8 @@ ALLOWED: dict[str, set[str]] = {
     "types": set(),
     "histogram": set(),
     "outcomes": set(),
-    "plans": {"errors"},
+    "formats": set(),
+    "plans": {"errors", "formats"},
     "urls": {"errors"},
     "engines": LEAVES,
     "workloads": LEAVES | {"engines"},

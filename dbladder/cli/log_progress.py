@@ -51,7 +51,7 @@ class LogProgress:
 
     def level(self, row: dict[str, Any]) -> None:
         if not self.table_started:
-            self._line(terminal.header("users" in row))
+            self._line(terminal.header_of(row))
             self.table_started = True
         self._line(terminal.level_line(row))
 

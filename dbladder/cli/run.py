@@ -68,7 +68,7 @@ class TerminalProgress:
     def level(self, row: dict[str, Any]) -> None:
         self._stop_status()
         if not self.table_started:
-            self.console.print(terminal.header("users" in row), highlight=False, soft_wrap=True)
+            self.console.print(terminal.header_of(row), highlight=False, soft_wrap=True)
             self.table_started = True
         self.console.print(
             terminal.level_line(row), highlight=False, soft_wrap=True, style=None if row["passed"] else "red"

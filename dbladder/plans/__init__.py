@@ -2,7 +2,9 @@
 
 One shape for three plans (`base.Plan`): the open model's linear ladder (`ladder.py`), the closed
 model's users (`users.py`) and the ceiling search (`search.py`, `dbladder run`'s default); a
-plan's levels and their due times (`levels.py`); named rounds (`presets.py`).
+plan's levels and their due times (`levels.py`); named rounds (`presets.py`). How the reports ask
+a finished run's plan for its figures and words: each plan's view (`views.py`, `search_view.py`,
+`users_view.py`) over the result's record of the plan (`record.py`), picked by `view_of`.
 """
 
 from __future__ import annotations
@@ -13,8 +15,10 @@ from .base import Outcome, Plan, Stop
 from .ladder import MAX_REQUESTS, Ladder, ladder_due_times
 from .levels import Level, due_times
 from .presets import Preset
+from .record import RunRecord
 from .search import Search
 from .users import MAX_USERS, Phase, UserPlan
+from .views import PlanView
 
 PLANS: tuple[type[Ladder] | type[UserPlan] | type[Search], ...] = (UserPlan, Search, Ladder)
 """Every kind of plan, in the order a result's config block is read for one."""
@@ -27,6 +31,22 @@ def plan_from_config(config: dict[str, Any]) -> Plan | None:
         if config.get(kind.kind):
             return kind.from_json(config[kind.kind])
     return None
+
+
+def plan_class_of(record: RunRecord) -> type[Ladder] | type[UserPlan] | type[Search]:
+    """Which plan a finished run followed, from the result's record of it (older bundles too): the
+    closed model's users when the model or the config block says so, a search when its config
+    block or the search block it left does, else the ladder."""
+    if record.model == UserPlan.model or record.config.users is not None:
+        return UserPlan
+    if record.config.search is not None or record.search is not None:
+        return Search
+    return Ladder
+
+
+def view_of(record: RunRecord) -> PlanView:
+    """The view of the plan a finished run followed: what the reports ask of it (`views.py`)."""
+    return plan_class_of(record).view(record)
 
 
 def plan_to_config(plan: Plan) -> dict[str, Any]:
@@ -46,12 +66,15 @@ __all__ = [
     "Outcome",
     "Phase",
     "Plan",
+    "PlanView",
     "Preset",
     "Search",
     "Stop",
     "UserPlan",
     "due_times",
     "ladder_due_times",
+    "plan_class_of",
     "plan_from_config",
     "plan_to_config",
+    "view_of",
 ]

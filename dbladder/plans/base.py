@@ -24,6 +24,7 @@ from dataclasses import dataclass
 from typing import Any, ClassVar, Protocol
 
 from .levels import Level
+from .views import PlanView
 
 
 @dataclass(frozen=True)
@@ -60,6 +61,8 @@ class Plan(Protocol):
     """The plan's key in a result's config block: "ladder", "users" or "search"."""
     model: ClassVar[str]
     """Which executor runs it: "open" (requests due on a schedule) or "closed" (users)."""
+    view: ClassVar[type[PlanView]]
+    """How the reports ask a finished run of this plan for its figures and words (`views.py`)."""
 
     def validate(self) -> list[str]: ...
 

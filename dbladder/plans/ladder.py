@@ -16,6 +16,7 @@ from typing import Any, ClassVar
 from ..errors import InvalidConfig
 from .base import Outcome, Stop, held_in_a_row, is_finite
 from .levels import Level, check_part, due_times
+from .views import PlanView
 
 # A ladder beyond this many requests is a typo (a hold in milliseconds, a step in requests/min),
 # not a plan: at 100,000 requests/s it would take almost three hours.
@@ -31,6 +32,7 @@ class Ladder:
     settle: ClassVar[float] = 0.0  # the levels follow one another without a pause
     peak_users: ClassVar[int] = 0
     is_spike: ClassVar[bool] = False
+    view: ClassVar[type[PlanView]] = PlanView
 
     start: float
     step: float

@@ -28,6 +28,8 @@ from typing import Any, ClassVar
 from ..errors import InvalidConfig
 from .base import Outcome, Stop
 from .levels import Level
+from .search_view import SearchView
+from .views import PlanView
 
 FOUND, BUDGET, TOO_SLOW, TOO_FAST = "found", "budget", "too slow", "too fast"
 
@@ -48,6 +50,7 @@ class Search:
     model: ClassVar[str] = "open"
     peak_users: ClassVar[int] = 0
     is_spike: ClassVar[bool] = False
+    view: ClassVar[type[PlanView]] = SearchView
 
     start: float = 500.0
     factor: float = 2.0

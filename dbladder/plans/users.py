@@ -19,6 +19,8 @@ from typing import Any, ClassVar
 from ..errors import InvalidConfig
 from .base import Outcome, Stop, held_in_a_row, is_finite, is_whole
 from .levels import Level
+from .users_view import UsersView
+from .views import PlanView
 
 MAX_USERS = 1_000_000
 """More users than this in a phase is a typo, not a plan."""
@@ -41,6 +43,7 @@ class UserPlan:
     kind: ClassVar[str] = "users"
     model: ClassVar[str] = "closed"
     settle: ClassVar[float] = 0.0  # the phases follow one another without a pause
+    view: ClassVar[type[PlanView]] = UsersView
 
     phases: tuple[Phase, ...]
     think_min: float = 0.05

@@ -14,10 +14,9 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
+from ..plans import PlanView
 from ..result.run import RunResult
-from . import closed
 from .figures import host_cpu, number, plain, rate
-from .plan_views import plan_of
 from .runs import Group, Round, RunInRound, sizes_words, verdict
 
 STEAL_PCT = 5.0  # above this mean steal in a level, another tenant was taking CPU (as observe/flags.py)
@@ -75,51 +74,17 @@ def _range(group: Group) -> str:
 
 
 def _step(rounds: Sequence[Round]) -> list[Caveat]:
+    """How finely each plan's headline is known: its own caveat, once for all its runs
+    (`PlanView.precision`), a search's first, then a ladder's, then users'."""
+    runs_of: dict[type[PlanView], list[tuple[str, PlanView]]] = {}
+    for round_ in rounds:
+        for run in round_.runs:
+            runs_of.setdefault(type(run.plan), []).append((run.name, run.plan))
     found = []
-    ladders = [round_ for round_ in rounds if not round_.closed]
-    searched = [run for round_ in ladders for run in round_.runs if run.searched]
-    steps = sorted({round_.step for round_ in ladders if not any(run.searched for run in round_.runs)})
-    if searched:
-        brackets = [
-            f"{run.name} held {rate(run.ceiling)} req/s and failed {rate(failed)}"
-            for run in searched
-            if run.ceiling is not None and run.result.search and (failed := run.result.search.failed_rps)
-        ]
-        found.append(
-            Caveat(
-                "Precision is the search's last bracket.",
-                "A ceiling search ends when the lowest rate failed is within its resolution of the "
-                "highest held; the limit lies between them"
-                + (f" ({'; '.join(brackets)})" if brackets else "")
-                + ", and differences smaller than that gap are not real.",
-            )
-        )
-    if steps:
-        listed = " / ".join(rate(step) for step in steps)
-        found.append(
-            Caveat(
-                "Precision is one step.",
-                f"Each ceiling is a step on the ladder (steps of {listed} req/s): "
-                "the limit lies between the ceiling and the next step, and differences below a step are "
-                "not real.",
-            )
-        )
-    plans = list(
-        dict.fromkeys(
-            closed.users_words(round_.runs[0].result)
-            for round_ in rounds
-            if round_.closed and not round_.spike
-        )
-    )
-    if plans:
-        found.append(
-            Caveat(
-                "Precision is one users level.",
-                f"A closed round's ceiling is a level of its plan ({' / '.join(plans)}): the limit lies "
-                "between the level held and the next one, and the rate given with it is what those users "
-                "achieved, not the most the engine could serve.",
-            )
-        )
+    for view in sorted(runs_of, key=lambda view: view.precision_order):
+        words = view.precision(runs_of[view])
+        if words is not None:
+            found.append(Caveat(*words))
     return found
 
 
@@ -127,23 +92,9 @@ def _think(rounds: Sequence[Round]) -> list[Caveat]:
     """A closed model's rate is bounded by its users' think time, whatever the engine could do."""
     found = []
     for round_ in rounds:
-        if not round_.closed:
-            continue
-        result = round_.runs[0].result
-        mean, counts = closed.mean_think(result), closed.user_counts(result)
-        if not mean or not counts:
-            continue
-        most = max(counts)
-        found.append(
-            Caveat(
-                "Think time limits the rate.",
-                f"In {round_.title}, each user thinks {closed.think_words(result)} between an answer and its "
-                f"next request, so {rate(most)} users send at most {rate(most / mean)} req/s, and fewer "
-                "as answers slow down: the rate is what the users sent, not what the engine could serve. "
-                "Until the service saturates, every engine reaches about the same rate (the 800-user "
-                "row); compare latency there, and rates only where they stop growing with the users.",
-            )
-        )
+        text = round_.plan.think_caveat(round_.title)
+        if text is not None:
+            found.append(Caveat("Think time limits the rate.", text))
     return found
 
 
@@ -165,30 +116,19 @@ def _names(names: Sequence[str]) -> str:
 
 def _bounds(runs: Sequence[RunInRound]) -> list[Caveat]:
     found = []
-    unreached: dict[tuple[bool, float], list[str]] = {}
+    unreached: dict[tuple[str, float], tuple[PlanView, list[str]]] = {}
     for run in runs:
         if run.lower_bound:
-            unreached.setdefault((run.closed, run.x(run.levels[-1])), []).append(run.name)
-    for (users, top), names in unreached.items():
+            key = (run.plan.x_column, run.x(run.levels[-1]))
+            unreached.setdefault(key, (run.plan, []))[1].append(run.name)
+    for (_, top), (plan, names) in unreached.items():
         who = f"{_names(names)} held every level {'it' if len(names) == 1 else 'they'} "
-        found.append(
-            Caveat(
-                "Limit not reached.",
-                who + f"ran, up to {rate(top)} users: the limit lies higher; add users (--users) to find it."
-                if users
-                else who + f"climbed, up to {rate(top)} req/s: the limit lies higher; climb further "
-                "(--start, --step, --steps) to find it.",
-            )
-        )
+        found.append(Caveat("Limit not reached.", plan.unreached(who, top)))
     for run in runs:
         if run.ceiling is None and run.levels and not run.spike:
-            first = (
-                f"{rate(run.levels[0].users or 0)} users): its limit is below the plan; "
-                "start with fewer users."
-                if run.closed
-                else f"{rate(run.levels[0].offered_rps)} req/s): its limit is below the ladder; start lower."
+            found.append(
+                Caveat("No level held.", f"{run.name} failed its first level ({run.plan.first_failed()}")
             )
-            found.append(Caveat("No level held.", f"{run.name} failed its first level ({first}"))
         if run.result.status not in ("complete", None):
             found.append(
                 Caveat(
@@ -449,7 +389,7 @@ def _machine(runs: Sequence[RunInRound]) -> list[Caveat]:
 
 def _pool_and_hold(runs: Sequence[RunInRound]) -> list[Caveat]:
     pools = sorted({pool for run in runs if (pool := run.result.config.pool_size) is not None})
-    holds = sorted({hold for run in runs for hold in plan_of(run.result).holds()})
+    holds = sorted({hold for run in runs for hold in run.plan.holds()})
     found = []
     if pools:
         found.append(

@@ -11,6 +11,7 @@ from __future__ import annotations
 from collections.abc import Callable, Sequence
 from functools import partial
 
+from ..plans.meaning import result_words
 from ..result.level import Level
 from ..result.run import RunResult, as_result
 from ..result.verdict import RULE
@@ -18,7 +19,6 @@ from ..urls import runs_in_process
 from . import figures as fig
 from .blocks import Block, Bullets, Column, Heading, Paragraph, Plots, Report, Table
 from .caveats import caveats
-from .closed import recovery_words, spike_levels, think_words
 from .integrity import integrity_section
 from .native import native_lines
 from .result_table import engine_labels, round_rows
@@ -56,48 +56,8 @@ def build(results: Results, samples: int | None = None) -> Report:
 
 
 def _result_words(rounds: list[Round], marks: list[str]) -> str:
-    """What the result table's figures mean, for the kinds of round in it."""
-    ladders = [round_ for round_ in rounds if not round_.closed]
-    users = [round_ for round_ in rounds if round_.closed and not round_.spike]
-    spikes = [round_ for round_ in rounds if round_.spike]
-    bounds = (
-        "`≥` marks a run in which no level failed (its limit lies higher), `<` one whose first level "
-        "already failed."
-    )
-    searches = [round_ for round_ in ladders if any(run.searched for run in round_.runs)]
-    search_words = (
-        " In a ceiling search (probes at rates chosen one after another) the ceiling is the highest "
-        "rate held below the lowest rate failed."
-        if searches
-        else ""
-    )
-    if not users and not spikes:
-        return (
-            f"The pass mark for a level is {' / '.join(marks)}; the ceiling is the offered rate of the "
-            f"highest level held, in requests per second.{search_words} {bounds}"
-        )
-    words = [f"The pass mark for a level is {' / '.join(marks)}."]
-    if ladders:
-        words.append(
-            "In a ladder round the ceiling is the offered rate of the highest level held, in requests "
-            "per second." + search_words
-        )
-    if users:
-        think = " / ".join(dict.fromkeys(think_words(round_.runs[0].result) for round_ in users))
-        words.append(
-            f"In a users round (closed model: each user sends a request, waits for the answer, thinks "
-            f"{think} and sends the next) a level is a number of users: the ceiling is the highest users "
-            "level held and the rate, in requests per second, those users achieved there; peak is the "
-            "most answers per second any level achieved."
-        )
-    if spikes:
-        words.append(
-            "A spike round's figure is the rate answered at the spike (the phase with the most users); "
-            "p95 recovery is how long after the spike p95 took to come back near its value before it."
-        )
-    if ladders or users:
-        words.append(bounds)
-    return " ".join(words)
+    """What the result table's figures mean, for the plans of the rounds in it."""
+    return result_words([round_.plan for round_ in rounds], marks)
 
 
 def _spike_table(round_: Round) -> Table:
@@ -115,7 +75,9 @@ def _spike_table(round_: Round) -> Table:
     ]
     rows, failed = [], []
     for run in round_.runs:
-        for name, row in spike_levels(run.result):
+        levels = {level.index: level for level in run.levels}  # the view names them; here in full
+        for name, phase in run.plan.phases():
+            row = levels[phase.index]
             rows.append(
                 [
                     run.name,
@@ -126,7 +88,7 @@ def _spike_table(round_: Round) -> Table:
                     fig.ms(row.p99_ms),
                     fig.pct(row.fail_pct),
                     _verdict(row),
-                    recovery_words(run.result, short=True) if name == "after" else "",
+                    run.plan.recovery_words(short=True) if name == "after" else "",
                 ]
             )
             failed.append(not row.passed)
@@ -236,20 +198,9 @@ def stall_lines(round_: Round) -> list[str]:
     ceiling still rests on a stall."""
     lines = []
     for run in round_.runs:
-        search = run.result.search
-        if search is None or search.rests_on_a_stall is None:
-            continue
-        who = f"{run.name}: " if len(round_.runs) > 1 else ""
-        if search.rests_on_a_stall:
-            lines.append(
-                f"{who}the ceiling still rests on a stall: the probe above it failed by a stall, "
-                "and again when it was run once more."
-            )
-        else:
-            lines.append(
-                f"{who}a probe that failed by a stall was run once more, and its second result is "
-                "the one the ceiling uses (both are in the levels)."
-            )
+        line = run.plan.stall_line()
+        if line is not None:
+            lines.append((f"{run.name}: " if len(round_.runs) > 1 else "") + line)
     return lines
 
 
@@ -301,13 +252,7 @@ def _levels_section(rounds: list[Round], result_count: int) -> list[Block]:
             "milliseconds per 1,000 requests. Pool wait, in db and other: the service's mean time "
             "per request waiting for a connection, holding one, and the rest. `*`: the level "
             "carries a flag, explained below its table."
-            + (
-                " In a users round, users is the level's users (their figures cover its hold, after "
-                "they arrived) and could send is users / mean think time: the most they would have "
-                "sent had every answer been instant."
-                if any(round_.closed for round_ in rounds)
-                else ""
-            )
+            + "".join(dict.fromkeys(round_.plan.levels_note for round_ in rounds))
         ),
     ]
     for round_ in rounds:

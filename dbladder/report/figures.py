@@ -12,52 +12,22 @@ that knows where each figure lives.
 
 from __future__ import annotations
 
-import math
 import re
 from collections.abc import Iterable, Mapping
 from typing import Any
 
+# The number formats live in the shared leaf, which the plans' words use too; named here for the reports.
+from ..formats import ms as ms
+from ..formats import number as number
+from ..formats import pct as pct
+from ..formats import plain as plain
+from ..formats import rate as rate
 from ..result.level import Level
 
 HOST_KINDS = ("usr", "sys", "iowait", "idle", "steal")
 """Host CPU kinds, % of all CPUs; they add up to 100."""
 GROUPS = ("service", "database", "generator")
 """Process groups the sampler measures, each in % of one CPU."""
-
-
-def rate(value: float) -> str:
-    """A request rate: whole requests per second with thousands separators."""
-    return f"{value:,.0f}"
-
-
-def ms(value: float) -> str:
-    """A latency in ms: one decimal below 100 ms, whole numbers above (the terminal's format)."""
-    return f"{value:.1f}" if value < 100 else f"{value:,.0f}"
-
-
-def pct(value: float, digits: int = 2) -> str:
-    """A percentage without the sign."""
-    return f"{value:.{digits}f}"
-
-
-def plain(value: Any) -> str:
-    """Any setting or fact as text: numbers without a trailing .0, None as "-", lists joined."""
-    if value is None:
-        return "-"
-    if isinstance(value, bool):
-        return "yes" if value else "no"
-    if isinstance(value, float):
-        return f"{value:g}" if math.isfinite(value) else str(value)
-    if isinstance(value, list | tuple):
-        return ", ".join(plain(item) for item in value) or "-"
-    return str(value)
-
-
-def number(value: Any) -> float | None:
-    """`value` as a finite float, or None when it is missing or not a number."""
-    if isinstance(value, bool) or not isinstance(value, int | float):
-        return None
-    return float(value) if math.isfinite(value) else None
 
 
 def _lookup(block: Any, *paths: tuple[str, ...]) -> float | None:

@@ -10,9 +10,9 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
+from ..plans import view_of
 from ..result.run import RunResult, as_result
 from . import figures as fig
-from .plan_views import plan_of
 from .runs import Round
 
 _CLIENT_WORDS = {
@@ -54,7 +54,7 @@ def native_sentence(result: RunResult | Mapping[str, Any]) -> str | None:
     if direct is None or ratio is None:
         return f"Direct mode held no level; {native} {measured}.{where}"
     # No level failed: the ceiling is where the plan ended, so the ratio is a lower bound too.
-    bound = plan_of(result).lower_bound
+    bound = view_of(result).lower_bound
     at_least = "at least " if bound else ""
     return (
         f"Direct mode reached {at_least}{fig.rate(direct)} req/s{' (no level failed)' if bound else ''}, "

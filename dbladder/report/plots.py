@@ -30,7 +30,6 @@ from functools import partial
 from ..result.level import Level
 from ..result.run import PassMarkSet
 from . import figures as fig
-from .closed import mean_think
 from .runs import Round, RunInRound
 from .svg import DASHES, MARKERS, PALETTE, Axis, Chart, Point
 
@@ -70,7 +69,7 @@ def series_of(round_: Round) -> list[Series]:
 def _points(run: RunInRound, value: Callable[[Level], float | None], what: str, unit: str) -> list[Point]:
     points = []
     # A search ran its probes out of rate order; a line over the rate axis joins them by rate.
-    rows = sorted(run.levels, key=run.x) if run.searched else run.levels
+    rows = sorted(run.levels, key=run.x) if run.plan.probes_in_order else run.levels
     for row in rows:
         figure = value(row)
         where = run.plan.level_words(row)
@@ -115,22 +114,19 @@ def _pass_mark(round_: Round) -> PassMarkSet:
 
 
 def throughput(round_: Round, all_series: list[Series]) -> Figure:
-    """Achieved against offered rate: where the lines leave the diagonal, requests go unanswered."""
-    if round_.closed:
-        return _users_throughput(round_, all_series)
+    """Achieved against offered rate: where the lines leave the diagonal, requests go unanswered.
+    A users plan's is achieved rate against users, its diagonal what the users could send
+    (`PlanView.throughput`)."""
+    words = round_.plan.throughput()
     x = _x_axis(round_)
     achieved = [row.achieved_rps for s in all_series for row in s.run.levels]
     offered = [row.offered_rps for s in all_series for row in s.run.levels]
     y = Axis.covering([*achieved, *offered], "achieved rate, req/s", pad=0.04)
-    chart = Chart("Achieved against offered rate", x, y)
-    chart.diagonal("achieved = offered")
+    chart = Chart(words.title, x, y)
+    if words.slope:
+        chart.diagonal(words.diagonal, slope=words.slope)
     _achieved(chart, all_series)
-    return Figure(
-        "throughput",
-        "Answered requests per second against the offered rate. Below the dashed diagonal the "
-        "service answered less than it was sent.",
-        [chart.svg()],
-    )
+    return Figure("throughput", words.caption, [chart.svg()])
 
 
 def _achieved(chart: Chart, all_series: list[Series]) -> None:
@@ -144,27 +140,6 @@ def _achieved(chart: Chart, all_series: list[Series]) -> None:
             key="achieved_rps",
         )
     _ceilings(chart, all_series)
-
-
-def _users_throughput(round_: Round, all_series: list[Series]) -> Figure:
-    """Closed model: the rate the users achieved against their number. n users thinking t s on
-    average could send at most n / t req/s; the gap below that line is time spent waiting for answers."""
-    x = _x_axis(round_)
-    achieved = [row.achieved_rps for s in all_series for row in s.run.levels]
-    could = [row.offered_rps for s in all_series for row in s.run.levels]
-    y = Axis.covering([*achieved, *could], "achieved rate, req/s", pad=0.04)
-    chart = Chart("Achieved rate against users", x, y)
-    think = mean_think(round_.runs[0].result) if round_.runs else None
-    if think:
-        chart.diagonal("what the users could send", slope=1 / think)
-    _achieved(chart, all_series)
-    return Figure(
-        "throughput",
-        "Answered requests per second against the number of users. The dashed line is what the users "
-        "could send if every answer were instant (users / mean think time); below it, they spent "
-        "time waiting for answers, and where the lines flatten the service is saturated.",
-        [chart.svg()],
-    )
 
 
 def latency(round_: Round, all_series: list[Series]) -> Figure:
@@ -324,7 +299,7 @@ def operations(round_: Round, all_series: list[Series], names: list[str]) -> Fig
 def probes(round_: Round, all_series: list[Series]) -> Figure:
     """A ceiling search's probes in the order run: each probe's rate against its number, held
     (filled) or failed (hollow), and each run's ceiling as a horizontal mark."""
-    searched = [s for s in all_series if s.run.searched]
+    searched = [s for s in all_series if s.run.plan.probes_in_order]
     count = max(len(s.run.levels) for s in searched)
     x = Axis.covering([1.0, float(max(count, 2))], "probe, in the order run")
     rates = [row.offered_rps for s in searched for row in s.run.levels]
@@ -363,7 +338,7 @@ def figures_for(round_: Round) -> list[Figure]:
         failures(round_, all_series),
         cpu(round_, all_series),
     ]
-    if any(s.run.searched and s.run.levels for s in all_series):
+    if any(s.run.plan.probes_in_order and s.run.levels for s in all_series):
         plots.insert(1, probes(round_, all_series))
     names = operation_names(round_)
     if names:

@@ -11,7 +11,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass
 
-from . import closed
+from ..plans.views import PEAK_ROW, RECOVERY_ROW
 from .figures import rate
 from .runs import FEW_RUNS, Group, Results, Round, RunInRound, few_runs, interval_words, rounds_of, verdict
 
@@ -50,7 +50,7 @@ def _closed_cell(group: Group) -> str:
 def group_cell(group: Group) -> str:
     """Every run's figure, and the median when there are several: "2,991 / 2,741 / 2,494 (median 2,741)"."""
     runs = group.runs
-    if group.figure is None and runs and runs[0].closed and not runs[0].spike:
+    if group.figure is None and runs and runs[0].plan.names_users_held:
         return _closed_cell(group)
     if group.figure is None:
         texts = [ceiling_text(run) for run in runs]
@@ -61,7 +61,7 @@ def group_cell(group: Group) -> str:
 
 def recovery_cell(group: Group) -> str:
     """A spike's recovery per run: "2 s / 3 s / did not recover"."""
-    return " / ".join(closed.recovery_words(run.result, short=True) for run in group.runs)
+    return " / ".join(run.plan.recovery_words(short=True) for run in group.runs)
 
 
 def _raw_gain(best: Group, other: Group) -> str:
@@ -75,28 +75,28 @@ def _behind(best: Group, other: Group) -> str:
 
 
 def _top(group: Group) -> str:
-    """What holding everything means for a group's runs: "every probe" (a search), "the top step"."""
-    searched = [run.plan.top_words for run in group.runs if run.searched]
-    return searched[0] if searched else group.runs[0].plan.top_words
+    """What holding everything means for a group's runs: "every probe" (a search), "the top step"
+    (a ladder), "every level" (users)."""
+    return group.runs[0].plan.top_words
 
 
 def _all_held(group: Group) -> bool:
     return group.bounded and all(run.lower_bound for run in group.runs)
 
 
-def pair_words(best: Group, other: Group, users: bool, pair: bool) -> str:
+def pair_words(best: Group, other: Group, pair: bool) -> str:
     """The difference column's words for one engine against the best one (see `difference`)."""
     found = verdict(best, other)
     name = "" if pair else f"{other.label}: "
     if found.outcome == "bounds":
         if _all_held(best) and _all_held(other):
-            same = "both held every level" if users else f"both held {_top(best)}"
+            same = f"both held {_top(best)}"
             return same if pair else f"{other.label}: {same}"
         if best.median <= 0 and other.median <= 0:
             return f"{name}neither held a level"
         group = other if other.lower_bound else best
         held = sum(run.lower_bound for run in group.runs)
-        top = "every level" if users else _top(group)
+        top = _top(group)
         return (
             f"{name}cannot tell: {group.label} held {top} in {held} of {len(group.runs)} runs, "
             "so its limit lies higher"
@@ -134,11 +134,10 @@ def difference(groups: Sequence[Group], step: float = 0.0) -> str:
         return ""
     ordered = sorted(groups, key=lambda group: group.median, reverse=True)
     best = ordered[0]
-    # Closed model: users who held every level sent what their think time let them, so the rates
-    # at the top say nothing about either engine's limit.
-    users = any(run.closed for run in best.runs)
+    # Users who held every level sent what their think time let them, so the rates at the top say
+    # nothing about either engine's limit: their plan's top is "every level".
     pair = len(groups) == 2
-    parts = [pair_words(best, other, users, pair) for other in ordered[1:]]
+    parts = [pair_words(best, other, pair) for other in ordered[1:]]
     if pair:
         text = parts[0]
     elif all(
@@ -146,7 +145,7 @@ def difference(groups: Sequence[Group], step: float = 0.0) -> str:
         for part in parts
     ):
         # Every engine held the top: there is no best, and the ladder did not find any limit.
-        text = "all held every level" if users else f"all held {_top(best)}"
+        text = f"all held {_top(best)}"
     else:
         text = f"best: {best.label}; " + "; ".join(parts)
     if text.startswith(("all held", "both held")):
@@ -176,14 +175,15 @@ def round_rows(round_: Round) -> list[Row]:
     rows = [
         Row(round_.title, runs, {g.label: group_cell(g) for g in groups}, difference(groups, round_.step))
     ]
-    if round_.spike:
+    second = round_.plan.second_row
+    if second == RECOVERY_ROW:
         # Seconds to recover are not a rate to rank: each engine's are shown, not compared.
         cells = {group.label: recovery_cell(group) for group in groups}
-        rows.append(Row(f"{round_.title}, p95 recovery", runs, cells, ""))
-    elif round_.closed:
+        rows.append(Row(f"{round_.title}, {second}", runs, cells, ""))
+    elif second == PEAK_ROW:
         peaks = [group.of(_peak) for group in groups]
         cells = {group.label: group_cell(group) for group in peaks}
-        rows.append(Row(f"{round_.title}, peak", runs, cells, difference(peaks, round_.step)))
+        rows.append(Row(f"{round_.title}, {second}", runs, cells, difference(peaks, round_.step)))
     return rows
 
 

@@ -4,7 +4,7 @@ A report covers one result or several. Results with the same round key (preset, 
 ladder or users plan, pass mark, data, target) are one round; within a round, results with the
 same label (the result's `label` when a caller set one, else engine and version, plus the SQLite
 single-writer switch) are the runs of one engine; each run's figures come from the plan it
-followed (`plan_views.py`). The result table of a comparison, one row per figure of a round and
+followed (`dbladder.plans.view_of`). The result table of a comparison, one row per figure of a round and
 one column per engine, is `result_table.py`.
 
 The figure a round compares (a run's `headline`): open model, the ceiling (offered rate of the
@@ -22,12 +22,12 @@ from dataclasses import dataclass, field, replace
 from functools import cached_property
 from typing import Any
 
+from ..plans import PlanView, view_of
 from ..result.level import Level
 from ..result.run import RunResult, as_result
 from ..result.verdict import AT_LEAST, BELOW, EXACT, MIN_RUNS, Figure, Verdict, compare
 from ..urls import KINDS
 from .figures import rate
-from .plan_views import PlanView, plan_of
 
 ENGINE_NAMES = {name: kind.label for name, kind in KINDS.items()}
 """Engine name -> its label, as people write it (`dbladder.urls.EngineKind.label`)."""
@@ -61,7 +61,7 @@ def engine_label(result: RunResult | Mapping[str, Any]) -> str:
 @dataclass(frozen=True)
 class RunInRound:
     """One result as a run of an engine in a round: the typed result, and which run of its engine
-    it is. Its figures come from the plan it followed (`plan_views.plan_of`)."""
+    it is. Its figures come from the plan it followed (`dbladder.plans.view_of`)."""
 
     result: RunResult
     label: str
@@ -75,17 +75,11 @@ class RunInRound:
 
     @cached_property
     def plan(self) -> PlanView:
-        return plan_of(self.result)
+        return view_of(self.result)
 
     @property
     def levels(self) -> tuple[Level, ...]:
         return self.result.levels
-
-    @property
-    def closed(self) -> bool:
-        """Users with think time ("Postgres vs MariaDB on two dedicated CPUs") rather than a ladder of
-        arrival rates."""
-        return self.plan.closed
 
     @property
     def spike(self) -> bool:
@@ -100,8 +94,7 @@ class RunInRound:
     @property
     def ceiling_users(self) -> int | None:
         """Closed model: the users of the highest level held; None when open or none held."""
-        value = self.result.ceiling_users
-        return int(value) if self.closed and isinstance(value, int | float) else None
+        return self.plan.ceiling_users
 
     @property
     def headline(self) -> float | None:
@@ -112,11 +105,6 @@ class RunInRound:
     def lower_bound(self) -> bool:
         """No level failed: the ceiling is where the ladder (or the run) ended, not the engine's limit."""
         return self.plan.lower_bound
-
-    @property
-    def searched(self) -> bool:
-        """Whether the run was a ceiling search (probes at chosen rates) rather than a ladder."""
-        return self.plan.searched
 
     @property
     def resolution(self) -> float:
@@ -214,8 +202,10 @@ class Round:
         return [run for group in self.groups for run in group.runs]
 
     @property
-    def closed(self) -> bool:
-        return any(run.closed for run in self.runs)
+    def plan(self) -> PlanView:
+        """The plan the round's runs followed (the round key holds the plan: they all followed it),
+        as its first run's view."""
+        return self.runs[0].plan
 
     @property
     def spike(self) -> bool:
@@ -245,7 +235,7 @@ def round_key(result: RunResult) -> tuple[Any, ...]:
         workload.name if workload else None,
         config.preset,
         tuple(sorted(((workload.mix if workload else None) or {}).items())),
-        plan_of(result).key(),
+        view_of(result).key(),
         (mark.p95_ms, mark.max_fail_pct),
         tuple(sorted(sizes.items())),
         config.target,
@@ -261,7 +251,7 @@ def round_title(result: RunResult) -> str:
     name = result.config.preset or "custom"
     if workload and workload != "shop":
         name = f"{workload} {name}"
-    return f"{name}: {writes}, {plan_of(result).title()}"
+    return f"{name}: {writes}, {view_of(result).title()}"
 
 
 def _run_numbers(results: list[RunResult]) -> list[int]:
@@ -280,7 +270,7 @@ def rounds_of(results: Results) -> list[Round]:
     for result in map(as_result, results):
         key = round_key(result)
         if key not in rounds:
-            plan = plan_of(result)
+            plan = view_of(result)
             rounds[key] = Round(key, round_title(result), plan.step, plan.start)
             members[key] = {}
         members[key].setdefault(engine_label(result), []).append(result)
@@ -297,7 +287,7 @@ def rounds_of(results: Results) -> list[Round]:
 
 
 def _hold_words(result: RunResult) -> str:
-    holds = sorted(set(plan_of(result).holds()))
+    holds = sorted(set(view_of(result).holds()))
     return (" / ".join(f"{hold:g}" for hold in holds) or "0") + " s holds"
 
 
@@ -308,7 +298,7 @@ def _distinguish(rounds: list[Round]) -> None:
         sizes_words,
         _hold_words,
         lambda r: f"target {r.config.target}",
-        lambda r: plan_of(r).detail(),
+        lambda r: view_of(r).detail(),
     )
     for detail in details:
         by_title: dict[str, list[Round]] = {}

@@ -11,11 +11,11 @@ from __future__ import annotations
 from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
+from ..plans import view_of
 from ..result.run import Engine, RunResult
 from ..urls import runs_in_process
 from . import figures as fig
 from .blocks import Block, Code, Column, Heading, Paragraph, Table
-from .plan_views import plan_of
 from .runs import Round, sizes_words, write_share
 from .settings import settings_file
 
@@ -130,7 +130,7 @@ def _load_facts(result: RunResult) -> dict[str, str]:
     direct = config.target == "direct"
     workload = result.workload
     mix = (workload.mix if workload else None) or {}
-    plan = plan_of(result)
+    plan = view_of(result)
     facts = {
         "workload": f"{fig.plain(workload.name if workload else None)} "
         f"({fig.plain(workload.source if workload else None)})",
@@ -139,7 +139,7 @@ def _load_facts(result: RunResult) -> dict[str, str]:
         "mix": ", ".join(f"{name} {100 * part:.3g} %" for name, part in mix.items()) or "not recorded",
         **plan.facts(),
         "pass mark": pass_mark_words(result),
-        "after a failed level": "climb on" if config.continue_after_fail else "stop",
+        "after a failed level": plan.after_failure(config.continue_after_fail),
         "target": "the engine driver, no web service" if direct else "the workload's web service over HTTP",
         "generator": f"{fig.plain(_processes(result))} process(es), up to "
         f"{fig.rate(config.in_flight or 0)} requests in flight each, "
@@ -147,9 +147,6 @@ def _load_facts(result: RunResult) -> dict[str, str]:
     }
     if result.placement is not None:
         facts["roles"] = placement_words(result.placement)
-    if plan.closed:
-        # The runner plays every phase of a closed plan: users slow themselves down instead.
-        facts["after a failed level"] = "every phase runs (a failed level does not stop the plan)"
     return facts
 
 

@@ -5,11 +5,10 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
+from ..plans import view_of
 from ..result.level import Level
 from ..result.run import RunResult, as_result
-from .closed import recovery_words, spike_levels
 from .figures import ms
-from .plan_views import plan_of
 
 COLUMNS = (
     # header, width, how to render a level row
@@ -53,23 +52,34 @@ MACHINE_COLUMNS = (
 
 
 USERS_COLUMN = ("users", 6, lambda r: f"{r.users:,}")
+X_COLUMNS = {"offered": COLUMNS[1], "users": USERS_COLUMN}
+"""The second column by what a level is counted in (`PlanView.x_column`): its rate or its users."""
 
 
-def _columns(closed: bool) -> tuple[Any, ...]:
+def _columns(x_column: str) -> tuple[Any, ...]:
     # The closed model's level is a number of users; what they offered follows from their think time.
-    columns = (COLUMNS[0], USERS_COLUMN, *COLUMNS[2:]) if closed else COLUMNS
-    return (*columns, *MACHINE_COLUMNS)
+    return (COLUMNS[0], X_COLUMNS[x_column], *COLUMNS[2:], *MACHINE_COLUMNS)
 
 
-def header(closed: bool = False) -> str:
+def _x_column(level: Level) -> str:
+    """What a level is counted in, as its own row says: its users, when it has them."""
+    return "offered" if level.users is None else USERS_COLUMN[0]
+
+
+def header(x_column: str = "offered") -> str:
     """The table's header line (latencies in ms, from when each request was due)."""
-    return "  ".join(name.rjust(width) for name, width, _ in _columns(closed))
+    return "  ".join(name.rjust(width) for name, width, _ in _columns(x_column))
+
+
+def header_of(row: Level | Mapping[str, Any]) -> str:
+    """The header of a table that starts with `row` (the live progress prints it before the first)."""
+    return header(_x_column(row if isinstance(row, Level) else Level.from_json(row)))
 
 
 def level_line(row: Level | Mapping[str, Any]) -> str:
     """One level as a table line; failed levels and flags are explained on the lines below it."""
     level = row if isinstance(row, Level) else Level.from_json(row)
-    line = "  ".join(render(level).rjust(width) for _, width, render in _columns(level.users is not None))
+    line = "  ".join(render(level).rjust(width) for _, width, render in _columns(_x_column(level)))
     notes = [*level.reasons, *level.flags]
     if level.diagnosis is not None:  # why it failed, or how a passing level came close
         notes.append(f"why: {level.diagnosis.line}")
@@ -81,22 +91,17 @@ def summary(result: RunResult | Mapping[str, Any]) -> str:
     result = as_result(result)
     engine = result.engine
     mark = result.pass_mark
-    phases = spike_levels(result)
-    held = plan_of(result).held_words()
+    plan = view_of(result)
     name = (engine.engine if engine else None) or "?"
     version = (engine.server_version if engine else None) or ""
     lines = [
         f"engine   {name} {version}".rstrip(),
         f"pass     p95 < {mark.p95_ms:g} ms and < {mark.max_fail_pct:g} % failed",
-        f"{'phases ' if phases else 'ceiling'}  {held}",
+        *plan.summary_head(),
     ]
     if result.peak_rps is not None:
         lines.append(f"peak     {result.peak_rps:,.0f} req/s answered at the busiest level")
-    if phases:
-        # The runner attaches a spike block to any three-phase plan; only a spike has a recovery.
-        lines.append(f"recovery {recovery_words(result)}")
-    if result.search is not None and result.search.rests_on_a_stall:
-        lines.append("stall    the ceiling still rests on a probe that failed by a stall, twice")
+    lines += plan.summary_tail()
     lines.append(f"stopped  {result.stopped_because}")
     lines += [f"flag     {flag}" for flag in result.flags]
     return "\n".join(lines)
@@ -105,5 +110,5 @@ def summary(result: RunResult | Mapping[str, Any]) -> str:
 def render(result: RunResult | Mapping[str, Any]) -> str:
     """The whole run: table, then the summary."""
     result = as_result(result)
-    table = [header(plan_of(result).closed), *(level_line(row) for row in result.levels)]
+    table = [header(view_of(result).x_column), *(level_line(row) for row in result.levels)]
     return "\n".join([*table, "", summary(result)])

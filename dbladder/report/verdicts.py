@@ -66,45 +66,29 @@ def _gain_words(best: Group, other: Group) -> str:
     return ("at least " if at_least else "") + f"{gain:.0f} %"
 
 
-def _open_pair(best: Group, other: Group, round_: Round) -> str:
-    if best.lower_bound and other.lower_bound and best.median == other.median:
-        return (
-            f"{best.label} and {other.label} both held the top of the ladder "
-            f"({rate(best.median)} req/s): neither limit was reached; climb higher to separate them."
-        )
+def _pair(best: Group, other: Group, round_: Round) -> str:
+    """The best engine against another, in the words of the round's plan (`PlanView.pair_words`):
+    what each held ("At the highest users level each held", "At the spike"), or that both held
+    the top."""
+    plan = round_.plan
+    words = plan.pair_words()
     figures = f"{rate(best.median)} against {rate(other.median)} req/s"
+    if best.lower_bound and other.lower_bound:
+        both = plan.both_held(best.label, other.label, best.median, other.median)
+        if both is not None:
+            return both
     if other.median <= 0:
-        return f"{best.label} held {rate(best.median)} req/s; {other.label} held no level." + _few(round_)
-    judged = _judged(best, other, round_, figures, "held", "")
+        return (
+            f"{best.label} {words.what} {rate(best.median)} req/s; {other.label} {words.none_held}."
+            + _few(round_)
+        )
+    judged = _judged(best, other, round_, figures, words.what, words.where)
     if judged is not None:
         return judged
+    limit = ", and its own limit lies higher" if words.limit_note and best.lower_bound else ""
     return (
-        f"{best.label} held {_gain_words(best, other)} more than {other.label} ({figures}"
-        + (", and its own limit lies higher)." if best.lower_bound else ").")
-        + _few(round_)
-    )
-
-
-def _closed_pair(best: Group, other: Group, round_: Round) -> str:
-    figures = f"{rate(best.median)} against {rate(other.median)} req/s"
-    if round_.spike:
-        where, what = "At the spike", "answered"
-    else:
-        where, what = "At the highest users level each held", "sustained"
-    if not round_.spike and best.lower_bound and other.lower_bound:
-        return (
-            f"{best.label} and {other.label} both held every users level ({figures} at the top, where "
-            "the users' think time sets the rate): neither limit was reached; add users to separate them."
-        )
-    if other.median <= 0:
-        held = "did not finish the spike" if round_.spike else "held no level"
-        return f"{best.label} {what} {rate(best.median)} req/s; {other.label} {held}." + _few(round_)
-    judged = _judged(best, other, round_, figures, what, f"{where} ")
-    if judged is not None:
-        return judged
-    return (
-        f"{where} {best.label} {what} {_gain_words(best, other)} more than {other.label} ({figures})."
-        + _few(round_)
+        f"{words.where}{best.label} {words.what} {_gain_words(best, other)} more than {other.label} "
+        f"({figures}{limit})." + _few(round_)
     )
 
 
@@ -113,8 +97,7 @@ def round_verdict(round_: Round) -> list[str]:
     if len(round_.groups) == 1:
         return [run_verdict(run) for run in round_.runs]
     ordered = sorted(round_.groups, key=lambda group: group.median, reverse=True)
-    pair = _closed_pair if round_.closed else _open_pair
-    sentences = [pair(ordered[0], other, round_) for other in ordered[1:]]
+    sentences = [_pair(ordered[0], other, round_) for other in ordered[1:]]
     if round_.spike:
         sentences += [spike_words(run) for run in round_.runs]
     return sentences

@@ -14,15 +14,13 @@ from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import Any, Literal
+from typing import Any
 
 from .. import __version__
 from ..errors import UnknownBundleVersion
 from .level import Level
 from .part import Part
 from .schema import RESULT_SCHEMA
-
-PlanKind = Literal["ladder", "search", "users"]
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -302,16 +300,6 @@ class RunResult(Part):
     timeseries: tuple[Mapping[str, Any], ...] | None = None
     settings: Mapping[str, Any] | None = None
     """Each option of the command that ran it: its value and where it came from (cli/config_file.py)."""
-
-    @property
-    def plan_kind(self) -> PlanKind:
-        """Which plan the run followed. The one place that asks: reporters take the plan's own
-        figures and words from `dbladder.report.plan_views`, picked by this."""
-        if self.model == "closed" or self.config.users is not None:
-            return "users"
-        if self.config.search is not None or self.search is not None:
-            return "search"
-        return "ladder"
 
     @property
     def engine_name(self) -> str:

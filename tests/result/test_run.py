@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import copy
 import dataclasses
 import json
 import typing
@@ -40,7 +39,7 @@ def test_a_result_of_the_previous_release_comes_back_unchanged_and_valid():
 
 def test_its_parts_read_as_attributes():
     result = RunResult.from_json(previous())
-    assert result.plan_kind == "users" and result.engine_name == "sqlite"
+    assert result.engine_name == "sqlite"
     assert result.config.users is not None
     assert [phase.users for phase in result.config.users.phases] == [10, 20]
     assert isinstance(result.levels[0], Level) and result.levels[0].users == 10
@@ -48,16 +47,6 @@ def test_its_parts_read_as_attributes():
     assert result.workload is not None and result.workload.write_share == 0.05
     assert result.integrity is not None and result.integrity.passed is True
     assert result.environment.facts()["cpu_cores"] == 2
-
-
-def test_the_plan_kind_is_read_from_the_model_or_the_search():
-    document = previous()
-    ladder = copy.deepcopy(document)
-    ladder.update(model="open")
-    ladder["config"].update(users=None, ladder={"start": 1, "step": 1, "steps": 2})
-    assert RunResult.from_json(ladder).plan_kind == "ladder"
-    ladder["config"]["search"] = {"start": 500, "factor": 2}
-    assert RunResult.from_json(ladder).plan_kind == "search"
 
 
 def test_an_unknown_schema_names_its_writer_in_one_line():

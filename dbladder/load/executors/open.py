@@ -46,7 +46,7 @@ class Generator(Executor):
         *,
         operation_names: tuple[str, ...],
     ):
-        levels = plan.levels() if isinstance(plan, Ladder) else list(plan)
+        levels = list(plan) if isinstance(plan, Sequence) else plan.scheduled()  # a ladder's are fixed
         super().__init__(clock, operations, target, Recorder(levels, part, parts, operation_names))
         self._levels = levels
         self._now = clock.now

@@ -1,11 +1,26 @@
-"""The plan a result followed, as the reports ask it (`dbladder.report.plan_views`)."""
+"""The plan a result followed, as the reports ask it (`dbladder.plans.views`, picked by `view_of`)."""
 
 from __future__ import annotations
 
+import copy
+import json
+from pathlib import Path
+from typing import Any
+
 from report_support import fake_result, spike_result, users_result
 
-from dbladder.report.plan_views import PlanView, SearchView, UsersView, plan_of
+from dbladder.plans import Ladder, PlanView, Search, UserPlan, plan_class_of, view_of
+from dbladder.plans.search_view import SearchView
+from dbladder.plans.users_view import UsersView
 from dbladder.result.run import RunResult
+
+PREVIOUS = Path(__file__).parents[1] / "result" / "fixtures" / "previous-release-users.json"
+"""A users run's result.json as the release before the typed result wrote it, untouched."""
+
+
+def previous() -> dict[str, Any]:
+    data: dict[str, Any] = json.loads(PREVIOUS.read_text())
+    return data
 
 
 def search_result() -> RunResult:
@@ -20,13 +35,13 @@ def search_result() -> RunResult:
 
 
 def test_the_view_is_picked_by_the_plan_kind_of_the_result():
-    assert type(plan_of(RunResult.from_json(fake_result()))) is PlanView
-    assert type(plan_of(search_result())) is SearchView
-    assert type(plan_of(RunResult.from_json(users_result()))) is UsersView
+    assert type(view_of(RunResult.from_json(fake_result()))) is PlanView
+    assert type(view_of(search_result())) is SearchView
+    assert type(view_of(RunResult.from_json(users_result()))) is UsersView
 
 
 def test_a_ladder_is_told_by_its_start_step_and_hold():
-    ladder = plan_of(RunResult.from_json(fake_result()))
+    ladder = view_of(RunResult.from_json(fake_result()))
     assert (ladder.start, ladder.step, ladder.holds()) == (500.0, 500.0, [4.0])
     assert ladder.title() == "500 to 1,500 req/s"
     assert ladder.facts()["ladder"] == "500 req/s, +500 per level, 3 levels (top 1,500 req/s)"
@@ -34,7 +49,7 @@ def test_a_ladder_is_told_by_its_start_step_and_hold():
 
 
 def test_a_search_writes_out_its_start_factor_resolution_budget_hold_and_warmup():
-    search = plan_of(search_result())
+    search = view_of(search_result())
     facts = search.facts()
     assert "ladder" not in facts
     assert facts["search"] == (
@@ -47,10 +62,24 @@ def test_a_search_writes_out_its_start_factor_resolution_budget_hold_and_warmup(
 
 
 def test_users_are_counted_on_the_x_axis_and_a_spike_has_no_ceiling_to_mark():
-    users = plan_of(RunResult.from_json(users_result(failing_from=2)))
+    users = view_of(RunResult.from_json(users_result(failing_from=2)))
     level = users.result.levels[1]
     assert users.x(level) == 40.0 and users.ceiling_x == 40.0 and users.resolution == 0.0
     assert users.headline == 390.0 and not users.spike
-    spike = plan_of(RunResult.from_json(spike_result()))
+    spike = view_of(RunResult.from_json(spike_result()))
     assert spike.spike and spike.ceiling_x is None and spike.headline == 1500.0
     assert not spike.lower_bound
+
+
+def test_a_bundle_of_the_previous_release_is_a_users_plan():
+    assert plan_class_of(RunResult.from_json(previous())) is UserPlan
+
+
+def test_the_plan_is_read_from_the_model_or_the_search():
+    document = previous()
+    ladder = copy.deepcopy(document)
+    ladder.update(model="open")
+    ladder["config"].update(users=None, ladder={"start": 1, "step": 1, "steps": 2})
+    assert plan_class_of(RunResult.from_json(ladder)) is Ladder
+    ladder["config"]["search"] = {"start": 500, "factor": 2}
+    assert plan_class_of(RunResult.from_json(ladder)) is Search

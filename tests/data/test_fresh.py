@@ -227,3 +227,51 @@ def test_mariadb_on_this_machine_copies_tablespace_files(mariadb_url, monkeypatc
     assert run(scenario()) == {"products": 10, "orders": 10, "order_items": 20}
     files = sorted(f"{t.name}.{kind}" for t in shop.SCHEMA.tables for kind in ("cfg", "ibd"))
     assert sorted(copied) == sorted(files * 2), "one copy for the save, one for the restore"
+
+
+async def _teams_and_assets(engine) -> tuple[int, int]:
+    async with engine.read() as session:
+        teams = await session.fetch_one("SELECT count(*) FROM teams")
+        assets = await session.fetch_one("SELECT count(*) FROM assets")
+    return int(teams[0]), int(assets[0])
+
+
+@pytest.mark.parametrize("datadir", ["tablespaces", "rows"])
+def test_mariadb_snapshots_tables_with_foreign_keys_and_keeps_the_keys(mariadb_url, monkeypatch, datadir):
+    """An app's tables (Django's, Rails') reference each other: the snapshot keeps them and their
+    foreign keys, a restore undoes a write, and the restored keys still refuse an orphan."""
+    if datadir == "rows":
+        monkeypatch.setattr(mariadb_engine, "_local_datadir", _nowhere)
+
+    async def scenario() -> None:
+        async with opened(mariadb_url) as engine:
+            async with engine.transaction() as session:
+                await session.execute("DROP TABLE IF EXISTS assets")
+                await session.execute("DROP TABLE IF EXISTS teams")
+                await session.execute("CREATE TABLE teams (id INT AUTO_INCREMENT PRIMARY KEY) ENGINE=InnoDB")
+                await session.execute(
+                    "CREATE TABLE assets (id INT AUTO_INCREMENT PRIMARY KEY, team_id INT NOT NULL, "
+                    "CONSTRAINT asset_team FOREIGN KEY (team_id) REFERENCES teams (id)) ENGINE=InnoDB"
+                )
+                await session.execute("INSERT INTO teams VALUES (1), (2)")
+                await session.execute("INSERT INTO assets (team_id) VALUES (1), (2), (2)")
+            token = await engine.save_snapshot()
+            assert token is not None
+            try:
+                async with engine.transaction() as session:
+                    await session.execute("INSERT INTO teams VALUES (3)")
+                    await session.execute("INSERT INTO assets (team_id) VALUES (3)")
+                assert await _teams_and_assets(engine) == (3, 4)
+                await engine.restore_snapshot(token)
+                assert await _teams_and_assets(engine) == (2, 3)
+                with pytest.raises(Exception, match="foreign key constraint fails"):
+                    async with engine.transaction() as session:
+                        await session.execute("INSERT INTO assets (team_id) VALUES (9)")
+            finally:
+                await engine.drop_snapshot(token)
+
+    run(scenario())
+
+
+async def _nowhere(*args):
+    return None

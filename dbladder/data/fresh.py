@@ -28,6 +28,7 @@ has the server to itself and a restore finds no other client (what the engines r
 from __future__ import annotations
 
 import time
+from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
@@ -104,6 +105,7 @@ class FreshData:
         options: EngineOptions | None = None,
         verify: bool = False,
         progress: ProgressCallback | None = None,
+        make: Callable[[Engine], Awaitable[SeedReport]] | None = None,
     ):
         if method not in ("fastest", "restore", "reseed"):
             raise InvalidConfig([f"method must be fastest, restore or reseed, not {method!r}"])
@@ -117,6 +119,9 @@ class FreshData:
         self.options = (options or EngineOptions(pool_size=FRESH_POOL_SIZE)).checked()
         self.verify = verify
         self.progress = progress
+        # How the data is made: the workload's seed, or what the caller says (the user's app's
+        # own setup, which dbladder runs and then snapshots).
+        self._make = make or (lambda engine: seed(engine, self.workload, self.data, self.progress))
         self.preparation: Preparation | None = None
         self._token: str | None = None
         self._runs = 0
@@ -137,7 +142,7 @@ class FreshData:
         """Seed; then save a snapshot and restore it once, and keep it if that beat the seeding."""
         snapshot_seconds = restore_seconds = None
         async with opened(self.url, self.options) as engine:
-            seeding = await seed(engine, self.workload, self.data, self.progress)
+            seeding = await self._make(engine)
             digest = await checksum(engine, self.workload.schema) if self.verify else None
             if self.method != "reseed":
                 started = time.perf_counter()
@@ -152,7 +157,7 @@ class FreshData:
                     await self.cleanup()
                     # Seed again, so that every run's data was made by the method runs use.
                     started = time.perf_counter()
-                    await seed(engine, self.workload, self.data, self.progress)
+                    await self._make(engine)
                     self._first_seconds = time.perf_counter() - started
             else:
                 self._first_seconds = seeding.total_seconds
@@ -176,7 +181,7 @@ class FreshData:
                 if self._token is not None:
                     await engine.restore_snapshot(self._token)
                 else:
-                    await seed(engine, self.workload, self.data, self.progress)
+                    await self._make(engine)
                 seconds = time.perf_counter() - started
             verified = await self._verified(engine) if self.verify else None
         return FreshStart(self._runs, preparation.method, seconds, verified)

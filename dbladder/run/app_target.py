@@ -18,7 +18,7 @@ import contextlib
 import tempfile
 import threading
 import time
-from collections.abc import Callable, Iterator
+from collections.abc import Awaitable, Callable, Iterator
 from pathlib import Path
 from typing import Any
 
@@ -27,10 +27,11 @@ from ..app.checks import read_rows
 from ..app.process import RunningApp
 from ..app.sessions import make_sessions
 from ..app.workload import AppWorkload, save_state
+from ..data.seeding import SeedReport
 from ..engines import opened
 from ..engines.base import EngineOptions
 from ..load.acknowledged import AcknowledgedWrites
-from ..urls import DatabaseURL
+from ..urls import DatabaseURL, parse_url
 from .config import RunConfig
 from .progress import Progress
 
@@ -143,3 +144,19 @@ def app_section(
     if watch is not None and watch.exited:
         section["exited"] = {"code": watch.code, "at_s": round(watch.at_s or 0.0, 1), "words": watch.words}
     return section
+
+
+def setup_maker(config: RunConfig, url: str, log: Path) -> Callable[[Any], Awaitable[SeedReport]]:
+    """How a comparison makes the app's data on one database (FreshData's `make`): --app-setup
+    run to its end, its output in `log` (none: the data as it is); FreshData then snapshots it."""
+    app = config.app
+    assert app is not None  # the caller's check
+
+    async def make(engine: Any) -> SeedReport:
+        if app.setup is None:  # no setup: the data already there is what every run starts from
+            return SeedReport((), 0.0, 0.0)
+        environment = app_environment(parse_url(url))
+        seconds = await asyncio.to_thread(run_setup, app.setup, app.directory, environment, log)
+        return SeedReport((), 0.0, seconds)
+
+    return make

@@ -39,7 +39,7 @@ from ..result.schema import COMPARE_SCHEMA
 from ..servers import ManagedServer, is_managed_spec, managed_server_for, parse_managed_spec
 from ..urls import parse_url
 from ..workloads.base import DataSpec
-from ..workloads.registry import load_workload
+from .app_target import setup_maker
 from .config import RunConfig
 from .document import make_out_dir
 from .progress import Progress, QuietProgress
@@ -175,12 +175,14 @@ def _run_compare(
         server = servers[entry.db_url]
         return server.url if server is not None else entry.db_url
 
-    workload = load_workload(config.base.workload)
     base = config.base
+    workload = base.round_workload()
     # checked() refuses a comparison without a seed: every run starts from the data as seeded.
     data = DataSpec(cast(int, base.seed), workload.scaled_sizes(base.scale, base.sizes))
     planned = workload.planned_rows(data.sizes)
     sizes = ", ".join(f"{count:,} {name}" for name, count in data.sizes.items())
+    if base.app is not None:  # the app's setup makes the data once per database, then a snapshot
+        data, sizes = DataSpec(data.seed, {}), f"the app's setup: {base.app.setup}"
     document: dict[str, Any] = {
         "schema": COMPARE_SCHEMA,
         "kind": "compare",
@@ -208,12 +210,18 @@ def _run_compare(
         for label, entry in zip(labels, entries, strict=True):
             if entry.db_url not in fresh:
                 progress.message(f"{label}: seeding the {workload.name} workload once: {sizes}")
+                make = (
+                    setup_maker(base, url_of(entry), config.out_dir / f"app-setup-{label}.log")
+                    if base.app is not None
+                    else None
+                )
                 copies = FreshData(
                     url_of(entry),
                     workload,
                     data,
                     verify=config.verify,
                     progress=lambda table, rows: progress.seeding(table, rows, planned),
+                    make=make,
                 )
                 fresh[entry.db_url] = copies
                 preparation = asyncio.run(copies.prepare())
@@ -231,6 +239,8 @@ def _run_compare(
                     db_url=url_of(entry),
                     seed=None,
                     out_dir=config.out_dir / f"{label}-run{number}",
+                    # The app's data is the setup's snapshot, restored: the setup does not run again.
+                    app=dataclasses.replace(base.app, setup=None) if base.app is not None else None,
                 )
                 result = run_ladder(run_config, progress, servers[entry.db_url])
                 result.update(label=label, run=number, fresh=start.to_dict())

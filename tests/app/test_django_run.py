@@ -1,0 +1,122 @@
+"""The example Django app (examples/django_app/) under `dbladder run --app` and `compare --app`,
+end to end on every engine: the command as the README gives it, with a short ladder.
+
+The ladder has a known answer on any machine this runs on: 2 req/s is far below what two gunicorn
+workers serve (about 10 list pages a second here, each of 63 queries), and 40 req/s far above, so
+level 1 holds a 2 s p95 and level 2, whose backlog grows by 30 requests a second, cannot: the
+ceiling is 2 req/s.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import sys
+from functools import partial
+from pathlib import Path
+
+import pytest
+from cli_support import dbladder as run_dbladder
+
+from dbladder.engines import opened
+from dbladder.urls import parse_url
+
+pytest.importorskip("django")
+pytest.importorskip("gunicorn")
+
+EXAMPLE = Path(__file__).resolve().parents[2] / "examples" / "django_app"
+PY = sys.executable
+# The setup says which password it was given: app.log must show it redacted.
+SETUP = (
+    'echo "setup with password [$DBLADDER_DB_PASSWORD]"; '
+    f"{PY} manage.py migrate -v0 && {PY} manage.py seed_tracker"
+)
+APP = [
+    "--app", f"{PY} -m gunicorn incidents_site.wsgi -b 127.0.0.1:{{port}} -w 2",
+    "--app-setup", SETUP, "--app-ready", "/accounts/login/", "--requests", "dbladder_requests.py",
+]  # fmt: skip
+LADDER = ["--start", "2", "--step", "38", "--steps", "2", "--hold", "3", "--warmup", "0", "--p95", "2000"]
+
+dbladder = partial(run_dbladder, timeout=240, cwd=EXAMPLE)
+
+
+@pytest.fixture(params=["sqlite", "postgresql", "mariadb"])
+def app_url(request, tmp_path) -> tuple[str, str]:
+    """A fresh database on each engine, with a password where the server takes one: (url, password)."""
+    if request.param == "sqlite":
+        return f"sqlite:///{tmp_path}/tracker.db", ""
+    if request.param == "postgresql":  # the test server trusts loopback: the password travels unused
+        url = parse_url(request.getfixturevalue("postgres_url"))
+        return url.raw.replace(f"{url.user}@", f"{url.user}:pw-Secret-4711@", 1), "pw-Secret-4711"
+    user, password, database = request.getfixturevalue("mariadb_user")
+    return f"mariadb://{user}:{password}@127.0.0.1:3306/{database}", password
+
+
+@pytest.mark.slow
+def test_the_example_app_reaches_a_ceiling_with_its_writes_kept_on_each_engine(app_url, tmp_path):
+    url, password = app_url
+    out = tmp_path / "out"
+    ran = dbladder("run", "--db", url, *APP, *LADDER, "--writes", "0.5", "--out", str(out))
+    assert ran.returncode == 0, ran.stderr[-3000:]
+    result = json.loads((out / "result.json").read_text())
+    assert result["ceiling_rps"] == 2.0, [
+        (level["offered_rps"], level["p95_ms"]) for level in result["levels"]
+    ]
+    held = result["levels"][0]
+    assert set(held["operations"]) == {"assets", "asset", "report"}
+    assert all(op["p95_ms"] > 0 for op in held["operations"].values() if op["requests"])
+    assert held["machine"]["service_cpu_pct"] > 0 and held["machine"]["service_processes"] >= 3
+    integrity = result["integrity"]
+    assert integrity["checked"] and integrity["lost"] == 0 and integrity["violations"] == []
+    assert integrity["acknowledged"] == integrity["present"] > 0
+    assert "ceiling  2 req/s" in ran.stdout and " 0 lost" in ran.stdout
+    log = (out / "app.log").read_text()
+    assert "seeded 16 users, 8 teams, 400 assets" in log and "Booting worker" in log
+    if password:
+        assert password not in log and "setup with password [***]" in log
+        assert password not in (out / "result.json").read_text()
+
+
+async def _incidents(url: str) -> int:
+    async with opened(url) as engine, engine.read() as session:
+        row = await session.fetch_one("SELECT count(*) FROM tracker_incident")
+    return int(row[0])
+
+
+@pytest.mark.slow
+def test_compare_starts_the_app_afresh_from_the_setups_snapshot_for_every_run(tmp_path, postgres_url):
+    sqlite = f"sqlite:///{tmp_path}/tracker.db"
+    out = tmp_path / "out"
+    one_level = [
+        "--start",
+        "4",
+        "--step",
+        "0",
+        "--steps",
+        "1",
+        "--hold",
+        "3",
+        "--warmup",
+        "0",
+        "--p95",
+        "5000",
+    ]
+    ran = dbladder(
+        "compare", "--db", sqlite, "--db", postgres_url, "--runs", "2", *APP, *one_level,
+        "--writes", "0.5", "--out", str(out),
+    )  # fmt: skip
+    assert ran.returncode == 0, ran.stderr[-3000:]
+    document = json.loads((out / "compare.json").read_text())
+    assert [run["label"] for run in document["runs"]] == ["sqlite", "postgresql"] * 2
+    assert {label: prepared["method"] for label, prepared in document["preparation"].items()} == {
+        "sqlite": "restore",
+        "postgresql": "restore",
+    }
+    for url, label in ((sqlite, "sqlite"), (postgres_url, "postgresql")):
+        runs = [run for run in document["runs"] if run["label"] == label]
+        assert all(run["service"]["starts"] == 1 and run["fresh"]["method"] == "restore" for run in runs)
+        written = [run["integrity"]["acknowledged"] for run in runs]
+        assert all(count > 0 for count in written) and all(run["integrity"]["lost"] == 0 for run in runs)
+        # What run 1 wrote is gone: the database holds the setup's data and run 2's writes only.
+        assert asyncio.run(_incidents(url)) == written[1], written
+    assert "sqlite" in ran.stdout and "postgresql" in ran.stdout

@@ -117,6 +117,7 @@ class Scratch:
     name: str = ""
     path: str = ""
     host: str = PG_SOCKET  # PostgreSQL's socket folder, for pgbench -h
+    server_pid: int | None = None  # a managed server's main process: its CPU is read per request
 
 
 def _run(command: list[str], **kwargs: Any) -> subprocess.CompletedProcess[str]:
@@ -144,7 +145,45 @@ def managed_database(engine: str, tcp: bool, limits: RoleLimits) -> Scratch:
         flush=True,
     )
     url = server.url if tcp else server.socket_url
-    return Scratch(engine, url, server.remove, server.database, host=str(server.socket_dir))
+    return Scratch(
+        engine, url, server.remove, server.database, host=str(server.socket_dir), server_pid=server.pid
+    )
+
+
+def server_cpu_seconds(pid: int) -> float:
+    """The CPU a server has used so far, every process of it: the live ones' own time (a
+    backend's, mariadbd's threads'), and what the main process has reaped from children that
+    ended (pgbench's backends end with its connections)."""
+    ticks = os.sysconf("SC_CLK_TCK")
+    total = 0.0
+    root = True
+    queue = [pid]
+    while queue:
+        current = queue.pop()
+        try:
+            fields = Path(f"/proc/{current}/stat").read_text().rsplit(")", 1)[1].split()
+            children = Path(f"/proc/{current}/task/{current}/children").read_text().split()
+        except OSError:
+            continue
+        # utime and stime are fields 14 and 15 of stat, cutime and cstime 16 and 17 (from 1).
+        total += (int(fields[11]) + int(fields[12])) / ticks
+        if root:
+            total += (int(fields[13]) + int(fields[14])) / ticks
+            root = False
+        queue += [int(child) for child in children]
+    return total
+
+
+def with_server_cpu(scratch: Scratch, measured: Callable[[], Native], seconds: float) -> Native:
+    """`measured()` with the server's CPU per operation in its note, when the server is ours."""
+    if scratch.server_pid is None:
+        return measured()
+    before, start = server_cpu_seconds(scratch.server_pid), time.monotonic()
+    result = measured()
+    used, wall = server_cpu_seconds(scratch.server_pid) - before, time.monotonic() - start
+    per_op = 1e6 * used / (result.rate * seconds)
+    note = f"server {per_op:.1f} us CPU/op, busy {100 * used / wall:.0f} % of the run"
+    return replace(result, note=f"{result.note} [{note}]".strip())
 
 
 def scratch_database(engine: str, tcp: bool) -> Scratch:
@@ -479,6 +518,13 @@ def probe(url: str, rate: float, args: argparse.Namespace, folder: Path) -> Prob
         print(f"    direct mode used {layout['processes']} generator process(es), "
               f"connections {layout['connections_per_process']}", flush=True)  # fmt: skip
     kinds = [f"{cause} {count}" for cause, count in level["failures"].items() if count]
+    machine = level.get("machine") or {}
+    if machine.get("database_cpu_ms_per_1k") is not None:
+        # The level's own figure: the server's processes (found by the URL's socket) per request.
+        kinds.append(
+            f"[server {machine['database_cpu_ms_per_1k']:.1f} us CPU/req, "
+            f"{machine['database_cpu_pct']:.0f} % CPU]"
+        )
     return Probe(rate, level["passed"], level["achieved_rps"], level["p95_ms"], level["fail_pct"], kinds)
 
 
@@ -662,11 +708,11 @@ def measure(engine: str, config: Mix, args: argparse.Namespace) -> dict[str, Any
         native(scratch, mix, argparse.Namespace(**{**vars(args), "seconds": 3}))
         rounds = []
         for number in range(args.rounds):
-            before = native(scratch, mix, args)
+            before = with_server_cpu(scratch, lambda: native(scratch, mix, args), args.seconds)
             print(f"  native {before.label}: {before.rate:,.0f} ops/s {before.note}", flush=True)
             args._layout_shown = False
             direct = direct_ceiling(scratch.url, args.guess * before.rate, args)
-            after = native(scratch, mix, args)
+            after = with_server_cpu(scratch, lambda: native(scratch, mix, args), args.seconds)
             print(f"  native {after.label}: {after.rate:,.0f} ops/s {after.note}", flush=True)
             scheduled = (
                 native_scheduled(scratch, mix, args.guess * before.rate, args) if args.scheduled else None
@@ -682,7 +728,11 @@ def measure(engine: str, config: Mix, args: argparse.Namespace) -> dict[str, Any
             if engine == "postgresql":
                 # pgbench is C; the driver direct mode runs on is not. Its own flat-out rate shows
                 # how much of the gap is the driver's and how much dbladder's.
-                alone = asyncpg_alone(scratch.url, mix, args.connections, args.seconds)
+                alone = with_server_cpu(
+                    scratch,
+                    lambda: asyncpg_alone(scratch.url, mix, args.connections, args.seconds),
+                    args.seconds,
+                )
                 print(
                     f"  driver alone, {alone.label}: {alone.rate:,.0f} ops/s {alone.note}; direct / that: "
                     f"{direct / alone.rate:.2f}; that / native: {alone.rate / reference:.2f}",

@@ -214,6 +214,19 @@ class MemoryCgroup:
         except (OSError, ValueError, IndexError):
             return None
 
+    def oom_kills(self) -> int | None:
+        """How many of the group's processes the kernel has killed for passing its cap (None where
+        the kernel does not say: v1's memory.oom_control has it from Linux 4.13)."""
+        name = "memory.events" if self.version == 2 else "memory.oom_control"
+        try:
+            for line in (self.folder / name).read_text().splitlines():
+                key, _, value = line.partition(" ")
+                if key == "oom_kill":
+                    return int(value)
+        except (OSError, ValueError):
+            return None
+        return None
+
     def leave(self) -> None:
         """Move this process back to the group it came from (the parent), so this one can go."""
         (self.folder.parent / "cgroup.procs").write_text(str(os.getpid()))

@@ -20,9 +20,9 @@ from pathlib import Path
 
 import psutil
 
-from ..roles import RoleLimits, remove_leftovers
+from ..roles import RoleLimits, format_size, remove_leftovers
 from . import registry
-from .errors import NotManaged, ServerStartFailed
+from .errors import NotManaged, ServerKilledForMemory, ServerStartFailed
 from .kind import Layout, OsUser, ServerKind
 from .managed import PORT_TAKEN, START_TIMEOUT, ManagedServer, kind_for, run_sync
 
@@ -209,5 +209,28 @@ def managed_server(
         server.temporary = True
         server.save()
         yield server
+    except Exception as exc:
+        # Whatever the block met (a driver's "server has gone away" mid-seed), the kill for memory
+        # is the cause to tell, while the group that counted it is still there.
+        killed = killed_for_memory(server)
+        if killed is not None:
+            raise killed from exc
+        raise
     finally:
         server.remove()
+
+
+def killed_for_memory(server: ManagedServer) -> ServerKilledForMemory | None:
+    """The error to raise when the kernel has killed a process of the server for passing its
+    memory cap, or None (no cap, no kill, or a kernel that does not count them)."""
+    group = server.memory_cgroup()
+    kills = group.oom_kills() if group is not None else None
+    if group is None or not kills:
+        return None
+    kind = server.kind
+    return ServerKilledForMemory(
+        f"the managed {kind.title} server {server.name} was killed for memory: its cap of "
+        f"{format_size(group.limit)} (--memory database=...) is too small for it with "
+        f"{kind.buffers_setting}={server.settings.get(kind.buffers_setting, '?')} and this data; "
+        f"give it more, or smaller buffers (managed:{kind.engine}?{kind.buffers_setting}=...)"
+    )

@@ -17,6 +17,10 @@ class ServerStartFailed(DbladderError):
     """The server did not start or did not accept connections in time; the message ends with its log."""
 
 
+class ServerKilledForMemory(DbladderError):
+    """The kernel killed a managed server's process for passing the server's memory cap."""
+
+
 class ServerStopFailed(DbladderError):
     """The server did not stop in time after it was asked to."""
 

@@ -16,7 +16,7 @@ import pytest
 
 from dbladder.engines import EngineOptions, opened
 from dbladder.roles import RoleLimits, UnmanagedRole, format_cpus, memory_problem
-from dbladder.servers import managed_server, managed_server_for, placement_refusal
+from dbladder.servers import ServerKilledForMemory, managed_server, managed_server_for, placement_refusal
 
 CPU = max(os.sched_getaffinity(0))
 
@@ -185,3 +185,30 @@ def test_a_cap_below_a_managed_servers_buffers_and_what_it_needs_besides_is_refu
     # A value the check cannot read is the server's to refuse when it starts; CPUs alone need no room.
     assert placement_refusal("managed:postgresql?shared_buffers=lots", RoleLimits(memory=128 << 20)) is None
     assert placement_refusal("managed:postgresql", RoleLimits(cpus=(0,))) is None
+
+
+async def fill_shared_buffers(url: str) -> None:
+    """Write some 200 MB through the server's shared buffers: each buffer it dirties is memory
+    charged to its cgroup, until the 128 MB of buffers are all in use."""
+    async with opened(url, EngineOptions(pool_size=1)) as engine, engine.transaction() as session:
+        # INSERT, not CREATE TABLE AS or COPY: those write through a small ring of buffers.
+        await session.execute("CREATE TABLE filler (pad text NOT NULL)")
+        await session.execute("INSERT INTO filler SELECT repeat('x', 1000) FROM generate_series(1, 200000)")
+
+
+@pytest.mark.slow
+def test_a_server_killed_for_memory_says_so_in_one_line(capped) -> None:
+    # Started past the placement's check (which refuses this cap for 128MB of shared buffers, see
+    # above), the server is killed by the kernel once its buffers fill: the error says so, not the
+    # driver's lost connection.
+    with (
+        pytest.raises(ServerKilledForMemory) as raised,
+        managed_server("postgresql", limits=RoleLimits(memory=128 << 20)) as server,
+    ):
+        asyncio.run(fill_shared_buffers(server.url))
+    message = str(raised.value)
+    assert message.startswith(
+        f"the managed PostgreSQL server {server.name} was killed for memory: its cap of 128M"
+    )
+    assert "shared_buffers=128MB" in message and "\n" not in message
+    assert not Path(str(server.cgroup)).exists()

@@ -12,6 +12,12 @@ difference of the snapshots taken around it. `service_breakdown` returns:
     service_mean_ms           the three means added: a request's mean time inside the service
     pool_wait_share database_share other_share
                               each part's share of the total time (they add up to 1)
+    writer_writes writer_queue_mean_ms writer_busy_mean_ms writer_queue_share
+                              with a single SQLite writer (its /stats totals): the writes it
+                              started in between, the mean time each queued from its worker's
+                              send until the writer began it, the mean time it then took, and
+                              the queue's share of the two (absent without a writer, None
+                              without a write)
 
 The worker answering /stats copies its own histograms into the shared file first; the others
 copy theirs every 0.2 s (the service's FLUSH_INTERVAL_SECONDS), so with several workers a snapshot
@@ -65,7 +71,31 @@ def service_breakdown(stats_before: dict[str, Any], stats_after: dict[str, Any])
             "the later /stats snapshot is not a continuation of the earlier one "
             "(another service, or a worker lost its counts)"
         ) from None
-    return breakdown(window)
+    return breakdown(window) | writer_queue(stats_before, stats_after)
+
+
+WRITER_COUNTERS = ("writer_writes", "writer_queued_us", "writer_busy_us")
+
+
+def writer_queue(stats_before: dict[str, Any], stats_after: dict[str, Any]) -> dict[str, Any]:
+    """The single SQLite writer's queue between two /stats snapshots (keys in the module doc); empty
+    for a service without a writer, or one whose /stats does not count its queue."""
+    if not stats_after.get("sqlite_writers"):
+        return {}
+    before, after = stats_before.get("totals") or {}, stats_after.get("totals") or {}
+    if any(name not in before or name not in after for name in WRITER_COUNTERS):
+        return {}
+    writes, queued, busy = (after[name] - before[name] for name in WRITER_COUNTERS)
+    if writes <= 0:
+        return dict.fromkeys(("writer_queue_mean_ms", "writer_busy_mean_ms", "writer_queue_share")) | {
+            "writer_writes": 0
+        }
+    return {
+        "writer_writes": writes,
+        "writer_queue_mean_ms": queued / writes / 1000,
+        "writer_busy_mean_ms": busy / writes / 1000,
+        "writer_queue_share": queued / (queued + busy) if queued + busy else None,
+    }
 
 
 def breakdown(histograms: dict[str, Histogram]) -> dict[str, Any]:

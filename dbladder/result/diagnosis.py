@@ -80,7 +80,8 @@ class Resources:
 
     cpu: dict[str, RoleCpu] = field(default_factory=dict)  # "service", "database", "generator", "host"
     pool_wait_share: float | None = None
-    writer_queue_share: float | None = None
+    writer_queue_share: float | None = None  # of a write's time in the writer, queued before it began
+    writer_queue_mean_ms: float | None = None  # a write's mean time in that queue
     commits_per_second: float | None = None
     fsyncs_per_second: float | None = None  # the disk's, measured once (observe/disk.py)
     lock_wait_share: float | None = None
@@ -249,6 +250,7 @@ def _saturation(seconds: Sequence[Second], offered_rps: float, resources: Resour
     evidence |= dict(closest)
     if closest and closest[0][1] >= 1.0:
         name, _ = closest[0]
+        evidence |= _figures(name, resources)
         return Diagnosis("saturation", f"{_resource_line(name, resources)} ({pattern})", name, evidence)
     if closest:
         return Diagnosis(
@@ -287,6 +289,28 @@ def _closest(resources: Resources) -> list[tuple[str, float]]:
     return sorted(ratios.items(), key=lambda item: -item[1])[:3]
 
 
+def _figures(name: str, resources: Resources) -> dict[str, float]:
+    """The named resource's own figures, beside its ratio to the bound."""
+    figures: dict[str, float | None] = {}
+    if name.startswith("writer"):
+        figures = {
+            "writer_queue_share": resources.writer_queue_share,
+            "writer_queue_mean_ms": resources.writer_queue_mean_ms,
+            "commits_per_second": resources.commits_per_second,
+            "fsyncs_per_second": resources.fsyncs_per_second,
+        }
+    elif name == "pool":
+        figures = {"pool_wait_share": resources.pool_wait_share}
+    elif name == "lock waits":
+        figures = {"lock_wait_share": resources.lock_wait_share}
+        if resources.lock_event is not None:
+            figures["lock_event_share"] = resources.lock_event[1]
+    elif name.endswith(" CPU"):
+        cpu = resources.cpu[name.removesuffix(" CPU")]
+        figures = {"cpu_used": cpu.used, "cpu_allowed": cpu.allowed}
+    return {key: value for key, value in figures.items() if value is not None}
+
+
 def _resource_line(name: str, resources: Resources) -> str:
     if name.endswith(" CPU"):
         cpu = resources.cpu[name.removesuffix(" CPU")]
@@ -294,14 +318,17 @@ def _resource_line(name: str, resources: Resources) -> str:
     disk = ""
     if resources.commits_per_second is not None and resources.fsyncs_per_second:
         disk = (
-            f"; {resources.commits_per_second:,.0f} commits/s, "
-            f"the disk allows {resources.fsyncs_per_second:,.0f} fsyncs/s"
+            f"; {resources.commits_per_second:,.0f} commits/s against an fsync rate of "
+            f"{resources.fsyncs_per_second:,.0f}/s"
         )
     if name == "pool":
         return f"the pool: {resources.pool_wait_share:.0%} of a request's time waiting for a connection"
     if name == "writer queue":
+        mean = resources.writer_queue_mean_ms
+        each = f" ({mean:,.1f} ms a write)" if mean is not None else ""
         return (
-            f"the single writer: {resources.writer_queue_share:.0%} of a write's time queued behind it{disk}"
+            f"writes queued behind the single writer: {resources.writer_queue_share:.0%} "
+            f"of a write's time{each}{disk}"
         )
     if name == "writer at the disk's fsync rate":
         return f"the single writer at the disk's fsync rate{disk}"

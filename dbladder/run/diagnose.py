@@ -11,7 +11,7 @@ level is judged it adds to the level's row
                 of the level's seconds and its resources, as {kind, line, resource, evidence}
 
 The resources come from the same level's figures: the machine sampler's CPU per role (the host's
-cores are what each role may use) and iowait, the service's pool wait share (its /stats), the
+cores are what each role may use) and iowait, the service's pool wait share and the single SQLite writer's queue share (its /stats), the
 probe's lock-wait share, writes answered per second beside the fsync rate, the generator's
 schedule lag and dropped requests. A probe that cannot connect costs the run nothing but that
 figure: the warning goes in the run's flags.
@@ -151,20 +151,24 @@ def level_resources(
     iowait = machine.get("host_iowait")
     activity = row.get("activity") or {}
     breakdown = row.get("service_breakdown") or {}
-    measured = max(row["hold_s"] - row["warmup_s"], 1e-9)
     commits = None
     if writes and fsync is not None and row.get("operations"):
-        answered = sum(
-            operation["requests"] * (1 - operation["fail_pct"] / 100)
+        # Commits in the window: the successful answers that arrived in it (achieved_rps), times
+        # the writes' share of the level's successful answers. Counting the writes due in the
+        # level instead would add, at saturation, those answered long after the window ended.
+        ok = {
+            name: operation["requests"] * (1 - operation["fail_pct"] / 100)
             for name, operation in row["operations"].items()
-            if name in writes
-        )
-        commits = answered / measured
+        }
+        if (everything := sum(ok.values())) > 0:
+            commits = row["achieved_rps"] * sum(ok[name] for name in writes if name in ok) / everything
     events = {name: share for name, share in activity.items() if name.startswith("share.event.Lock:")}
     top_event = max(events.items(), key=lambda item: item[1], default=None)
     return Resources(
         cpu=cpu,
         pool_wait_share=breakdown.get("pool_wait_share"),
+        writer_queue_share=breakdown.get("writer_queue_share"),
+        writer_queue_mean_ms=breakdown.get("writer_queue_mean_ms"),
         commits_per_second=commits,
         fsyncs_per_second=fsync["per_second"] if fsync is not None else None,
         lock_wait_share=activity.get("lock_wait_share"),

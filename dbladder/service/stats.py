@@ -39,6 +39,12 @@ COUNTERS = (
     "writes",  # write operations that succeeded (orders created, posts written, ...)
     "busy_waits",  # sleeps on SQLite's file lock (the engine's busy handler counts them)
     "writer_restarts",  # single SQLite writers started to replace one that died (keeper.py)
+    # The single SQLite writer's writes (writer.py), each from the moment its worker sent it: how
+    # many it started, microseconds they queued before it began them (the socket, its event loop
+    # and its one connection), and microseconds it then spent on them (their commits included).
+    "writer_writes",
+    "writer_queued_us",
+    "writer_busy_us",
 )
 TIMINGS = (
     "pool_wait",  # waiting for a pooled connection (opening one included)
@@ -49,7 +55,7 @@ ROLES = {1: "worker", 2: "writer"}
 ROLE_IDS = {name: number for number, name in ROLES.items()}
 
 _HEADER = struct.Struct("<8sQ")  # magic, slot count
-_MAGIC = b"dbladdr3"
+_MAGIC = b"dbladdr4"  # 4: the writer's queue counters
 _SLOT = struct.Struct(f"<qq{len(COUNTERS)}q")  # pid, role, counters
 # After the counters, per histogram: total, min + 1 (0 while empty), max, then every bucket;
 # after the histograms, how many requests were recorded.

@@ -32,6 +32,7 @@ import msgspec
 
 from ..engines import create_engine
 from ..engines.base import Engine
+from ..engines.pool import RequestTiming, request_timing
 from ..errors import Conflict, DatabaseTimeout, DbladderError, PoolTimeout, WriterUnavailable
 from ..workloads.base import Answer, Workload
 from ..workloads.registry import load_workload
@@ -55,6 +56,7 @@ class WriteRequest(msgspec.Struct, array_like=True, frozen=True):
     deadline: float  # time.monotonic() by which the write must have started
     operation: int  # the index of the write operation in the workload
     args: list[Any]
+    sent_at: float = 0.0  # time.monotonic() when the worker sent it: where its queueing starts
 
 
 class WriteReply(msgspec.Struct, array_like=True, frozen=True):
@@ -109,15 +111,36 @@ class _Writer:
             out.close()
 
     async def _write(self, request: WriteRequest, out: asyncio.StreamWriter) -> None:
-        reply = await self._outcome(request)
+        reply = await self._timed(request)
         self._slot.values["busy_waits"] = self._engine.counters().get("busy_waits", 0)
         self._slot.flush()
         if not out.is_closing():
             out.write(_frame(reply))
 
-    async def _outcome(self, request: WriteRequest) -> WriteReply:
+    async def _timed(self, request: WriteRequest) -> WriteReply:
+        """The write's outcome, with its queueing and its own time added to the writer's counters.
+
+        Queued: from the worker's send until the writer holds its one connection for it (the
+        socket, the writer's event loop, then the connection's own wait, which the pool times
+        through `request_timing`); busy: the rest, its statements and commit. time.monotonic()
+        is one clock for every process of the machine, so the worker's send time can be used.
+        """
+        started = time.monotonic()
+        timing = RequestTiming()
+        request_timing.set(timing)  # this write's own task: its context is its own
+        # A write refused at its deadline before it began counts too: it queued all that time.
+        reply = await self._outcome(request, started)
+        ended = time.monotonic()
+        queued = (max(started - request.sent_at, 0.0) if request.sent_at else 0.0) + timing.pool_wait
+        values = self._slot.values
+        values["writer_writes"] += 1
+        values["writer_queued_us"] += int(queued * 1_000_000)
+        values["writer_busy_us"] += int(max(ended - started - timing.pool_wait, 0.0) * 1_000_000)
+        return reply
+
+    async def _outcome(self, request: WriteRequest, now: float) -> WriteReply:
         rid = request.request_id
-        if time.monotonic() > request.deadline:
+        if now > request.deadline:
             return WriteReply(
                 rid, TIMED_OUT, message="the write waited too long for the single SQLite writer"
             )
@@ -255,9 +278,8 @@ class WriterClient:
         future: asyncio.Future[WriteReply] = asyncio.get_running_loop().create_future()
         self._pending[request_id] = future
         try:
-            out.write(
-                _frame(WriteRequest(request_id, time.monotonic() + self._timeout, operation, list(args)))
-            )
+            now = time.monotonic()
+            out.write(_frame(WriteRequest(request_id, now + self._timeout, operation, list(args), now)))
             try:
                 async with asyncio.timeout(self._timeout + REPLY_GRACE_SECONDS):
                     reply = await future

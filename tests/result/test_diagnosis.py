@@ -114,14 +114,17 @@ def test_saturation_names_the_resource_furthest_past_its_bound():
         # The queue's share (0.8 of a bound of 0.5: 1.6) is further past its bound than the commits'
         # (3,100 / 3,200 = 0.97 of a bound of 0.8: 1.21): the queue is named, the disk's rate beside it.
         (
-            Resources(writer_queue_share=0.8, commits_per_second=3100, fsyncs_per_second=3200),
+            Resources(
+                writer_queue_share=0.8, writer_queue_mean_ms=9.1, commits_per_second=3100, fsyncs_per_second=3200
+            ),
             "writer queue",
-            "80% of a write's time queued behind it; 3,100 commits/s, the disk allows 3,200 fsyncs/s",
+            "writes queued behind the single writer: 80% of a write's time (9.1 ms a write); "
+            "3,100 commits/s against an fsync rate of 3,200/s",
         ),
         (
             Resources(commits_per_second=3100, fsyncs_per_second=3200),
             "writer at the disk's fsync rate",
-            "3,100 commits/s, the disk allows 3,200 fsyncs/s",
+            "3,100 commits/s against an fsync rate of 3,200/s",
         ),
         (
             Resources(lock_wait_share=0.85, cpu={"database": RoleCpu(0.2, 2.0)}),

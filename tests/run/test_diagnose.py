@@ -72,7 +72,8 @@ def test_the_resources_come_from_the_levels_machine_breakdown_activity_and_write
             "host_busy": 90.0,
             "host_iowait": 5.0,
         },
-        service_breakdown={"pool_wait_share": 0.7},
+        service_breakdown={"pool_wait_share": 0.7, "writer_queue_share": 0.6, "writer_queue_mean_ms": 3.0},
+        achieved_rps=100.0,
         activity={
             "lock_wait_share": 0.6,
             "share.event.Lock:transactionid": 0.55,
@@ -89,6 +90,8 @@ def test_the_resources_come_from_the_levels_machine_breakdown_activity_and_write
     assert found.cpu["generator"].allowed == 1.0 and found.cpu["host"].used == 0.9 * cores
     assert found.pool_wait_share == 0.7 and found.iowait == 0.05
     assert found.lock_wait_share == 0.6 and found.lock_event == ("Lock:transactionid", 0.55)
-    assert found.commits_per_second == 50.0 and found.fsyncs_per_second == 40.0  # 500 writes over 10 s
+    # Half the successful answers are writes, 100 answered a second: 50 commits a second.
+    assert found.commits_per_second == 50.0 and found.fsyncs_per_second == 40.0
+    assert found.writer_queue_share == 0.6 and found.writer_queue_mean_ms == 3.0
     # A clock that busy-waits keeps the generator near a full core at any rate: left out then.
     assert "generator" not in level_resources(level, generator_cpu=False).cpu

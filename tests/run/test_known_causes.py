@@ -144,3 +144,36 @@ def test_a_postgresql_row_held_by_another_connection_is_lock_waits_with_the_wait
     assert "wait event Lock:transactionid" in found["line"], found["line"]
     assert level["activity"]["lock_wait_share"] > 0.5
     assert found["evidence"]["lock waits"] >= 1.0
+
+
+@pytest.mark.slow
+def test_sqlite_commits_beyond_the_disks_fsync_rate_are_the_single_writer_beside_that_rate(
+    sqlite_url, tmp_path
+):
+    # Every request a write, through one writer, in WAL mode with synchronous=FULL: each commit
+    # waits for a sync of the WAL, and SQLite never groups commits, so the writer commits at most
+    # as often as the disk syncs (about 160 a second on this machine's disk; the run measures it).
+    # Offered 400 a second, the writes queue behind it: most of a write's time is that queue.
+    config = RunConfig(
+        db_url=sqlite_url,
+        plan=Ladder(400, 400, 1, 7.0, warmup=1.0),
+        sizes={"products": 200, "orders": 500},
+        write_share=1.0,
+        workers=1,
+        sqlite_writers=1,
+        in_flight=4000,  # the backlog (5 s of it at most, by the pool timeout) never hits the limit
+        out_dir=tmp_path / "out",
+    )
+    result = run_ladder(config, QuietProgress())
+    fsyncs = result["fsync"]["per_second"]
+    level = result["levels"][0]
+    assert not level["passed"]
+    found = level["diagnosis"]
+    assert (found["kind"], found["resource"]) == ("saturation", "writer queue"), found["line"]
+    assert f"against an fsync rate of {fsyncs:,.0f}/s" in found["line"], found["line"]
+    evidence = found["evidence"]
+    assert evidence["writer_queue_share"] > 0.5
+    # A commit waits for at least one sync: the commits cannot outrun the disk's rate, beyond the
+    # noise of a one-second measurement of it on a shared disk (25 %).
+    assert evidence["commits_per_second"] <= 1.25 * fsyncs, found["line"]
+    assert level["service_breakdown"]["writer_writes"] > 0

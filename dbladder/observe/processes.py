@@ -16,7 +16,10 @@ no counters for a process that has gone, short of its parent's wait).
 Context switches are summed over the process's threads (/proc/PID/task/*/status): psutil reads
 the main thread's only, which for mariadbd (a thread per connection) would count almost nothing.
 Voluntary ones are sleeps (on a lock, on I/O, on an empty socket); involuntary ones are
-preemptions, a sign of more runnable threads than CPUs.
+preemptions, a sign of more runnable threads than CPUs. Beside them, from each thread's
+/proc/PID/task/TID/schedstat, the time the threads were runnable but waited for a CPU (the
+scheduler's run queue): on a machine busy with other work a process that wants a whole core gets
+less, and its CPU used alone would not show that it wanted more; used + waited does.
 """
 
 from __future__ import annotations
@@ -48,6 +51,7 @@ class ProcessReading:
     ivcsw: int  # involuntary context switches, every live thread
     read_bytes: int  # from storage; 0 when the kernel does not tell us (no permission)
     write_bytes: int
+    runqueue_seconds: float = 0.0  # runnable, waiting for a CPU, every live thread (0 without schedstat)
 
 
 @dataclass(frozen=True)
@@ -61,6 +65,7 @@ class GroupSample:
     read_bytes: int
     write_bytes: int
     processes: int  # how many were alive at the end of the interval
+    cpu_wait_seconds: float = 0.0  # runnable but waiting for a CPU, summed over the processes' threads
 
 
 def read_process(pid: int) -> ProcessReading | None:
@@ -75,42 +80,50 @@ def read_process(pid: int) -> ProcessReading | None:
                 read_bytes, write_bytes = io.read_bytes, io.write_bytes
             except (psutil.AccessDenied, AttributeError):
                 read_bytes = write_bytes = 0
-            switches = _thread_switches(pid)
-            if switches is None:
+            threads = _thread_counters(pid)
+            if threads is None:
                 counted = process.num_ctx_switches()
-                switches = (counted.voluntary, counted.involuntary)
+                threads = (counted.voluntary, counted.involuntary, 0.0)
     except (psutil.NoSuchProcess, psutil.ZombieProcess, psutil.AccessDenied):
         return None
     return ProcessReading(
         pid=pid,
         started=started,
         cpu_seconds=times.user + times.system,
-        vcsw=switches[0],
-        ivcsw=switches[1],
+        vcsw=threads[0],
+        ivcsw=threads[1],
         read_bytes=read_bytes,
         write_bytes=write_bytes,
+        runqueue_seconds=threads[2],
     )
 
 
-def _thread_switches(pid: int) -> tuple[int, int] | None:
-    """(voluntary, involuntary) context switches summed over the process's threads; None without /proc."""
+def _thread_counters(pid: int) -> tuple[int, int, float] | None:
+    """(voluntary, involuntary) context switches and seconds waited on the run queue, summed over
+    the process's threads; None without /proc."""
     tasks = Path(f"/proc/{pid}/task")
     try:
         threads = list(tasks.iterdir())
     except OSError:
         return None
     voluntary = involuntary = 0
+    waited_ns = 0
     for thread in threads:
         try:
             text = (thread / "status").read_text()
         except OSError:
             continue  # the thread ended while we looked
+        try:
+            # "on-CPU ns, run-queue wait ns, timeslices"; absent on a kernel without schedstats.
+            waited_ns += int((thread / "schedstat").read_text().split()[1])
+        except (OSError, IndexError, ValueError):
+            pass
         for line in text.splitlines():
             if line.startswith("voluntary_ctxt_switches:"):
                 voluntary += int(line.split()[1])
             elif line.startswith("nonvoluntary_ctxt_switches:"):
                 involuntary += int(line.split()[1])
-    return voluntary, involuntary
+    return voluntary, involuntary, waited_ns / 1e9
 
 
 class GroupTracker:
@@ -131,7 +144,7 @@ class GroupTracker:
             reading = read_process(pid)
             if reading is not None:
                 readings[(reading.pid, reading.started)] = reading
-        cpu = 0.0
+        cpu = waited = 0.0
         vcsw = ivcsw = read_bytes = write_bytes = 0
         first = self._last_wall == 0.0
         for key, now in readings.items():
@@ -142,6 +155,7 @@ class GroupTracker:
                 # Born in this interval: everything it did so far happened in the interval.
                 before = ProcessReading(now.pid, now.started, 0.0, 0, 0, 0, 0)
             cpu += max(now.cpu_seconds - before.cpu_seconds, 0.0)
+            waited += max(now.runqueue_seconds - before.runqueue_seconds, 0.0)
             # Thread counts can fall when a thread ends: never a negative switch count.
             vcsw += max(now.vcsw - before.vcsw, 0)
             ivcsw += max(now.ivcsw - before.ivcsw, 0)
@@ -157,6 +171,7 @@ class GroupTracker:
             read_bytes=read_bytes,
             write_bytes=write_bytes,
             processes=len(readings),
+            cpu_wait_seconds=waited,
         )
 
 

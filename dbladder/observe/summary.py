@@ -24,6 +24,8 @@ and for every group G (e.g. generator, service, database):
 
     G_cpu_pct                % of one CPU, summed over the group's processes (200 = two CPUs)
     G_cpu_ms_per_1k          CPU milliseconds per 1,000 requests
+    G_cpu_wait_pct           % of one CPU its threads were runnable but waited for one (the run
+                             queue): with G_cpu_pct, the CPU the group wanted
     G_vcsw_per_s G_ivcsw_per_s
                              voluntary / involuntary context switches per second
     G_vcsw_per_request G_ivcsw_per_request
@@ -46,6 +48,7 @@ from .sampler import Sample
 GROUP_KEYS = (
     "cpu_pct",
     "cpu_ms_per_1k",
+    "cpu_wait_pct",
     "vcsw_per_s",
     "ivcsw_per_s",
     "vcsw_per_request",
@@ -153,6 +156,7 @@ def _group(
     return {
         f"{group}_cpu_pct": 100.0 * cpu_seconds / seconds,
         f"{group}_cpu_ms_per_1k": cpu_seconds * 1_000_000 / requests if per_request else None,
+        f"{group}_cpu_wait_pct": 100.0 * counted("cpu_wait_seconds") / seconds,
         f"{group}_vcsw_per_s": vcsw / seconds,
         f"{group}_ivcsw_per_s": ivcsw / seconds,
         f"{group}_vcsw_per_request": vcsw / requests if per_request else None,

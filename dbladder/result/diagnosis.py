@@ -10,7 +10,9 @@ into the run yet. The order of the questions, and why:
 2. Did the generator keep its schedule? If it fell behind (schedule lag p99 above 2 ms, the flag
    the level already carries, and at least half the pass mark's p95, so that the lag alone could
    have failed the level), dropped requests, ran out of CPU or sent less than offered, the
-   system under test was not given the load: "generator", whatever else the figures say.
+   system under test was not given the load: "generator", whatever else the figures say. Drops
+   with every connection busy (and the sends they cut short) count only when the server answered
+   what it was sent within the mark (p95 from the send): a slow server keeps them busy itself.
 3. Is it a stall? Most seconds passed and the failing ones are one run with passing seconds after
    it (at most STALL_MOST_SECONDS of the level): the server stopped, then caught up. Located from
    the seconds' own counts, worked through for a server that stops answering at s for L seconds
@@ -68,10 +70,19 @@ class Second:
 
 @dataclass(frozen=True)
 class RoleCpu:
-    """A role's CPU over the level: cores used, and cores it may use (its --cpus, or the host's)."""
+    """A role's CPU over the level: cores used, cores it may use (its --cpus, its event loops, or
+    the host's), and cores' worth of time its threads were runnable but waited for a CPU: on a
+    machine busy with other work a role that wants a whole core gets less, and `used + waited` is
+    what it wanted."""
 
     used: float
     allowed: float
+    waited: float = 0.0
+
+    @property
+    def share(self) -> float:
+        """The CPU it wanted, as a share of what it may use."""
+        return (self.used + self.waited) / self.allowed if self.allowed > 0 else 0.0
 
 
 @dataclass(frozen=True)
@@ -89,6 +100,7 @@ class Resources:
     iowait: float | None = None  # share of the host's CPU time
     schedule_lag_p99_ms: float | None = None
     dropped: int = 0
+    sent_p95_ms: float | None = None  # latency from the send, of the answers with a status
 
 
 @dataclass(frozen=True)
@@ -174,12 +186,16 @@ def _generator(
     if lag is not None and lag > SCHEDULE_LAG_P99_MS and lag >= LAG_SHARE_OF_MARK * pass_p95_ms:
         reasons.append(f"schedule lag p99 {lag:,.1f} ms (above {SCHEDULE_LAG_P99_MS:g} ms)")
         evidence["schedule_lag_p99_ms"] = lag
-    if resources.dropped:
+    # Every connection busy is the generator's own limit only when the server answered what it
+    # was sent within the mark: a server that answers slowly keeps the connections busy itself,
+    # and then the drops (and the sends short of the offered rate) are its saturation's symptom.
+    slow_server = resources.sent_p95_ms is not None and resources.sent_p95_ms > pass_p95_ms
+    if resources.dropped and not slow_server:
         reasons.append(f"{resources.dropped:,} requests dropped with every connection busy")
     if cpu is not None and cpu.allowed > 0 and cpu.used / cpu.allowed >= CPU_AT_LIMIT:
         reasons.append(f"its CPU at {cpu.used:.2f} of {cpu.allowed:g} cores")
         evidence["generator_cpu_share"] = cpu.used / cpu.allowed
-    if offered_rps > 0 and sent_rps < SENT_SHORT * offered_rps:
+    if offered_rps > 0 and sent_rps < SENT_SHORT * offered_rps and not slow_server:
         reasons.append(f"sent {sent_rps:,.0f} req/s of {offered_rps:,.0f} offered")
     if not reasons:
         return None
@@ -250,6 +266,11 @@ def _saturation(seconds: Sequence[Second], offered_rps: float, resources: Resour
     evidence |= dict(closest)
     if closest and closest[0][1] >= 1.0:
         name, _ = closest[0]
+        # The host is the sum of the roles (and of whatever else runs): when one role is at its
+        # own limit too, that role is the finding; the host's CPU is named only when none is.
+        roles = [item for item in closest if item[0].endswith(" CPU") and item[0] != "host CPU"]
+        if name == "host CPU" and roles and roles[0][1] >= 1.0:
+            name = roles[0][0]
         evidence |= _figures(name, resources)
         return Diagnosis("saturation", f"{_resource_line(name, resources)} ({pattern})", name, evidence)
     if closest:
@@ -272,7 +293,7 @@ def _closest(resources: Resources) -> list[tuple[str, float]]:
     ratios: dict[str, float] = {}
     for role, cpu in resources.cpu.items():
         if cpu.allowed > 0 and role != "generator":
-            ratios[f"{role} CPU"] = cpu.used / cpu.allowed / CPU_AT_LIMIT
+            ratios[f"{role} CPU"] = cpu.share / CPU_AT_LIMIT
     figures = {
         "pool": resources.pool_wait_share,
         "writer queue": resources.writer_queue_share,
@@ -307,14 +328,15 @@ def _figures(name: str, resources: Resources) -> dict[str, float]:
             figures["lock_event_share"] = resources.lock_event[1]
     elif name.endswith(" CPU"):
         cpu = resources.cpu[name.removesuffix(" CPU")]
-        figures = {"cpu_used": cpu.used, "cpu_allowed": cpu.allowed}
+        figures = {"cpu_used": cpu.used, "cpu_waited": cpu.waited, "cpu_allowed": cpu.allowed}
     return {key: value for key, value in figures.items() if value is not None}
 
 
 def _resource_line(name: str, resources: Resources) -> str:
     if name.endswith(" CPU"):
         cpu = resources.cpu[name.removesuffix(" CPU")]
-        return f"the {name} at its limit: {cpu.used:.2f} of {cpu.allowed:g} cores"
+        waited = f", and {cpu.waited:.2f} more waiting for a CPU" if cpu.waited >= 0.05 else ""
+        return f"the {name} at its limit: {cpu.used:.2f} of {cpu.allowed:g} cores{waited}"
     disk = ""
     if resources.commits_per_second is not None and resources.fsyncs_per_second:
         disk = (

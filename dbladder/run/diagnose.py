@@ -30,7 +30,9 @@ from ..observe.disk import fsync_rate
 from ..result.diagnosis import Diagnosis, Resources, RoleCpu, diagnose
 from ..result.passmark import PassMark
 from ..result.seconds import diagnosis_seconds
+from ..roles.placement import Placement
 from ..urls import DatabaseURL, parse_url
+from .config import RunConfig
 
 CLOSE_TO_PASS_MARK = 0.8
 """A passing level whose p95 reached this share of the pass mark's came close: it is diagnosed too."""
@@ -46,12 +48,14 @@ class LevelDiagnosis:
         writes: Sequence[str] = (),
         data_folder: str | None = None,
         generator_cpu: bool = True,
+        cores: dict[str, float] | None = None,
     ):
         self.database = parse_url(database) if isinstance(database, str) else database
         self.pass_mark = pass_mark
         self.writes = tuple(writes)
         self.data_folder = data_folder
         self.generator_cpu = generator_cpu
+        self.cores = dict(cores or {})
         self.fsync: dict[str, Any] | None = None
         self.warnings: list[str] = []
         self._sampler: ActivitySampler | None = None
@@ -96,7 +100,31 @@ class LevelDiagnosis:
 
     def resources(self, row: dict[str, Any]) -> Resources:
         """What the level's resources did, from its own figures."""
-        return level_resources(row, self.writes, self.fsync, self.generator_cpu)
+        return level_resources(row, self.writes, self.fsync, self.generator_cpu, self.cores)
+
+
+def role_cores(
+    placement: Placement, service_loops: int | None = None, host: int | None = None
+) -> dict[str, float]:
+    """The most CPU each role may use, in cores: its --cpus when it has them; the service, when
+    dbladder runs it, no more than its event loops (`service_loops`: its workers and the single
+    SQLite writer, each one process with one loop, so one core each at most); else the host's."""
+    host = host or os.cpu_count() or 1
+    cores = {}
+    for role in ("generator", "service", "database"):
+        cpus = placement.of(role).cpus
+        cores[role] = float(min(len(cpus), host) if cpus is not None else host)
+    if service_loops is not None:
+        cores["service"] = min(cores["service"], float(service_loops))
+    return cores
+
+
+def service_loops(config: RunConfig) -> int | None:
+    """The event loops of the service dbladder starts for a run (its workers and the single SQLite
+    writer); None when it starts none (direct mode, or a service already running)."""
+    if config.target != "http" or config.service_url is not None:
+        return None
+    return config.workers + (config.sqlite_writers if not config.url.kind.has_server else 0)
 
 
 def needs_diagnosis(row: dict[str, Any], pass_mark: PassMark) -> bool:
@@ -131,23 +159,28 @@ def level_resources(
     writes: Sequence[str] = (),
     fsync: dict[str, Any] | None = None,
     generator_cpu: bool = True,
+    cores: dict[str, float] | None = None,
 ) -> Resources:
     """A level's `Resources` from its row: machine, service breakdown, activity, generator.
     `generator_cpu` off leaves the generator's CPU out: a clock that busy-waits before each due
-    time (MonotonicClock) keeps it near a full core at any rate."""
+    time (MonotonicClock) keeps it near a full core at any rate. `cores` holds what a role may
+    use at most (`role_cores`); a role not in it may use the host's."""
     machine = row.get("machine") or {}
-    cores = float(os.cpu_count() or 1)
+    host = float(os.cpu_count() or 1)
+    cores = cores or {}
     cpu: dict[str, RoleCpu] = {}
     for role in ("service", "database"):
         pct = machine.get(f"{role}_cpu_pct")
         if pct is not None and machine.get(f"{role}_processes"):
-            cpu[role] = RoleCpu(pct / 100, cores)
+            waited = (machine.get(f"{role}_cpu_wait_pct") or 0.0) / 100
+            cpu[role] = RoleCpu(pct / 100, min(cores.get(role, host), host), waited)
     pct = machine.get("generator_cpu_pct")
     if generator_cpu and pct is not None and machine.get("generator_processes"):
         # Each generator process is one event loop: one core's worth at most.
-        cpu["generator"] = RoleCpu(pct / 100, float(min(machine["generator_processes"], cores)))
+        allowed = min(float(machine["generator_processes"]), cores.get("generator", host), host)
+        cpu["generator"] = RoleCpu(pct / 100, allowed, (machine.get("generator_cpu_wait_pct") or 0.0) / 100)
     if machine.get("host_busy") is not None:
-        cpu["host"] = RoleCpu(machine["host_busy"] / 100 * cores, cores)
+        cpu["host"] = RoleCpu(machine["host_busy"] / 100 * host, host)
     iowait = machine.get("host_iowait")
     activity = row.get("activity") or {}
     breakdown = row.get("service_breakdown") or {}
@@ -176,4 +209,5 @@ def level_resources(
         iowait=iowait / 100 if iowait is not None else None,
         schedule_lag_p99_ms=row.get("lag_p99_ms"),
         dropped=row.get("dropped", 0),
+        sent_p95_ms=(row.get("sent") or {}).get("p95_ms"),
     )

@@ -36,7 +36,7 @@ from ..servers import ManagedServer, is_managed_spec, managed_server_for, server
 from ..urls import parse_url
 from .app_target import APP_LOG, app_section, run_app_setup, watch_app
 from .config import RunConfig
-from .diagnose import LevelDiagnosis
+from .diagnose import LevelDiagnosis, role_cores, service_loops
 from .document import Run, describe_load, make_out_dir, spike_figures
 from .faults import (
     FaultActions,
@@ -129,6 +129,7 @@ def _run_ladder(
         [op.name for op in workload.operations if op.write] if workload.write_share(mix) > 0 else [],
         os.path.dirname(data_path) if data_path else None,
         generator_cpu=not config.precise_clock,
+        cores=role_cores(config.placement, service_loops(config)),
     )
     if (fsync := observer.diagnosis.measure_disk()) is not None:
         run.update(fsync=fsync)

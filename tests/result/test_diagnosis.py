@@ -207,3 +207,28 @@ def test_a_schedule_lag_far_below_the_pass_mark_is_not_what_failed_the_level():
     # 8 ms late at p99 on a busy machine cannot push a p95 past 50 ms: the server's backlog did.
     diagnosis = diagnose(fifo_above_capacity(), 600, PASS_MS, Resources(schedule_lag_p99_ms=8.0))
     assert diagnosis.kind == "saturation", diagnosis.line
+
+
+def test_drops_behind_a_server_that_answers_slowly_are_its_saturation_not_the_generator():
+    # Every connection busy because the server took seconds to answer what it was sent: the drops
+    # and the sends they cut short are the server's saturation, whose resource is then named.
+    resources = Resources(dropped=520, sent_p95_ms=4_200.0, cpu={"service": RoleCpu(0.93, 1.0)})
+    diagnosis = diagnose(fifo_above_capacity(), 600, PASS_MS, resources)
+    assert (diagnosis.kind, diagnosis.resource) == ("saturation", "service CPU")
+    # The same drops in front of a server that answered what it was sent in 3 ms: the generator.
+    held_back = Resources(dropped=520, sent_p95_ms=3.0)
+    assert diagnose(fifo_above_capacity(), 600, PASS_MS, held_back).kind == "generator"
+
+
+def test_a_role_that_wanted_more_cpu_than_it_got_is_at_its_limit():
+    # A worker used 0.6 of its one core and waited 0.38 more for a CPU on a machine busy with
+    # other work: it wanted 0.98 of a core. The host is at its limit too, but the role is the finding.
+    resources = Resources(cpu={"service": RoleCpu(0.6, 1.0, 0.38), "host": RoleCpu(2.0, 2.0)})
+    diagnosis = diagnose(fifo_above_capacity(), 600, PASS_MS, resources)
+    assert (diagnosis.kind, diagnosis.resource) == ("saturation", "service CPU")
+    assert diagnosis.line.startswith(
+        "the service CPU at its limit: 0.60 of 1 cores, and 0.38 more waiting for a CPU"
+    )
+    # No role at its own limit: the host is named.
+    quiet = Resources(cpu={"service": RoleCpu(0.3, 1.0), "host": RoleCpu(2.0, 2.0)})
+    assert diagnose(fifo_above_capacity(), 600, PASS_MS, quiet).resource == "host CPU"

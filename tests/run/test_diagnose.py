@@ -6,7 +6,8 @@ import os
 
 from dbladder.result.diagnosis import Resources
 from dbladder.result.passmark import PassMark
-from dbladder.run.diagnose import level_diagnosis, level_resources, needs_diagnosis
+from dbladder.roles.placement import Placement, RoleLimits
+from dbladder.run.diagnose import level_diagnosis, level_resources, needs_diagnosis, role_cores
 
 MARK = PassMark(p95_ms=50.0, max_fail_pct=1.0)
 
@@ -86,6 +87,11 @@ def test_the_resources_come_from_the_levels_machine_breakdown_activity_and_write
     )
     found = level_resources(level, writes=("create",), fsync={"per_second": 40.0})
     assert found.cpu["service"].used == 1.5 and found.cpu["service"].allowed == cores
+    assert found.cpu["service"].waited == 0.0  # no run-queue figure in the row
+    # What a role may use: its --cpus, and a service's event loops.
+    limited = level_resources(level | {"machine": level["machine"] | {"service_cpu_wait_pct": 40.0}},
+                              cores={"service": 1.0})  # fmt: skip
+    assert limited.cpu["service"].allowed == 1.0 and limited.cpu["service"].waited == 0.4
     assert "database" not in found.cpu  # SQLite: no process of its own
     assert found.cpu["generator"].allowed == 1.0 and found.cpu["host"].used == 0.9 * cores
     assert found.pool_wait_share == 0.7 and found.iowait == 0.05
@@ -93,5 +99,13 @@ def test_the_resources_come_from_the_levels_machine_breakdown_activity_and_write
     # Half the successful answers are writes, 100 answered a second: 50 commits a second.
     assert found.commits_per_second == 50.0 and found.fsyncs_per_second == 40.0
     assert found.writer_queue_share == 0.6 and found.writer_queue_mean_ms == 3.0
+    assert found.sent_p95_ms is None  # the row has no latency from the send
     # A clock that busy-waits keeps the generator near a full core at any rate: left out then.
     assert "generator" not in level_resources(level, generator_cpu=False).cpu
+
+
+def test_a_role_may_use_its_cpus_and_the_service_its_event_loops():
+    two = Placement(service=RoleLimits(cpus=(0, 1)), database=RoleLimits(cpus=(1,)))
+    assert role_cores(two, service_loops=3, host=4) == {"generator": 4.0, "service": 2.0, "database": 1.0}
+    assert role_cores(Placement(), service_loops=1, host=2)["service"] == 1.0
+    assert role_cores(Placement(), host=2) == {"generator": 2.0, "service": 2.0, "database": 2.0}

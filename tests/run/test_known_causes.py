@@ -177,3 +177,68 @@ def test_sqlite_commits_beyond_the_disks_fsync_rate_are_the_single_writer_beside
     # noise of a one-second measurement of it on a shared disk (25 %).
     assert evidence["commits_per_second"] <= 1.25 * fsyncs, found["line"]
     assert level["service_breakdown"]["writer_writes"] > 0
+
+
+def app_file(tmp_path, sql: str):
+    """A workload of one table of one row and one read, `sql`, in a file of its own."""
+    path = tmp_path / "known_cause_app.py"
+    path.write_text(
+        "from dbladder.workloads.declare import App, Column, Query, Table\n"
+        "workload = App(\n"
+        '    name="known_cause",\n'
+        '    tables=[Table("one", [Column("id", "bigint")], ["id"])],\n'
+        '    sizes={"one": 1},\n'
+        '    rows={"one": lambda n, r: (n,)},\n'
+        f'    operations=[Query("read", "GET /read", {sql!r})],\n'
+        ")\n"
+    )
+    return str(path)
+
+
+@pytest.mark.slow
+def test_a_service_that_burns_a_fixed_cpu_per_request_is_the_services_cpu(sqlite_url, tmp_path):
+    # SQLite runs inside the service's one worker: a read that counts to 20,000 in a recursive CTE
+    # takes about 6 ms of its CPU, so the worker holds about 160 a second, its one core's worth
+    # (its event loop is one thread); offered 300, it is busy or waiting for a CPU all the time.
+    burn = "WITH RECURSIVE c(x) AS (SELECT 1 UNION ALL SELECT x + 1 FROM c WHERE x < 20000) SELECT count(*) FROM c"
+    config = RunConfig(
+        db_url=sqlite_url,
+        workload=app_file(tmp_path, burn),
+        plan=Ladder(300, 300, 1, 7.0, warmup=1.0),
+        workers=1,
+        in_flight=4000,  # the backlog never reaches the limit: every request is sent
+        out_dir=tmp_path / "out",
+    )
+    result = run_ladder(config, QuietProgress())
+    level = result["levels"][0]
+    assert not level["passed"]
+    found = level["diagnosis"]
+    assert (found["kind"], found["resource"]) == ("saturation", "service CPU"), found["line"]
+    assert found["evidence"]["cpu_allowed"] == 1.0, found["line"]  # its one worker's loop
+    wanted = found["evidence"]["cpu_used"] + found["evidence"]["cpu_waited"]
+    assert wanted >= 0.9, found["line"]
+
+
+@pytest.mark.slow
+def test_a_pool_of_one_in_front_of_a_slow_query_is_the_pool(postgres_url, tmp_path):
+    # One connection, each query 20 ms on the server (pg_sleep): 50 requests a second at most.
+    # Offered 100, the requests line up for the connection: most of a request's time in the
+    # service is that wait, and neither the database's CPU nor the service's is anywhere near
+    # its limit.
+    config = RunConfig(
+        db_url=postgres_url,
+        workload=app_file(tmp_path, "SELECT pg_sleep(0.02)"),
+        plan=Ladder(100, 100, 1, 7.0, warmup=1.0),
+        workers=1,
+        pool_size=1,
+        out_dir=tmp_path / "out",
+    )
+    result = run_ladder(config, QuietProgress())
+    level = result["levels"][0]
+    assert not level["passed"]
+    found = level["diagnosis"]
+    assert (found["kind"], found["resource"]) == ("saturation", "pool"), found["line"]
+    assert found["evidence"]["pool_wait_share"] > 0.5, found["line"]
+    assert "of a request's time waiting for a connection" in found["line"]
+    # The one connection answers at most 50 a second.
+    assert level["achieved_rps"] <= 50 * 1.05, level["achieved_rps"]

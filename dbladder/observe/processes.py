@@ -24,6 +24,7 @@ less, and its CPU used alone would not show that it wanted more; used + waited d
 
 from __future__ import annotations
 
+import contextlib
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from pathlib import Path
@@ -113,11 +114,9 @@ def _thread_counters(pid: int) -> tuple[int, int, float] | None:
             text = (thread / "status").read_text()
         except OSError:
             continue  # the thread ended while we looked
-        try:
-            # "on-CPU ns, run-queue wait ns, timeslices"; absent on a kernel without schedstats.
+        # "on-CPU ns, run-queue wait ns, timeslices"; absent on a kernel without schedstats.
+        with contextlib.suppress(OSError, IndexError, ValueError):
             waited_ns += int((thread / "schedstat").read_text().split()[1])
-        except (OSError, IndexError, ValueError):
-            pass
         for line in text.splitlines():
             if line.startswith("voluntary_ctxt_switches:"):
                 voluntary += int(line.split()[1])

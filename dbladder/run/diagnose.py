@@ -10,10 +10,12 @@ level is judged it adds to the level's row
     diagnosis   for a failed level, or a passing one that came close: `result.diagnosis.diagnose`
                 of the level's seconds and its resources, as {kind, line, resource, evidence}
 
-The resources come from the same level's figures: the machine sampler's CPU per role (the host's
-cores are what each role may use) and iowait, the service's pool wait share and the single SQLite writer's queue share (its /stats), the
-probe's lock-wait share, writes answered per second beside the fsync rate, the generator's
-schedule lag and dropped requests. A probe that cannot connect costs the run nothing but that
+The resources come from the same level's figures: the machine sampler's CPU per role against what
+each may use (`role_cores`: its --cpus, the service's event loops, else the host's cores), with
+the time its threads waited for a CPU, and iowait; the service's pool wait share and the single
+SQLite writer's queue share (its /stats); the probe's lock-wait share; the writes among the
+answers of the window beside the fsync rate; the generator's schedule lag and dropped requests.
+A probe that cannot connect costs the run nothing but that
 figure: the warning goes in the run's flags.
 """
 

@@ -115,7 +115,10 @@ def test_saturation_names_the_resource_furthest_past_its_bound():
         # (3,100 / 3,200 = 0.97 of a bound of 0.8: 1.21): the queue is named, the disk's rate beside it.
         (
             Resources(
-                writer_queue_share=0.8, writer_queue_mean_ms=9.1, commits_per_second=3100, fsyncs_per_second=3200
+                writer_queue_share=0.8,
+                writer_queue_mean_ms=9.1,
+                commits_per_second=3100,
+                fsyncs_per_second=3200,
             ),
             "writer queue",
             "writes queued behind the single writer: 80% of a write's time (9.1 ms a write); "

@@ -200,7 +200,10 @@ def test_a_service_that_burns_a_fixed_cpu_per_request_is_the_services_cpu(sqlite
     # SQLite runs inside the service's one worker: a read that counts to 20,000 in a recursive CTE
     # takes about 6 ms of its CPU, so the worker holds about 160 a second, its one core's worth
     # (its event loop is one thread); offered 300, it is busy or waiting for a CPU all the time.
-    burn = "WITH RECURSIVE c(x) AS (SELECT 1 UNION ALL SELECT x + 1 FROM c WHERE x < 20000) SELECT count(*) FROM c"
+    burn = (
+        "WITH RECURSIVE c(x) AS (SELECT 1 UNION ALL SELECT x + 1 FROM c WHERE x < 20000) "
+        "SELECT count(*) FROM c"
+    )
     config = RunConfig(
         db_url=sqlite_url,
         workload=app_file(tmp_path, burn),

@@ -91,8 +91,8 @@ class LevelRecord:
     per request sent, so its count is the number sent. `operations` holds the latency and outcomes
     per operation, by its index. `answered_in_window` and `ok_in_window` count the answers (any
     status; successful) that arrived within this level's measured window, whenever they were due.
-    `seconds` (when asked for: the open model's measured levels) holds one `LevelSecond` per second
-    of the measured window.
+    `seconds` (when asked for: the open model's measured levels, the closed model's holds) holds
+    one `LevelSecond` per second of the measured window.
     """
 
     __slots__ = (
@@ -188,7 +188,8 @@ class Recorder:
 
     `operations` names the workload's operations in order: a request's operation index picks its
     per-operation record, and the snapshot keys them by name. `per_second` keeps each measured
-    level's seconds (`LevelSecond`); the closed model keeps a run-wide series of its own instead.
+    level's seconds (`LevelSecond`); the closed model keeps them for each phase's hold, and a
+    run-wide series of its own besides.
     """
 
     per_second = True
@@ -401,14 +402,14 @@ class SecondRecord:
 class UsersRecorder(Recorder):
     """A `Recorder` whose levels are a plan's phases, plus the per-second series.
 
+    Each phase's hold is kept second by second as the open model's levels are (`LevelSecond`).
+
     Its level snapshots add "users" (the phase's users over all processes) and "ramp" (seconds);
     its snapshot adds "model" ("closed"), "think_min", "think_max" and "per_second":
     [{"t": second of the run, "latency_from_due": Histogram.to_dict(), "failures": n}, ...] for
     every second in which a request was due, failures counting every outcome in
     FAILURES (dropped included).
     """
-
-    per_second = False
 
     def __init__(
         self, plan: UserPlan, part: int = 0, parts: int = 1, operations: Sequence[str] = ("request",)

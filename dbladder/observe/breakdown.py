@@ -12,6 +12,8 @@ difference of the snapshots taken around it. `service_breakdown` returns:
     service_mean_ms           the three means added: a request's mean time inside the service
     pool_wait_share database_share other_share
                               each part's share of the total time (they add up to 1)
+    busy_waits                sleeps on SQLite's file lock in between (the busy handler's count,
+                              /stats totals; absent when the snapshots have none)
     writer_writes writer_queue_mean_ms writer_busy_mean_ms writer_queue_share
                               with a single SQLite writer (its /stats totals): the writes it
                               started in between, the mean time each queued from its worker's
@@ -71,7 +73,17 @@ def service_breakdown(stats_before: dict[str, Any], stats_after: dict[str, Any])
             "the later /stats snapshot is not a continuation of the earlier one "
             "(another service, or a worker lost its counts)"
         ) from None
-    return breakdown(window) | writer_queue(stats_before, stats_after)
+    return breakdown(window) | busy_waits(stats_before, stats_after) | writer_queue(stats_before, stats_after)
+
+
+def busy_waits(stats_before: dict[str, Any], stats_after: dict[str, Any]) -> dict[str, Any]:
+    """{"busy_waits": the sleeps on SQLite's file lock between two /stats snapshots}, or {} without them.
+    Read at the level's edges with the rest of the breakdown, not by the activity probe at every
+    reading: a /stats answer costs each worker about a millisecond."""
+    before, after = stats_before.get("totals") or {}, stats_after.get("totals") or {}
+    if "busy_waits" not in before or "busy_waits" not in after:
+        return {}
+    return {"busy_waits": max(after["busy_waits"] - before["busy_waits"], 0)}
 
 
 WRITER_COUNTERS = ("writer_writes", "writer_queued_us", "writer_busy_us")

@@ -4,7 +4,8 @@ A level that failed by a stall shows as one spike among flat seconds; one that s
 climb that does not come down. Each level's measured window starts at a dotted line labelled with
 its number; the pass mark is drawn on p95; a second that failed the mark on its own has an open
 marker. The line breaks between levels (the warm-up and a search's rest are not measured). Only
-results whose levels carry their seconds (`Level.seconds`, the open model) have this plot.
+results whose levels carry their seconds (`Level.seconds`: the open model's levels, the closed
+model's holds) have this plot.
 """
 
 from __future__ import annotations

@@ -29,6 +29,16 @@ into the run yet. The order of the questions, and why:
    past its bound (RESOURCE_BOUNDS); none past its bound is said so, with the closest three.
 5. Anything else (failures scattered over the level, a run of failing seconds at its very end):
    "cannot tell", with the closest figures.
+
+The closed model (`Users`: a phase of users who each wait for their answer before thinking and
+sending again) cannot build a backlog: a slower answer means fewer requests, so the answers keep
+up with the sends and the latency settles rather than climbs. Its offered rate is users / think
+time, what they would send were every answer instant, so sending less than that is no sign of
+the generator. Saturation there is the throughput flat while the users grew, with the response
+time rising: against the phase before it, the answers per second grew by less than
+CLOSED_FLAT_GROWTH of the users' growth and the p95 rose. The first phase has none before it:
+most of its seconds failing is saturation only when a resource is past its bound (a steadily slow
+answer is not saturation), else "cannot tell".
 """
 
 from __future__ import annotations
@@ -46,6 +56,7 @@ SCHEDULE_LAG_P99_MS = 2.0  # as the "generator fell behind" flag
 LAG_SHARE_OF_MARK = 0.5  # and a lag that big beside the pass mark's p95: enough to fail it by itself
 SENT_SHORT = 0.95  # sent below this share of the offered rate: the generator did not send it
 CPU_AT_LIMIT = 0.9  # a role's CPU at this share of what it may use
+CLOSED_FLAT_GROWTH = 0.5  # closed model: answers grew by less than this share of the users' growth
 # name -> the bound past which that resource is at its limit (a share, or a ratio for the writer)
 RESOURCE_BOUNDS = {
     "pool": 0.5,  # of a request's time in the service, waiting for a connection
@@ -104,6 +115,17 @@ class Resources:
 
 
 @dataclass(frozen=True)
+class Users:
+    """A closed-model level: its users, and the phase before it (its users, answers per second
+    and p95 in ms), when there was one."""
+
+    users: int
+    previous_users: int | None = None
+    previous_rps: float | None = None
+    previous_p95_ms: float | None = None
+
+
+@dataclass(frozen=True)
 class Diagnosis:
     """The level's cause: `kind` is passed, generator, stall, saturation or cannot tell; `resource`
     names what ran out in a saturation (None when no figure was past its bound); `line` says it
@@ -125,28 +147,36 @@ def diagnose(
     resources: Resources | None = None,
     *,
     max_fail_share: float = 0.01,
+    users: Users | None = None,
 ) -> Diagnosis:
-    """The one cause of a level's outcome; see the module doc for the questions, in order."""
+    """The one cause of a level's outcome; see the module doc for the questions, in order.
+    `users` makes it a closed-model level (the module doc says what changes)."""
     resources = resources or Resources()
     if not seconds:
         return Diagnosis("cannot tell", "cannot tell: the level has no seconds recorded")
     failing = [_fails(s, pass_p95_ms, max_fail_share) for s in seconds]
     if not any(failing):
         return Diagnosis("passed", f"passed: every second's p95 under {pass_p95_ms:g} ms")
-    generator = _generator(seconds, offered_rps, resources, pass_p95_ms)
+    generator = _generator(seconds, offered_rps if users is None else 0.0, resources, pass_p95_ms)
     if generator is not None:
         return generator
     runs = _runs(failing)
     if len(runs) == 1 and runs[0][1] < len(seconds) - 1 and _share(runs[0], seconds) <= STALL_MOST_SECONDS:
         return _stall(seconds, failing, runs[0])
-    if sum(failing) / len(seconds) > STALL_MOST_SECONDS and _saturated(seconds):
+    mostly = sum(failing) / len(seconds) > STALL_MOST_SECONDS
+    if users is not None:
+        closed = _closed(seconds, failing, users, resources) if mostly else None
+        if closed is not None:
+            return closed
+    elif mostly and _saturated(seconds):
         return _saturation(seconds, offered_rps, resources)
     closest = _closest(resources)
     where = ", ".join(f"{a}-{b}" if a != b else f"{a}" for a, b in runs)
+    nor = "a backlog that grew" if users is None else "throughput flat while the users grew"
     return Diagnosis(
         "cannot tell",
         f"cannot tell: seconds {where} of {len(seconds)} failed, neither one stall with passing seconds "
-        f"after it nor a backlog that grew; closest: {_described(closest)}",
+        f"after it nor {nor}; closest: {_described(closest)}",
         evidence={"failing_seconds": float(sum(failing)), **dict(closest)},
     )
 
@@ -254,14 +284,57 @@ def _saturated(seconds: Sequence[Second]) -> bool:
     return statistics.median(p95s[-third:]) >= CLIMB * statistics.median(p95s[:third])
 
 
-def _saturation(seconds: Sequence[Second], offered_rps: float, resources: Resources) -> Diagnosis:
+def _closed(
+    seconds: Sequence[Second], failing: Sequence[bool], users: Users, resources: Resources
+) -> Diagnosis | None:
+    """A closed-model level most of whose seconds failed: saturation when its throughput stayed
+    flat while the users grew (against the phase before), or, for a first phase, when a resource
+    is past its bound; None otherwise (the caller cannot tell)."""
     answered_rps = sum(s.answered for s in seconds) / len(seconds)
     p95s = [s.p95_ms for s in seconds if s.p95_ms is not None]
-    evidence = {"answered_rps": answered_rps, "offered_rps": offered_rps}
-    pattern = f"answered {answered_rps:,.0f} req/s of {offered_rps:,.0f} offered"
-    if p95s:
-        pattern += f", p95 from {p95s[0]:,.0f} ms to {p95s[-1]:,.0f} ms"
-        evidence |= {"p95_first_ms": p95s[0], "p95_last_ms": p95s[-1]}
+    p95 = statistics.median(p95s) if p95s else None
+    evidence: dict[str, float] = {"answered_rps": answered_rps, "users": float(users.users)}
+    if p95 is not None:
+        evidence["p95_median_ms"] = p95
+    previous_users, previous_rps, previous_p95 = (
+        users.previous_users,
+        users.previous_rps,
+        users.previous_p95_ms,
+    )
+    if previous_users and previous_rps and previous_p95 is not None and users.users > previous_users:
+        grew = users.users / previous_users - 1
+        gained = answered_rps / previous_rps - 1
+        if gained >= CLOSED_FLAT_GROWTH * grew or p95 is None or p95 <= previous_p95:
+            return None
+        evidence |= {"previous_users": float(previous_users), "previous_rps": previous_rps}
+        pattern = (
+            f"throughput flat while the users grew: {previous_users:,} to {users.users:,} users, "
+            f"{previous_rps:,.0f} to {answered_rps:,.0f} req/s, p95 {previous_p95:,.0f} to {p95:,.0f} ms"
+        )
+        return _saturation(seconds, 0.0, resources, pattern, evidence)
+    if p95 is None or not (closest := _closest(resources)) or closest[0][1] < 1.0:
+        return None
+    pattern = f"at {users.users:,} users: {answered_rps:,.0f} req/s, p95 {p95:,.0f} ms"
+    return _saturation(seconds, 0.0, resources, pattern, evidence)
+
+
+def _saturation(
+    seconds: Sequence[Second],
+    offered_rps: float,
+    resources: Resources,
+    pattern: str | None = None,
+    evidence: dict[str, float] | None = None,
+) -> Diagnosis:
+    """Saturation, with what ran out when a resource is past its bound; `pattern` and `evidence`
+    (the closed model's) replace the open model's answers against the offered rate."""
+    if pattern is None or evidence is None:
+        answered_rps = sum(s.answered for s in seconds) / len(seconds)
+        p95s = [s.p95_ms for s in seconds if s.p95_ms is not None]
+        evidence = {"answered_rps": answered_rps, "offered_rps": offered_rps}
+        pattern = f"answered {answered_rps:,.0f} req/s of {offered_rps:,.0f} offered"
+        if p95s:
+            pattern += f", p95 from {p95s[0]:,.0f} ms to {p95s[-1]:,.0f} ms"
+            evidence |= {"p95_first_ms": p95s[0], "p95_last_ms": p95s[-1]}
     closest = _closest(resources)
     evidence |= dict(closest)
     if closest and closest[0][1] >= 1.0:

@@ -29,7 +29,7 @@ from typing import Any
 from ..engines.activity import ActivitySampler, create_probe
 from ..errors import DbladderError
 from ..observe.disk import fsync_rate
-from ..result.diagnosis import Diagnosis, Resources, RoleCpu, diagnose
+from ..result.diagnosis import Diagnosis, Resources, RoleCpu, Users, diagnose
 from ..result.passmark import PassMark
 from ..result.seconds import diagnosis_seconds
 from ..roles.placement import Placement
@@ -58,6 +58,7 @@ class LevelDiagnosis:
         self.data_folder = data_folder
         self.generator_cpu = generator_cpu
         self.cores = dict(cores or {})
+        self._previous: dict[str, Any] | None = None  # the closed model's phase before
         self.fsync: dict[str, Any] | None = None
         self.warnings: list[str] = []
         self._sampler: ActivitySampler | None = None
@@ -98,7 +99,10 @@ class LevelDiagnosis:
             row["activity"] = self._sampler.window(start, end).figures
             row["activity_seconds"] = [window.figures for window in self._sampler.windows(start, end)]
         if needs_diagnosis(row, self.pass_mark):
-            row["diagnosis"] = level_diagnosis(row, self.pass_mark, self.resources(row)).to_dict()
+            found = level_diagnosis(row, self.pass_mark, self.resources(row), self._previous)
+            row["diagnosis"] = found.to_dict()
+        if row.get("users") is not None:
+            self._previous = row
 
     def resources(self, row: dict[str, Any]) -> Resources:
         """What the level's resources did, from its own figures."""
@@ -134,12 +138,25 @@ def needs_diagnosis(row: dict[str, Any], pass_mark: PassMark) -> bool:
     return not row["passed"] or row["p95_ms"] >= CLOSE_TO_PASS_MARK * pass_mark.p95_ms
 
 
-def level_diagnosis(row: dict[str, Any], pass_mark: PassMark, resources: Resources) -> Diagnosis:
+def level_diagnosis(
+    row: dict[str, Any], pass_mark: PassMark, resources: Resources, previous: dict[str, Any] | None = None
+) -> Diagnosis:
     """The level's diagnosis from its seconds; a level that failed though every second of it passed
-    on its own (its failures at the timeout counted in the level's p95) cannot be told."""
+    on its own (its failures at the timeout counted in the level's p95) cannot be told. A closed
+    model's level (its row has "users") is set against `previous`, the row of the phase before."""
     seconds = diagnosis_seconds(row.get("seconds") or [])
+    users = None
+    if row.get("users") is not None:
+        users = Users(row["users"])
+        if previous is not None and previous.get("users") is not None:
+            users = Users(row["users"], previous["users"], previous["achieved_rps"], previous["p95_ms"])
     found = diagnose(
-        seconds, row["offered_rps"], pass_mark.p95_ms, resources, max_fail_share=pass_mark.max_fail_pct / 100
+        seconds,
+        row["offered_rps"],
+        pass_mark.p95_ms,
+        resources,
+        max_fail_share=pass_mark.max_fail_pct / 100,
+        users=users,
     )
     if found.kind == "passed" and not row["passed"]:
         reasons = "; ".join(row["reasons"])

@@ -14,7 +14,7 @@ from __future__ import annotations
 
 import pytest
 
-from dbladder.result.diagnosis import Resources, RoleCpu, Second, diagnose
+from dbladder.result.diagnosis import Resources, RoleCpu, Second, Users, diagnose
 
 PASS_MS = 50.0
 
@@ -235,3 +235,39 @@ def test_a_role_that_wanted_more_cpu_than_it_got_is_at_its_limit():
     # No role at its own limit: the host is named.
     quiet = Resources(cpu={"service": RoleCpu(0.3, 1.0), "host": RoleCpu(2.0, 2.0)})
     assert diagnose(fifo_above_capacity(), 600, PASS_MS, quiet).resource == "host CPU"
+
+
+def closed_at_capacity() -> list[Second]:
+    # 120 users thinking 0.1 s on average in front of a FIFO server of capacity 500: it answers
+    # 500 a second, and each answer takes N / X - Z = 120 / 500 - 0.1 = 0.14 s (Little's law),
+    # steadily: the closed loop builds no backlog, so the latency settles instead of climbing.
+    return [Second(500, 500, 0, 140.0) for _ in range(5)]
+
+
+def test_a_closed_level_whose_throughput_stayed_flat_while_the_users_grew_is_saturation():
+    # The phase before: 40 users, 392 a second (40 / 0.102), answered in 2 ms.
+    users = Users(120, previous_users=40, previous_rps=392.0, previous_p95_ms=2.0)
+    diagnosis = diagnose(closed_at_capacity(), 1200, PASS_MS, users=users)
+    assert (diagnosis.kind, diagnosis.resource) == ("saturation", None)
+    assert diagnosis.line.startswith(
+        "saturation (throughput flat while the users grew: 40 to 120 users, 392 to 500 req/s, "
+        "p95 2 to 140 ms)"
+    )
+    # Offered 1,200 (users / think time), sent 500: no sign of the generator in a closed model.
+    assert diagnosis.evidence["answered_rps"] == 500.0
+
+
+def test_a_closed_level_whose_throughput_grew_with_its_users_is_not_saturation():
+    # Three times the users, nearly three times the answers: slow, but not flat.
+    users = Users(120, previous_users=40, previous_rps=180.0, previous_p95_ms=120.0)
+    assert diagnose(closed_at_capacity(), 1200, PASS_MS, users=users).kind == "cannot tell"
+
+
+def test_a_first_closed_phase_is_saturation_only_with_a_resource_past_its_bound():
+    alone = diagnose(closed_at_capacity(), 1200, PASS_MS, users=Users(120))
+    assert alone.kind == "cannot tell"
+    assert "nor throughput flat while the users grew" in alone.line
+    busy = Resources(cpu={"service": RoleCpu(0.97, 1.0)})
+    found = diagnose(closed_at_capacity(), 1200, PASS_MS, busy, users=Users(120))
+    assert (found.kind, found.resource) == ("saturation", "service CPU")
+    assert "(at 120 users: 500 req/s, p95 140 ms)" in found.line

@@ -13,22 +13,25 @@ import threading
 import time
 from typing import Any
 
+import asyncmy
 import asyncpg
 import pytest
 from known_servers import known_server
 
 from dbladder.load import mix
 from dbladder.load.clock import MonotonicClock
+from dbladder.load.executors.closed import UsersGenerator
 from dbladder.load.executors.open import Generator
-from dbladder.load.recorder import merge_snapshots
+from dbladder.load.recorder import merge_snapshots, merge_users_snapshots
 from dbladder.load.targets.http import HttpTarget
-from dbladder.plans import Ladder
+from dbladder.plans import Ladder, Phase, UserPlan
 from dbladder.result.levels import level_row
 from dbladder.result.passmark import PassMark
 from dbladder.run.config import RunConfig
 from dbladder.run.diagnose import level_diagnosis, level_resources
 from dbladder.run.progress import QuietProgress
 from dbladder.run.round import run_ladder
+from dbladder.urls import parse_url
 from dbladder.workloads import shop
 
 MARK = PassMark(p95_ms=50.0, max_fail_pct=1.0)
@@ -245,3 +248,110 @@ def test_a_pool_of_one_in_front_of_a_slow_query_is_the_pool(postgres_url, tmp_pa
     assert "of a request's time waiting for a connection" in found["line"]
     # The one connection answers at most 50 a second.
     assert level["achieved_rps"] <= 50 * 1.05, level["achieved_rps"]
+
+
+@pytest.mark.slow
+def test_closed_users_past_a_fifo_servers_capacity_are_saturation_with_throughput_flat():
+    # Capacity 500 a second (2 ms each). Users think 50 to 150 ms (0.1 s on average): 40 users send
+    # about 40 / 0.102 = 392 a second, answered in about 2 ms; 120 would send 1,176, so the server
+    # answers its 500 and each answer waits its turn, N / X - Z = 120 / 500 - 0.1 = 0.14 s on
+    # average (Little's law), in every second of the phase.
+    plan = UserPlan((Phase(40, 0.5, 4.5), Phase(120, 0.5, 5.5)))
+    clock = MonotonicClock()
+    with known_server("fifo", service_ms=2.0) as server:
+        generator = UsersGenerator(
+            plan, clock, mix.requests(shop.workload, MIX, shop.workload.sizes),
+            HttpTarget("127.0.0.1", server.port, 2000, 5.0, shop.workload),
+            operation_names=tuple(op.name for op in shop.workload.operations),
+        )  # fmt: skip
+        asyncio.run(generator.run())
+    first, second = (
+        level_row(level, MARK) for level in merge_users_snapshots([generator.recorder.snapshot()])["levels"]
+    )
+    assert len(first["seconds"]) == 4 and len(second["seconds"]) == 5
+    assert first["passed"] and not second["passed"]
+    found = level_diagnosis(second, MARK, level_resources(second), first)
+    assert found.kind == "saturation", found.line
+    assert "throughput flat while the users grew: 40 to 120 users" in found.line
+    assert found.evidence["answered_rps"] == pytest.approx(500, rel=0.05), found.line
+    assert found.evidence["p95_median_ms"] > MARK.p95_ms
+
+
+class MariaDBRowLock(RowLock):
+    """RowLock on MariaDB: every product row held FOR UPDATE by another connection."""
+
+    async def _hold(self) -> None:
+        parsed = parse_url(self.url)
+        connection = await asyncmy.connect(
+            host=parsed.host, port=parsed.port, user=parsed.user, password="", database=parsed.database
+        )
+        try:
+            async with connection.cursor() as cursor:
+                await cursor.execute("BEGIN")
+                await cursor.execute("SELECT id FROM products FOR UPDATE")
+                self.held.set()
+                await asyncio.sleep(self.seconds)
+                await cursor.execute("ROLLBACK")
+        finally:
+            await connection.ensure_closed()
+
+
+def small_run(url: str, out, write_share: float, **more: Any) -> RunConfig:
+    """One level of 40 requests a second for 6 s (1 s of warm-up) on a small shop."""
+    return RunConfig(
+        db_url=url,
+        plan=Ladder(40, 40, 1, 7.0, warmup=1.0),
+        sizes={"products": 200, "orders": 500},
+        write_share=write_share,
+        workers=1,
+        out_dir=out,
+        **more,
+    )
+
+
+@pytest.mark.slow
+def test_mariadbs_activity_in_a_run_is_no_lock_wait_when_reading_and_lock_waits_behind_a_held_row(
+    mariadb_url, tmp_path
+):
+    # Reads only: no session of the run's database can wait for a row lock. Point reads of a
+    # fraction of a millisecond are seldom caught running at 4 readings a second, and with no
+    # active session seen there is no share at all (a share of nothing is not 0).
+    reading = run_ladder(small_run(mariadb_url, tmp_path / "reads", 0.0), QuietProgress())["levels"][0]
+    assert reading["activity"].get("lock_wait_share", 0.0) == 0.0, reading["activity"]
+    assert "active_sessions" in reading["activity"] and "row_lock_waits" in reading["activity"]
+    assert len(reading["activity_seconds"]) == 6
+    # 20 % writes, each needing a product row another transaction holds for the whole level: the
+    # writes wait on it, none ends before the level does, so each of the 8 a second begins a wait:
+    # about 48 in the 6 s window. The status counters are the whole server's, so other clients can
+    # only add to them; half that is the bound a busy machine's late sends still meet. The
+    # row-lock time counts a wait when it ends, so none of it is in the window.
+    lock = MariaDBRowLock(mariadb_url, seconds=12.0)
+    config = small_run(mariadb_url, tmp_path / "locked", 0.2, pool_size=60)
+    level = run_ladder(config, LockingProgress(lock))["levels"][0]
+    assert level["activity"]["lock_wait_share"] > 0.5, level["activity"]
+    assert level["activity"]["row_lock_waits"] >= 24, level["activity"]
+    assert level["activity"]["row_lock_current_waits"] > 1.0, level["activity"]
+    found = level["diagnosis"]
+    assert (found["kind"], found["resource"]) == ("saturation", "lock waits"), found["line"]
+
+
+@pytest.mark.slow
+def test_sqlites_activity_in_a_run_is_no_wal_frame_when_reading_and_a_frame_a_commit_when_writing(
+    sqlite_url, tmp_path
+):
+    # Reads only: nothing is appended to the WAL and nothing sleeps on the file lock.
+    reading = run_ladder(small_run(sqlite_url, tmp_path / "reads", 0.0), QuietProgress())["levels"][0]
+    assert reading["activity"]["frames_appended"] == 0.0
+    assert reading["activity"]["wal_restarts"] == 0.0
+    assert reading["service_breakdown"]["busy_waits"] == 0
+    assert len(reading["activity_seconds"]) == 6
+    # Half the requests writes, through the single writer: every commit appends at least one frame
+    # (its pages) to the WAL, and one writer never sleeps on the file lock (readers do not take it).
+    config = small_run(sqlite_url, tmp_path / "writes", 0.5, sqlite_writers=1)
+    result = run_ladder(config, QuietProgress())
+    level = result["levels"][0]
+    commits = level["service_breakdown"]["writer_writes"]
+    assert commits >= 100  # 20 a second for 6 s, less what the busy machine delayed past the window
+    assert level["activity"]["frames_appended"] >= commits, level["activity"]
+    assert level["activity"]["wal_file_bytes_max"] > 0
+    assert level["service_breakdown"]["busy_waits"] == 0

@@ -19,9 +19,11 @@ The "due" time of a request is when its user's think time ended, so the schedule
 shows a generator that fell behind, and latency is recorded from the due time and from the send
 as in the open model. The loop's timers have millisecond resolution, so the lag reads about half a
 millisecond even when the generator is idle. A send refused at the in-flight limit is counted as
-dropped; that user thinks and tries again. The recorder (`UsersRecorder`) also keeps, per second
-of the run (by due time), a histogram of latency from the due time and the failures, so
-`dbladder.result.spike` can tell how long p95 took to come back after a spike.
+dropped; that user thinks and tries again. Each phase's hold is kept second by second as the
+open model's levels are (`LevelSecond`, by due time: sent, answered, failed, latency), for the
+per-second plot and the diagnosis; the recorder (`UsersRecorder`) also keeps, per second of the
+whole run, a histogram of latency from the due time and the failures, so `dbladder.result.spike`
+can tell how long p95 took to come back after a spike.
 """
 
 from __future__ import annotations
@@ -129,21 +131,29 @@ class UsersGenerator(Executor):
             if second is None:
                 second = seconds[int(due)] = SecondRecord()
             record = segments[bisect_right(boundaries, due)]
+            # A phase's hold second by second (its ramp's records keep no seconds).
+            held = record.seconds
+            number = int(due - record.level.measured_from) if held else 0
+            level_second = held[number] if held and 0 <= number < len(held) else None
             request = next_request()
-            if send(render(request), on_result, (user, record, second, due, t, request[0])):
+            if send(render(request), on_result, (user, record, second, due, t, request[0], level_second)):
                 record.in_flight += 1
                 record.lag.record(int((t - due) * 1_000_000))
+                if level_second is not None:
+                    level_second.sent += 1
             else:
                 record.outcomes[DROPPED] += 1
                 record.operations[request[0]].outcomes[DROPPED] += 1
                 record.failed.record(int((t - due) * 1_000_000))
                 second.failures += 1
+                if level_second is not None:
+                    level_second.failed += 1
                 due = t + think_min + think_span * uniform()
                 call_at(due + offset, fire, user, due)
 
         def on_result(token: tuple[Any, ...], result: int | str, body: bytes | None) -> None:
             """An answer (or failure): record it, then think and go again."""
-            user, record, second, due, sent, index = token
+            user, record, second, due, sent, index, level_second = token
             t = now()
             record.in_flight -= 1
             operation = record.operations[index]
@@ -156,14 +166,20 @@ class UsersGenerator(Executor):
                     record.from_due.record(from_due)
                     operation.from_due.record(from_due)
                     second.latency.record(from_due)
+                    if level_second is not None:
+                        level_second.latency.record(from_due)
                 else:
                     record.failed.record(from_due)
                     second.failures += 1
+                    if level_second is not None:
+                        level_second.failed += 1
                 arrived(t, ok)
             else:
                 outcome = result  # type: ignore[assignment]
                 record.failed.record(from_due)
                 second.failures += 1
+                if level_second is not None:
+                    level_second.failed += 1
             record.outcomes[outcome] += 1
             operation.outcomes[outcome] += 1
             if stopped:

@@ -46,6 +46,7 @@ ALLOWED: dict[str, set[str]] = {
     "roles": LEAVES,
     "servers": LEAVES | {"roles"},
     "transport": LEAVES | {"engines"},
+    "cluster": LEAVES | {"load", "observe"},  # the agents run the load's fleet and sample their host
     "bench": LEAVES | {"engines", "workloads", "data", "result", "report", "roles", "servers"},
     "run": LEAVES
     | {
@@ -61,6 +62,7 @@ ALLOWED: dict[str, set[str]] = {
         "servers",
         "transport",
         "roles",
+        "cluster",
     },
     "cli": LEAVES
     | {
@@ -78,6 +80,7 @@ ALLOWED: dict[str, set[str]] = {
         "transport",
         "bench",
         "roles",
+        "cluster",
     },
 }
 """Package -> the packages it may import besides itself (a module directly in dbladder/ is a package)."""

@@ -15,7 +15,7 @@ import click
 
 from .. import __version__
 from ..errors import DbladderError, InvalidConfig, ReportedOutcome
-from . import bench, check_instances, compare, db, engines, report, run, seed, serve, workloads
+from . import bench, check_instances, cluster, compare, db, engines, report, run, seed, serve, workloads
 from .config_file import CONFIG_ENV, FILE_KEY, config_path, name_environment, read_config
 from .option_names import worded_for_the_command_line
 
@@ -50,6 +50,8 @@ cli.add_command(report.report)
 cli.add_command(workloads.workloads)
 cli.add_command(db.db)
 cli.add_command(bench.bench)
+cli.add_command(cluster.scheduler)
+cli.add_command(cluster.agent)
 name_environment(cli)
 
 

@@ -11,6 +11,7 @@ import click
 from rich.console import Console
 from rich.status import Status
 
+from ..cluster import require_dask
 from ..engines.base import DEFAULT_POOL_SIZE
 from ..errors import ExpectationsUnmet
 from ..load.recorder import LiveView
@@ -226,6 +227,13 @@ ROUND_OPTIONS = [
     ),
     click.option("--allow-remote-target", is_flag=True, help="Allow load to a non-loopback address."),
     click.option(
+        "--cluster",
+        metavar="tcp://HOST:PORT",
+        help="Send the load from the load agents of this Dask scheduler (`dbladder agent --role load` "
+        "on each load machine; docs/cluster.md) instead of from this machine. Needs the extra: "
+        "pip install 'dbladder[cluster]'.",
+    ),
+    click.option(
         "--fault",
         "faults",
         multiple=True,
@@ -369,6 +377,8 @@ def plan_options(options: dict[str, Any]) -> PlanOptions:
 def build_config(options: dict[str, Any]) -> tuple[RunConfig, PlanChoice]:
     """A RunConfig from the command's options: the preset, with explicit options over it; and the
     plan chosen (its preset's reference to a published figure)."""
+    if options["cluster"] is not None:
+        require_dask()  # one line saying what to install, before anything else is checked or run
     plan = choose_plan(options["workload"], plan_options(options))
     config = RunConfig(
         db_url=options["db_url"],
@@ -390,6 +400,7 @@ def build_config(options: dict[str, Any]) -> tuple[RunConfig, PlanChoice]:
         out_dir=options["out_dir"] or default_out_dir(),
         service_url=options["service_url"],
         allow_remote_target=options["allow_remote_target"],
+        cluster=options["cluster"],
         faults=tuple(options["faults"]),
         integrity=not options["no_integrity"],
         transport=options.get("transport"),

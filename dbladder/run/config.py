@@ -101,6 +101,9 @@ class RunConfig:
     # The database URL is still needed, to seed it and to size the mix to its data.
     service_url: str | None = None
     allow_remote_target: bool = False
+    # A Dask scheduler (tcp://host:port) whose load agents send the load (dbladder.cluster):
+    # None, the load is sent from this machine.
+    cluster: str | None = None
     mix_seed: int = 1
     # Faults to cause during the load, as KIND@LEVEL[:SECOND] (faults.py).
     faults: tuple[str, ...] = ()
@@ -186,6 +189,13 @@ class RunConfig:
         if not self.timeout > 0:
             problems.append(f"timeout must be above 0 seconds, not {self.timeout}")
         service = None
+        if self.cluster is not None:
+            try:
+                parse_cluster_address(self.cluster)
+            except UsageError as exc:
+                problems.append(str(exc))
+            if self.faults:
+                problems.append("faults go with a run on one machine, not with cluster")
         if self.service_url is not None:
             try:
                 service = parse_service_url(self.service_url)
@@ -292,6 +302,18 @@ def parse_service_url(url: str) -> tuple[str, int]:
         port = None
     if parts.scheme != "http" or not parts.hostname or port is None or parts.path not in ("", "/"):
         raise UsageError(f"service URL must look like http://127.0.0.1:8000, not {url!r}")
+    return parts.hostname, port
+
+
+def parse_cluster_address(address: str) -> tuple[str, int]:
+    """(host, port) of a tcp://host:port scheduler address, or UsageError saying what is wrong."""
+    parts = urlsplit(address)
+    try:
+        port = parts.port
+    except ValueError:
+        port = None
+    if parts.scheme != "tcp" or not parts.hostname or port is None or parts.path not in ("", "/"):
+        raise UsageError(f"cluster address must look like tcp://127.0.0.1:8786, not {address!r}")
     return parts.hostname, port
 
 

@@ -21,13 +21,15 @@ goes out through a `Progress` object: the library prints nothing.
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import dataclasses
 import os
 import platform
+from contextlib import AbstractContextManager
 from typing import Any
 
 from ..app.errors import AppExited
-from ..load.fleet import Fleet, GeneratorFailed, spread
+from ..load.fleet import Fleet, GeneratorFailed, PartRange, ProcessSpec, spread
 from ..observe import syscalls_unavailable
 from ..report.bundle import write_bundle
 from ..result.seconds import beside_samples
@@ -77,17 +79,54 @@ def run_ladder(
     make_out_dir(config.out_dir)
     if is_managed_spec(config.db_url):
         progress.message(f"starting a throwaway server for the run: {config.db_url}")
-    with (
-        managed_server_for(config.db_url, limits=config.placement.database) as started,
-        role_groups(config.placement) as groups,
-    ):
+    with contextlib.ExitStack() as stack:
+        # First the agents: a scheduler that does not answer stops the run before anything starts.
+        cluster = stack.enter_context(_cluster(config, progress)) if config.cluster else None
+        started = stack.enter_context(managed_server_for(config.db_url, limits=config.placement.database))
+        groups = stack.enter_context(role_groups(config.placement))
         if started is not None:
             progress.message(f"{started.kind.title} server {started.name} on {started.url}")
-        return _run_ladder(config, progress, started or server, groups)
+        return _run_ladder(config, progress, started or server, groups, cluster)
+
+
+def _cluster(config: RunConfig, progress: Progress) -> Any:
+    """The cluster of `config.cluster`, connected, its agents found and their clocks measured."""
+    from ..cluster.coordinator import Cluster  # only a cluster run imports Dask
+
+    assert config.cluster is not None
+    progress.message(f"connecting to the cluster's scheduler at {config.cluster}")
+    return Cluster(config.cluster)
+
+
+def _generator(
+    config: RunConfig, spec: ProcessSpec, processes: int, groups: RoleGroups, cluster: Any
+) -> AbstractContextManager[Any]:
+    """The generator fleet: this machine's processes, or the load agents' fleets of a cluster."""
+    if cluster is None:
+        return groups.started_in("generator", Fleet(spec, processes))
+    from ..cluster.coordinator import ClusterFleet
+
+    return ClusterFleet(cluster, spec, cluster_counts(config, cluster))
+
+
+def cluster_counts(config: RunConfig, cluster: Any) -> dict[str, int]:
+    """The generator processes of each load agent: as configured, or one per agent over HTTP and
+    sized to the agent's cores in direct mode (as `generator_processes` sizes them to this one's)."""
+    agents = cluster.of_role("load")
+    if config.generator_processes:
+        return {agent.name: config.generator_processes for agent in agents}
+    if config.target != "direct":
+        return {agent.name: 1 for agent in agents}
+    share = max(1, config.pool_size // max(1, len(agents)))
+    return {agent.name: max(1, min(agent.machine["cores"] or 1, share, 64)) for agent in agents}
 
 
 def _run_ladder(
-    config: RunConfig, progress: Progress, server: ManagedServer | None, groups: RoleGroups
+    config: RunConfig,
+    progress: Progress,
+    server: ManagedServer | None,
+    groups: RoleGroups,
+    cluster: Any = None,
 ) -> dict[str, Any]:
     run = Run(config, config.out_dir / "result.json")
     run.update(placement=config.placement.describe())
@@ -158,8 +197,13 @@ def _run_ladder(
     failure: GeneratorFailed | None = None
     faults = parse_faults(config.faults)
     fault_levels = {fault.level - 1 for fault in faults}
-    processes = generator_processes(config)
+    counts = cluster_counts(config, cluster) if cluster is not None else None
+    processes = sum(counts.values()) if counts else generator_processes(config)
     connections = spread(config.pool_size, processes)
+    if cluster is not None:
+        run.update(machines=cluster.machines())
+        for line in _machine_lines(cluster, counts or {}):
+            progress.message(line)
     run.update(
         generators={
             "processes": processes,
@@ -186,7 +230,9 @@ def _run_ladder(
                 # The engine described itself over the URL as given; the load went by this route.
                 engine = run.result.engine.updated({"transport": load_transport(target.transport)})
                 run.update(engine=engine)
-        spec = process_spec(config, prepared, target, processes)
+        first = next(iter(counts.values())) if counts else processes
+        parts = PartRange(0, first, processes) if counts else None  # a cluster's agents share the parts
+        spec = process_spec(config, prepared, target, first, parts)
         progress.message(describe_load(config, workload, mix))
         probe = (
             http_probe(target.host, target.port, workload, prepared.data.sizes)
@@ -195,7 +241,7 @@ def _run_ladder(
         )
         with (
             noting_interrupts() as interrupted,
-            groups.started_in("generator", Fleet(spec, processes)) as fleet,
+            _generator(config, spec, processes, groups, cluster) as fleet,
         ):
             injector = FaultInjector(
                 faults, spec.levels(), fleet.origin, FaultActions(target.service, server), probe
@@ -237,6 +283,8 @@ def _run_ladder(
             progress.message(stopped_because)
         elif failure is not None:
             status, stopped_because = "generator failed", str(failure)
+            if fleet.struck is not None:  # a lost load agent: its level neither passed nor failed
+                run.update(incomplete_level=fleet.struck)
         run.flag(*run_flags)
         if faults:
             with run.editing() as document:  # the faults' records go into the struck levels' rows too
@@ -273,3 +321,18 @@ def _run_ladder(
     if status == "app exited":
         raise AppExited(f"{stopped_because}; the levels finished before it are in {run.path}")
     return result
+
+
+def _machine_lines(cluster: Any, counts: dict[str, int]) -> list[str]:
+    """A line per agent of the run: its role, machine and clock offset."""
+    lines = []
+    for agent in cluster.agents:
+        offset = cluster.offsets.get(agent.name)
+        if offset is None:
+            continue
+        what = f"{counts[agent.name]} generator process(es)" if agent.name in counts else "host samples"
+        lines.append(
+            f"{agent.role} agent {agent.name} on {agent.machine['host']} ({agent.machine['cores']} cores): "
+            f"{what}, clock offset {offset.offset * 1000:+.3f} ms +- {offset.bound * 1000:.3f} ms"
+        )
+    return lines

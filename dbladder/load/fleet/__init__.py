@@ -10,12 +10,13 @@ them, sends them levels and merges what they report.
 from __future__ import annotations
 
 from .child import REPORT_INTERVAL, run_process
-from .parent import Fleet, GeneratorFailed, LevelDone, run_processes
+from .parent import MERGES, Fleet, GeneratorFailed, LevelDone, merge_live, run_processes
 from .parts import BadPartRange, PartRange, check_ranges, split_parts
 from .spec import ProcessSpec, fleet_specs, spread
 from .start_line import READY_TIMEOUT, StartLine
 
 __all__ = [
+    "MERGES",
     "READY_TIMEOUT",
     "REPORT_INTERVAL",
     "BadPartRange",
@@ -27,6 +28,7 @@ __all__ = [
     "StartLine",
     "check_ranges",
     "fleet_specs",
+    "merge_live",
     "run_process",
     "run_processes",
     "split_parts",

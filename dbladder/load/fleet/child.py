@@ -18,7 +18,9 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import gc
+import os
 import signal
+import threading
 import time
 from collections.abc import AsyncIterator, Callable, Iterator
 from dataclasses import asdict
@@ -285,7 +287,22 @@ def child_main(
 ) -> None:
     """A spawned generator process: its snapshot, or its error, as its last message."""
     signal.signal(signal.SIGINT, signal.SIG_IGN)  # the parent decides when to stop
+    _end_with_parent()
     try:
         events.put(("done", part, run_process(spec, part, parts, origin, events, stop, commands)))
     except BaseException as exc:
         events.put(("error", part, f"{type(exc).__name__}: {exc}"))
+
+
+def _end_with_parent(interval: float = 0.5) -> None:
+    """End this process once its parent is gone: a parent killed outright (kill -9 of a run, or of
+    a cluster's load agent) cannot stop its processes, which would wait on its queues for ever, or
+    go on sending load nobody measures."""
+    parent = os.getppid()
+
+    def watch() -> None:
+        while os.getppid() == parent:
+            time.sleep(interval)
+        os._exit(1)
+
+    threading.Thread(target=watch, name="end-with-parent", daemon=True).start()

@@ -101,23 +101,31 @@ class Fleet:
         self._deadline = math.inf  # set once the schedule starts; until then READY_TIMEOUT bounds the wait
 
     def __enter__(self) -> Fleet:
+        self.launch()
+        self.release()
+        return self
+
+    def launch(self) -> None:
+        """Start the processes and wait until every one is ready (or READY_TIMEOUT passed); the
+        schedule waits for `release`. Entering the fleet does both; a load agent of a cluster
+        (dbladder.cluster) releases its fleet at the run start the coordinator sets for every machine."""
         for child in self._children:
             child.start()
         try:
             self._wait_until_ready()
         except BaseException:
             # Ctrl-C while waiting: `with` calls no __exit__ when __enter__ fails, so stop them here.
-            self._release()
+            self.release()
             self.__exit__()
             raise
-        self._release()
-        return self
 
-    def _release(self) -> None:
-        """Let every process go: the schedule starts `start_delay` seconds from now."""
-        self.origin = time.perf_counter() + self.start_delay
+    def release(self, origin: float | None = None) -> None:
+        """Let every process go: the schedule starts at `origin` (a time.perf_counter() value),
+        by default `start_delay` seconds from now."""
+        self.origin = time.perf_counter() + self.start_delay if origin is None else origin
         self._start_line.release(self.origin)
-        self._deadline = time.monotonic() + self.start_delay + self.spec.duration + self.spec.timeout + 30
+        ahead = max(0.0, self.origin - time.perf_counter())
+        self._deadline = time.monotonic() + ahead + self.spec.duration + self.spec.timeout + 30
 
     def _wait_until_ready(self) -> None:
         """Until every process said it is ready or failed (a dead one counts as failed), or
@@ -269,22 +277,28 @@ class Fleet:
         return message
 
     def _merged_live(self) -> LiveView:
-        views = [
-            view
-            for view in self._live.values()
-            if view["level"] == max(v["level"] for v in self._live.values())
-        ]
-        # p95 is the largest of any one process: a merged p95 would need the histograms.
-        return LiveView(
-            level=views[0]["level"],
-            rate=views[0]["rate"],
-            elapsed=max(view["elapsed"] for view in views),
-            warming_up=any(view["warming_up"] for view in views),
-            offered_rate=sum(view["offered_rate"] for view in views),
-            achieved_rate=sum(view["achieved_rate"] for view in views),
-            p95_ms=max(view["p95_ms"] for view in views),
-            failures=sum(view["failures"] for view in views),
-        )
+        return merge_live(list(self._live.values()))
+
+    struck: dict[str, Any] | None = None
+    """The level a lost part of the run struck (a cluster's load agent: dbladder.cluster); on one
+    machine a failed process is the run's failure and no level is marked."""
+
+
+def merge_live(live: list[dict[str, Any]]) -> LiveView:
+    """One live view from the processes' (or the machines') latest, as LiveView's fields: those
+    of the level furthest on."""
+    views = [view for view in live if view["level"] == max(v["level"] for v in live)]
+    # p95 is the largest of any one process: a merged p95 would need the histograms.
+    return LiveView(
+        level=views[0]["level"],
+        rate=views[0]["rate"],
+        elapsed=max(view["elapsed"] for view in views),
+        warming_up=any(view["warming_up"] for view in views),
+        offered_rate=sum(view["offered_rate"] for view in views),
+        achieved_rate=sum(view["achieved_rate"] for view in views),
+        p95_ms=max(view["p95_ms"] for view in views),
+        failures=sum(view["failures"] for view in views),
+    )
 
 
 def _exit_words(code: int) -> str:

@@ -1,0 +1,237 @@
+"""`dbladder agent`: a Dask worker on this machine carrying dbladder's agent for its role.
+
+The coordinator finds the agents by asking every worker `describe()` (Client.run) and places one
+actor on each of the run's agents, pinned to it: a `LoadAgent` runs today's generator fleet
+(dbladder.load.fleet) unchanged, with the run's parts it was given, from the run start the
+coordinator translated into this machine's clock, and hands over its levels' snapshots, live views
+and acknowledged writes when polled; a `DbAgent` samples its host every second. The worker runs
+in this process (no nanny): a `kill -9` of the agent ends its worker, and the generator
+processes end with it (`child._end_with_parent`).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import logging
+import threading
+import time
+from collections.abc import Callable, Iterator
+from dataclasses import asdict
+from typing import Any
+from urllib.parse import urlsplit
+
+import dask
+from distributed import Worker
+from distributed.utils import get_ip
+
+from ..errors import DbladderError, UsageError
+from ..load.fleet import Fleet, LevelDone, ProcessSpec
+from ..observe.host import host_delta, read_host
+from ..plans import Level
+from . import clocks
+from .settings import DASK_SETTINGS, machine, versions
+
+SCHEDULER_WAIT = 5.0
+"""Seconds an agent waits for its scheduler to answer before it gives up."""
+
+_AGENT: dict[str, str] = {}
+"""This process's role and name, set by `run_agent`: what `describe` answers."""
+
+
+class AgentRefused(UsageError):
+    """The scheduler refused this agent (its name is taken)."""
+
+
+class SchedulerUnreachable(DbladderError):
+    """No scheduler answered at the address given."""
+
+
+def describe() -> dict[str, Any]:
+    """What this worker is, as the coordinator asks every worker (Client.run): a plain Dask worker
+    has no role."""
+    return {
+        "role": _AGENT.get("role"),
+        "name": _AGENT.get("name"),
+        "versions": versions(),
+        "machine": machine(),
+    }
+
+
+class LoadAgent:
+    """A Dask actor on a load agent: one generator fleet for the run, driven by the coordinator.
+
+    `launch` starts the fleet's processes and waits until they are ready; `release` lets them go
+    at the run start, given in this agent's clock (the coordinator's origin plus the measured
+    offset); `start_level` runs a level chosen on the way (a search's probe); `poll` hands over
+    what happened since the last poll. A thread follows the fleet's events meanwhile, so a poll
+    never waits on the generator processes.
+    """
+
+    def __init__(self) -> None:
+        self._fleet: Fleet | None = None
+        self._events: list[tuple[Any, ...]] = []
+        self._lock = threading.Lock()
+        self._closing = threading.Event()
+        self._follower: threading.Thread | None = None
+
+    async def clock(self) -> float:
+        """This machine's clock (async: answered on the worker's loop, with no thread hop)."""
+        return clocks.agent_clock()
+
+    def launch(self, spec: ProcessSpec, processes: int) -> dict[str, Any]:
+        """Start the fleet's processes; once every one is ready (or failed), which did fail."""
+        self._fleet = Fleet(spec, processes)
+        self._fleet.launch()
+        return {"errors": dict(self._fleet.errors), "pids": self._fleet.pids}
+
+    def release(self, origin: float) -> None:
+        """Start the schedule at `origin`, in this agent's clock (`clocks.agent_clock`)."""
+        fleet = self._checked()
+        fleet.release(origin - clocks.shift())
+        self._follower = threading.Thread(target=self._follow, name="fleet-events", daemon=True)
+        self._follower.start()
+
+    def start_level(self, level: Level) -> Level:
+        """Run `level` (its start already set by the coordinator, from the run start); as run."""
+        return self._checked().start_level(level, start_delay=0.0)
+
+    def _follow(self) -> None:
+        fleet = self._checked()
+        while not self._closing.is_set():
+            followed = False
+            for event in fleet.events():
+                followed = True
+                entry = (
+                    ("level", event.index, event.level)
+                    if isinstance(event, LevelDone)
+                    else ("live", asdict(event))
+                )
+                with self._lock:
+                    self._events.append(entry)
+                if self._closing.is_set():
+                    return
+            if fleet.errors or fleet.finished:
+                return
+            if not followed:
+                time.sleep(0.05)  # no level outstanding: the next comes with start_level
+
+    def poll(self) -> dict[str, Any]:
+        """The levels finished and live views since the last poll, the acknowledged writes, and the
+        fleet's first failure (one line) if a process failed."""
+        fleet = self._checked()
+        with self._lock:
+            events, self._events = self._events, []
+        return {"events": events, "acknowledged": fleet.acknowledged.take(), "failure": fleet.failure()}
+
+    def stop(self) -> None:
+        if self._fleet is not None:
+            self._fleet.stop()
+
+    def finish(self) -> dict[str, Any]:
+        """Wait (bounded) for the processes' final snapshots; the fleet's merged one and the last
+        acknowledged writes. The fleet's processes have ended when it returns."""
+        fleet = self._checked()
+        self._closing.set()
+        if self._follower is not None:
+            self._follower.join(timeout=5)
+        try:
+            final = fleet.finish()
+            return {"final": final, "acknowledged": fleet.acknowledged.take()}
+        finally:
+            fleet.__exit__()
+
+    def close(self) -> None:
+        """End the fleet's processes (a run that failed before `finish`)."""
+        self._closing.set()
+        if self._fleet is not None:
+            self._fleet.__exit__()
+
+    def _checked(self) -> Fleet:
+        if self._fleet is None:
+            raise RuntimeError("the load agent has no fleet: launch it first")
+        return self._fleet
+
+
+class DbAgent:
+    """A Dask actor on a db agent: the host's CPU, load, memory and disk writes every second,
+    stamped with this agent's clock (the coordinator places them in the levels' windows)."""
+
+    def __init__(self) -> None:
+        self._samples: list[dict[str, Any]] = []
+        self._lock = threading.Lock()
+        self._stop = threading.Event()
+        self._thread: threading.Thread | None = None
+
+    async def clock(self) -> float:
+        return clocks.agent_clock()
+
+    def start(self, interval: float = 1.0) -> None:
+        self._thread = threading.Thread(target=self._sample, args=(interval,), name="host", daemon=True)
+        self._thread.start()
+
+    def _sample(self, interval: float) -> None:
+        before, at = read_host(), clocks.agent_clock()
+        while not self._stop.wait(interval):
+            now, t = read_host(), clocks.agent_clock()
+            sample = host_delta(before, now)
+            with self._lock:
+                self._samples.append({"t0": at, "t1": t, **asdict(sample)})
+            before, at = now, t
+
+    def samples(self) -> list[dict[str, Any]]:
+        """Every sample so far (a run's worth is a few hundred)."""
+        with self._lock:
+            return list(self._samples)
+
+    def stop(self) -> None:
+        self._stop.set()
+
+
+def run_agent(scheduler: str, role: str, name: str, announce: Callable[[str], None]) -> None:
+    """Serve as this machine's agent for `role` until the scheduler goes away or Ctrl-C."""
+    dask.config.set(DASK_SETTINGS)
+    logging.getLogger("distributed").setLevel(logging.CRITICAL)  # our one line says what happened
+    _AGENT.update(role=role, name=name)
+    host = get_ip(urlsplit(scheduler).hostname or "127.0.0.1")
+    with contextlib.suppress(KeyboardInterrupt):
+        asyncio.run(_serve(scheduler, role, name, host, announce))
+
+
+async def _serve(scheduler: str, role: str, name: str, host: str, announce: Callable[[str], None]) -> None:
+    try:
+        worker = Worker(
+            scheduler,
+            name=name,
+            nthreads=1,
+            host=host,
+            dashboard=False,
+            dashboard_address=f"{host}:0",
+            memory_limit=0,  # no memory manager: the generator processes are not its to spill or kill
+            death_timeout=SCHEDULER_WAIT,
+        )
+        await worker
+    except Exception as exc:  # Dask wraps why the worker did not start in a RuntimeError
+        chain = list(_chain(exc))
+        if any("name taken" in str(link) for link in chain):
+            raise AgentRefused(
+                f"an agent named {name!r} is already connected to {scheduler}: give this one another --name"
+            ) from None
+        if any(isinstance(link, (OSError, TimeoutError)) for link in chain):
+            raise SchedulerUnreachable(
+                f"no scheduler answered at {scheduler} within {SCHEDULER_WAIT:g} s: start one there "
+                "with `dbladder scheduler`, or check the address"
+            ) from None
+        raise
+    announce(f"{role} agent {name} joined {scheduler} as {worker.address}")
+    try:
+        await worker.finished()
+    finally:
+        await worker.close()
+
+
+def _chain(exc: BaseException | None) -> Iterator[BaseException]:
+    """The exception and every one it was raised from."""
+    while exc is not None:
+        yield exc
+        exc = exc.__cause__

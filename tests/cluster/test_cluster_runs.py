@@ -102,7 +102,7 @@ def _level_count(path: Path) -> int:
 
 def _strike(tmp_path: Path, how: signal.Signals) -> tuple[subprocess.CompletedProcess[str], dict, float]:
     """A ladder over two fresh load agents; once its first level is in result.json, `how` is sent
-    to agent load-2. The run's exit, its result, and seconds from the signal to the run's end."""
+    to agent load-2 (the ladder goes on after a failed level: a busy machine may fail the first). The run's exit, its result, and seconds from the signal to the run's end."""
     with (
         loopback_cluster(tmp_path / "cluster", {"load-1": {}, "load-2": {}}) as cluster,
         known_server("fifo", service_ms=1.0) as server,
@@ -112,7 +112,7 @@ def _strike(tmp_path: Path, how: signal.Signals) -> tuple[subprocess.CompletedPr
             *DBLADDER, "run", "--cluster", cluster.address, "--service", server.url,
             "--db", f"sqlite:///{tmp_path}/shop.db", "--size", "products=2000", "--size", "orders=5000",
             "--start", "100", "--step", "100", "--steps", "4", "--hold", "3", "--warmup", "0.5",
-            "--timeout", "1", "--out", str(out),
+            "--timeout", "1", "--continue-after-fail", "--out", str(out),
         ]  # fmt: skip
         run = subprocess.Popen(command, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
         try:
@@ -142,7 +142,7 @@ def test_a_load_agent_killed_mid_level_stops_the_run_keeping_the_finished_levels
     error = [line for line in done.stderr.splitlines() if line.startswith("Error:")]
     assert len(error) == 1 and "load-2" in error[0], done.stderr
     finished = result["levels"]
-    assert len(finished) >= 1 and all(level["passed"] for level in finished)
+    assert len(finished) >= 1
     struck = result["incomplete_level"]
     assert struck["agent"] == "load-2"
     assert struck["index"] == len(finished)  # the level running when the agent went

@@ -102,7 +102,8 @@ def _level_count(path: Path) -> int:
 
 def _strike(tmp_path: Path, how: signal.Signals) -> tuple[subprocess.CompletedProcess[str], dict, float]:
     """A ladder over two fresh load agents; once its first level is in result.json, `how` is sent
-    to agent load-2 (the ladder goes on after a failed level: a busy machine may fail the first). The run's exit, its result, and seconds from the signal to the run's end."""
+    to agent load-2 (the ladder goes on after a failed level: a busy machine may fail the first).
+    The run's exit, its result, and seconds from the signal to the run's end."""
     with (
         loopback_cluster(tmp_path / "cluster", {"load-1": {}, "load-2": {}}) as cluster,
         known_server("fifo", service_ms=1.0) as server,

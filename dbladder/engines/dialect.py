@@ -140,6 +140,53 @@ async def server_addresses(url: DatabaseURL, sql: str) -> Row:
     return row
 
 
+class ServerDialect:
+    """What the dialects of the database servers (PostgreSQL's, MariaDB's) share: a kill or restart
+    of the server is the fault that stops the process holding the data; where the server listens
+    is one query of its own settings on a connection of its own (`listening_sql`, read by
+    `listening`); and the ORM workload's SQLAlchemy engine is the server's URL (`orm_url`) with
+    dbladder's pool, plus the driver's own arguments (`orm_arguments`), on its driver
+    (`orm_driver`, `orm_note`)."""
+
+    data_holders: tuple[str, ...] = ("kill-db", "restart-db")
+    listening_sql: str
+    """The query of the server's own listening settings, one row."""
+    orm_driver: str
+    """The package SQLAlchemy's dialect for the server drives it with."""
+    orm_note: str
+    """What differs between that driver and dbladder's own engine."""
+
+    def listening(self, row: Row) -> Addresses:
+        """Where the server says it listens, from the row of `listening_sql`."""
+        raise NotImplementedError
+
+    async def addresses(self, url: DatabaseURL) -> Addresses:
+        """Where the server of `url` listens: socket, TCP host, port; None: not that way."""
+        return self.listening(await server_addresses(url, self.listening_sql))
+
+    def orm_url(self, url: DatabaseURL, sqlite_driver: str) -> Any:
+        raise NotImplementedError
+
+    def orm_arguments(self, url: DatabaseURL, options: EngineOptions) -> dict[str, Any]:
+        """The driver's own arguments to SQLAlchemy's engine: its connect timeout, its isolation."""
+        raise NotImplementedError
+
+    def orm_engine(self, url: DatabaseURL, options: EngineOptions, sqlite_driver: str) -> Any:
+        # Imported here: only the ORM workload needs SQLAlchemy, and it is slow to import.
+        from sqlalchemy.ext.asyncio import create_async_engine
+
+        return create_async_engine(
+            self.orm_url(url, sqlite_driver),
+            pool_size=options.pool_size,
+            max_overflow=0,
+            pool_timeout=options.pool_timeout,
+            **self.orm_arguments(url, options),
+        )
+
+    def orm_data_layer(self) -> dict[str, str]:
+        return {"driver": f"{self.orm_driver} {package_version(self.orm_driver)}", "note": self.orm_note}
+
+
 def package_version(package: str) -> str:
     """An installed package's version, or "?"."""
     try:

@@ -9,26 +9,22 @@ from typing import TYPE_CHECKING, Any
 
 from ...errors import BadURL, TransportUnavailable
 from ...urls import MARIADB, DatabaseURL
-from ..dialect import (
-    LOOPBACK,
-    Addresses,
-    Dialect,
-    Durability,
-    Endpoint,
-    NativeClient,
-    package_version,
-    server_addresses,
-)
+from ..dialect import LOOPBACK, Addresses, Dialect, Durability, Endpoint, NativeClient, ServerDialect
 from .connection import DEFAULT_HOST, DEFAULT_PORT, ISOLATION_LEVELS
 
 if TYPE_CHECKING:
-    from ..base import EngineInfo, EngineOptions
+    from ..base import EngineInfo, EngineOptions, Row
 
 
-class MariaDBDialect:
+class MariaDBDialect(ServerDialect):
     kind = MARIADB
-    data_holders: tuple[str, ...] = ("kill-db", "restart-db")
+    listening_sql = "SELECT @@socket, @@port, @@skip_networking, @@bind_address"
     process_names: tuple[str, ...] = ("mariadbd", "mysqld")
+    orm_driver = "asyncmy"
+    orm_note = (
+        "AsyncSession.run_sync; SQLAlchemy's asyncmy dialect sends statements as text "
+        "(no server-side prepared statements, unlike dbladder's MariaDB engine)"
+    )
     native_client = NativeClient("sysbench", "apt-get install sysbench (the Debian package)")
 
     def transport_of(self, url: DatabaseURL) -> str:
@@ -39,7 +35,7 @@ class MariaDBDialect:
         return Endpoint(socket, url.host or DEFAULT_HOST, url.port or DEFAULT_PORT)
 
     async def reach(self, url: DatabaseURL, transport: str) -> DatabaseURL:
-        found = await _addresses(url)
+        found = await self.addresses(url)
         keep = {k: v for k, v in url.params.items() if k == "isolation"}
         if transport == "unix":
             if found.socket is None or not os.path.exists(found.socket):
@@ -97,42 +93,25 @@ class MariaDBDialect:
             query=query,
         )
 
-    def orm_engine(self, url: DatabaseURL, options: EngineOptions, sqlite_driver: str) -> Any:
-        # Imported here: only the ORM workload needs SQLAlchemy, and it is slow to import.
-        from sqlalchemy.ext.asyncio import create_async_engine
-
+    def orm_arguments(self, url: DatabaseURL, options: EngineOptions) -> dict[str, Any]:
         isolation = url.params.get("isolation", "read-committed").strip().lower().replace("_", "-")
         if isolation not in ISOLATION_LEVELS:
             raise BadURL(f"isolation must be one of {', '.join(ISOLATION_LEVELS)}, not {isolation!r}")
-        return create_async_engine(
-            self.orm_url(url, sqlite_driver),
-            isolation_level=ISOLATION_LEVELS[isolation],
-            connect_args={"connect_timeout": options.connect_timeout},
-            pool_size=options.pool_size,
-            max_overflow=0,
-            pool_timeout=options.pool_timeout,
-        )
-
-    def orm_data_layer(self) -> dict[str, str]:
         return {
-            "driver": f"asyncmy {package_version('asyncmy')}",
-            "note": "AsyncSession.run_sync; SQLAlchemy's asyncmy dialect sends statements as text "
-            "(no server-side prepared statements, unlike dbladder's MariaDB engine)",
+            "isolation_level": ISOLATION_LEVELS[isolation],
+            "connect_args": {"connect_timeout": options.connect_timeout},
         }
 
-
-async def _addresses(url: DatabaseURL) -> Addresses:
-    """Where the MariaDB server of `url` listens: socket path, TCP host, port; None: not at all."""
-    socket, port, skip_networking, bind = await server_addresses(
-        url, "SELECT @@socket, @@port, @@skip_networking, @@bind_address"
-    )
-    if int(skip_networking or 0):
-        host = None
-    elif not bind or bind in ("*", "0.0.0.0", "::", "localhost", LOOPBACK):
-        host = LOOPBACK
-    else:
-        host = str(bind).split(",")[0].strip()
-    return Addresses(str(socket) if socket else None, host, int(port))
+    def listening(self, row: Row) -> Addresses:
+        """The socket path, the TCP host (None with skip_networking) and the port."""
+        socket, port, skip_networking, bind = row
+        if int(skip_networking or 0):
+            host = None
+        elif not bind or bind in ("*", "0.0.0.0", "::", "localhost", LOOPBACK):
+            host = LOOPBACK
+        else:
+            host = str(bind).split(",")[0].strip()
+        return Addresses(str(socket) if socket else None, host, int(port))
 
 
 DIALECT: Dialect = MariaDBDialect()

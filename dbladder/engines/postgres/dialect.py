@@ -9,26 +9,24 @@ from typing import TYPE_CHECKING, Any
 
 from ...errors import BadURL, TransportUnavailable
 from ...urls import POSTGRESQL, DatabaseURL
-from ..dialect import (
-    LOOPBACK,
-    Addresses,
-    Dialect,
-    Durability,
-    Endpoint,
-    NativeClient,
-    package_version,
-    server_addresses,
-)
+from ..dialect import LOOPBACK, Addresses, Dialect, Durability, Endpoint, NativeClient, ServerDialect
 from .connection import DEFAULT_HOST, DEFAULT_PORT
 
 if TYPE_CHECKING:
-    from ..base import EngineInfo, EngineOptions
+    from ..base import EngineInfo, EngineOptions, Row
 
 
-class PostgresDialect:
+class PostgresDialect(ServerDialect):
     kind = POSTGRESQL
-    data_holders: tuple[str, ...] = ("kill-db", "restart-db")
+    listening_sql = (
+        "SELECT current_setting('unix_socket_directories'), current_setting('listen_addresses'), "
+        "current_setting('port')"
+    )
     process_names: tuple[str, ...] = ("postgres", "postmaster")
+    orm_driver = "asyncpg"
+    orm_note = (
+        "AsyncSession.run_sync; asyncpg's own prepared-statement cache; BEGIN is a round trip of its own"
+    )
     native_client = NativeClient(
         "pgbench", "it comes with the PostgreSQL client: apt-get install postgresql-client"
     )
@@ -44,7 +42,7 @@ class PostgresDialect:
         return Endpoint(None, url.host or DEFAULT_HOST, port)
 
     async def reach(self, url: DatabaseURL, transport: str) -> DatabaseURL:
-        found = await _addresses(url)
+        found = await self.addresses(url)
         if transport == "unix":
             if found.socket is None:
                 raise TransportUnavailable(
@@ -108,42 +106,20 @@ class PostgresDialect:
             query=query,
         )
 
-    def orm_engine(self, url: DatabaseURL, options: EngineOptions, sqlite_driver: str) -> Any:
-        # Imported here: only the ORM workload needs SQLAlchemy, and it is slow to import.
-        from sqlalchemy.ext.asyncio import create_async_engine
+    def orm_arguments(self, url: DatabaseURL, options: EngineOptions) -> dict[str, Any]:
+        return {"connect_args": {"timeout": options.connect_timeout}}
 
-        return create_async_engine(
-            self.orm_url(url, sqlite_driver),
-            connect_args={"timeout": options.connect_timeout},
-            pool_size=options.pool_size,
-            max_overflow=0,
-            pool_timeout=options.pool_timeout,
-        )
-
-    def orm_data_layer(self) -> dict[str, str]:
-        return {
-            "driver": f"asyncpg {package_version('asyncpg')}",
-            "note": "AsyncSession.run_sync; asyncpg's own prepared-statement cache; BEGIN is a round "
-            "trip of its own",
-        }
-
-
-async def _addresses(url: DatabaseURL) -> Addresses:
-    """Where the PostgreSQL server of `url` listens: socket folder, TCP host, port; None: not at all."""
-    row = await server_addresses(
-        url,
-        "SELECT current_setting('unix_socket_directories'), current_setting('listen_addresses'), "
-        "current_setting('port')",
-    )
-    folders = [f.strip() for f in str(row[0]).split(",") if f.strip() and not f.strip().startswith("@")]
-    listen = [a.strip() for a in str(row[1]).split(",") if a.strip()]
-    if not listen:
-        host = None
-    elif "*" in listen or "0.0.0.0" in listen or "localhost" in listen or LOOPBACK in listen:
-        host = LOOPBACK
-    else:
-        host = listen[0]
-    return Addresses(folders[0] if folders else None, host, int(row[2]))
+    def listening(self, row: Row) -> Addresses:
+        """The socket folder (the first that is not abstract), the TCP host (None: none), the port."""
+        folders = [f.strip() for f in str(row[0]).split(",") if f.strip() and not f.strip().startswith("@")]
+        listen = [a.strip() for a in str(row[1]).split(",") if a.strip()]
+        if not listen:
+            host = None
+        elif "*" in listen or "0.0.0.0" in listen or "localhost" in listen or LOOPBACK in listen:
+            host = LOOPBACK
+        else:
+            host = listen[0]
+        return Addresses(folders[0] if folders else None, host, int(row[2]))
 
 
 DIALECT: Dialect = PostgresDialect()

@@ -14,13 +14,16 @@ from __future__ import annotations
 
 import os
 import re
-from collections.abc import Iterable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
+from typing import TypeVar
 
 from .caches import drop_caches_problem
 from .cgroups import memory_problem
 from .errors import BadPlacement
+
+T = TypeVar("T")
 
 ROLES = ("generator", "service", "database")
 
@@ -172,6 +175,47 @@ def _cpus_problem(text: str, cpus: tuple[int, ...], online: set[int], allowed: s
     return None
 
 
+def _memory_floor_problem(text: str, size: int) -> str | None:
+    if size < MEMORY_FLOOR:
+        return (
+            f"--memory {text}: below {format_size(MEMORY_FLOOR)} a server or a worker cannot start; "
+            f"give at least {format_size(MEMORY_FLOOR)}"
+        )
+    return None
+
+
+def _by_role(
+    option: str,
+    texts: Sequence[str],
+    parse: Callable[[str], T],
+    twice: str,
+    check: Callable[[str, T], str | None],
+    problems: list[str],
+) -> dict[str, T]:
+    """Each ROLE=VALUE of an option, its value parsed and checked, once per role (`twice` says why a
+    second one is refused); every problem goes to `problems`, and the role is left out."""
+    found: dict[str, T] = {}
+    for text in texts:
+        split = _split(option, text, problems)
+        if split is None:
+            continue
+        role, value = split
+        try:
+            parsed = parse(value)
+        except ValueError as exc:
+            problems.append(f"{option} {text}: {exc}")
+            continue
+        if role in found:
+            problems.append(f"{option} {text}: {role} {twice}")
+            continue
+        problem = check(text, parsed)
+        if problem is not None:
+            problems.append(problem)
+            continue
+        found[role] = parsed
+    return found
+
+
 def parse_placement(
     cpus: Sequence[str] = (), memory: Sequence[str] = (), drop_caches: bool = False
 ) -> Placement:
@@ -179,45 +223,15 @@ def parse_placement(
     problem at once, on one line, as BadPlacement (exit 2)."""
     problems: list[str] = []
     online, allowed = _machine_cpus()
-    chosen_cpus: dict[str, tuple[int, ...]] = {}
-    for text in cpus:
-        split = _split("--cpus", text, problems)
-        if split is None:
-            continue
-        role, value = split
-        try:
-            numbers = parse_cpu_list(value)
-        except ValueError as exc:
-            problems.append(f"--cpus {text}: {exc}")
-            continue
-        if role in chosen_cpus:
-            problems.append(f"--cpus {text}: {role} is given CPUs twice; give it one list (0,2)")
-            continue
-        problem = _cpus_problem(text, numbers, online, allowed)
-        if problem is not None:
-            problems.append(problem)
-            continue
-        chosen_cpus[role] = numbers
-    caps: dict[str, int] = {}
-    for text in memory:
-        split = _split("--memory", text, problems)
-        if split is None:
-            continue
-        role, value = split
-        try:
-            size = parse_size(value)
-        except ValueError as exc:
-            problems.append(f"--memory {text}: {exc}")
-            continue
-        if role in caps:
-            problems.append(f"--memory {text}: {role} is given a cap twice")
-        elif size < MEMORY_FLOOR:
-            problems.append(
-                f"--memory {text}: below {format_size(MEMORY_FLOOR)} a server or a worker cannot start; "
-                f"give at least {format_size(MEMORY_FLOOR)}"
-            )
-        else:
-            caps[role] = size
+    chosen_cpus = _by_role(
+        "--cpus",
+        cpus,
+        parse_cpu_list,
+        "is given CPUs twice; give it one list (0,2)",
+        lambda text, numbers: _cpus_problem(text, numbers, online, allowed),
+        problems,
+    )
+    caps = _by_role("--memory", memory, parse_size, "is given a cap twice", _memory_floor_problem, problems)
     if caps:
         problems.extend(filter(None, [memory_problem()]))
     if drop_caches:

@@ -145,6 +145,10 @@ def test_a_postgresql_row_held_by_another_connection_is_lock_waits_with_the_wait
     found = level["diagnosis"]
     assert (found["kind"], found["resource"]) == ("saturation", "lock waits"), found["line"]
     assert "wait event Lock:transactionid" in found["line"], found["line"]
+    # The same level with no lock held and reads only: no backend of the run's database waits on one.
+    reading = run_ladder(small_run(postgres_url, tmp_path / "reads", 0.0), QuietProgress())["levels"][0]
+    assert reading["activity"].get("lock_wait_share", 0.0) == 0.0, reading["activity"]
+    assert len(reading["activity_seconds"]) == 6
     assert level["activity"]["lock_wait_share"] > 0.5
     assert found["evidence"]["lock waits"] >= 1.0
 

@@ -47,6 +47,8 @@ from . import clocks
 from .agent import DbAgent, LoadAgent, SchedulerUnreachable, describe
 from .settings import CONNECT_TIMEOUT, DASK_SETTINGS, machine, version_words, versions
 
+HOST_KEYS = ("usr", "sys", "iowait", "idle", "steal", "load1", "memory_used")
+"""A db agent's per-second sample fields that a level's window averages."""
 POLL_INTERVAL = 0.5
 """Seconds between the coordinator's polls of the load agents while a level runs."""
 LEVEL_GRACE = 10.0
@@ -87,6 +89,9 @@ class Cluster:
         self.agents: list[Agent] = []
         self.actors: dict[str, Any] = {}
         self.offsets: dict[str, clocks.ClockOffset] = {}
+        self.lost: dict[str, str] = {}
+        """Agents of other roles than load that stopped answering, by name: why (their figures
+        are not measured from then on)."""
         self._futures: list[Any] = []  # an actor lives while its future is held
 
     def __enter__(self) -> Cluster:
@@ -115,6 +120,9 @@ class Cluster:
             for agent in self.agents:
                 if agent.name in self.actors:
                     self.offsets[agent.name] = self.measure(agent)
+            for agent in self.of_role("db"):
+                if agent.name in self.actors:
+                    self.actors[agent.name].start().result(timeout=CALL_TIMEOUT)
         except BaseException:
             self.__exit__()
             raise
@@ -163,6 +171,45 @@ class Cluster:
         """The agent's clock offset from this process's, by the fastest of a few dozen pings."""
         actor = self.actors[agent.name]
         return clocks.measure(lambda: actor.clock().result(timeout=CALL_TIMEOUT))
+
+    def host_figures(self, start: float, end: float, wait: float = 2.0) -> dict[str, dict[str, Any]]:
+        """Each db agent's host over [start, end] (this process's time.perf_counter()): the means of
+        its per-second samples whose middle falls in the window, placed by the agent's clock
+        offset. An agent that does not answer, or has no sample in the window, is left out: its
+        figures are not measured."""
+        figures = {}
+        for agent in self.of_role("db"):
+            actor = self.actors.get(agent.name)
+            if actor is None or agent.name in self.lost:
+                continue
+            offset = self.offsets[agent.name].offset
+            deadline = time.monotonic() + wait  # the sample covering the window's end comes a second later
+            while True:
+                try:
+                    samples = actor.samples().result(timeout=CALL_TIMEOUT)
+                except Exception as exc:
+                    self.lost[agent.name] = _cause(exc)
+                    break
+                if any(sample["t1"] - offset >= end for sample in samples) or time.monotonic() > deadline:
+                    break
+                time.sleep(0.2)
+            if agent.name in self.lost:
+                continue
+            inside = [s for s in samples if start <= (s["t0"] + s["t1"]) / 2 - offset <= end]
+            if not inside:
+                continue
+            mean = {key: sum(s[key] for s in inside) / len(inside) for key in HOST_KEYS}
+            mean["busy"] = 100.0 - mean["idle"] - mean["iowait"]
+            figures[agent.name] = {
+                "role": agent.role,
+                "samples": len(inside),
+                "cores": agent.machine["cores"],
+                **{key: mean[key] for key in ("usr", "sys", "iowait", "idle", "steal", "busy", "load1")},
+                "memory_used_bytes": mean["memory_used"],
+                "disk_write_bytes_per_s": sum(s["disk_write_bytes"] for s in inside)
+                / max(sum(s["t1"] - s["t0"] for s in inside), 1e-9),
+            }
+        return figures
 
     def of_role(self, role: str) -> list[Agent]:
         return [agent for agent in self.agents if agent.role == role]

@@ -206,9 +206,26 @@ class RunObserver:
         self.storage_url: DatabaseURL | None = None
         self.diagnosis: LevelDiagnosis | None = None
         """The activity probe and each level's diagnosis (diagnose.py), when the round gives one."""
+        self.hosts: Callable[[float, float], dict[str, dict[str, Any]]] | None = None
+        """A cluster's other hosts over a level's window (its time.perf_counter() bounds), by
+        agent name (dbladder.cluster: `Cluster.host_figures`); None on one machine."""
 
     def environment(self) -> dict[str, Any]:
         return environment(self.data_path, self.engine_info)
+
+    @staticmethod
+    def _other_hosts(row: dict[str, Any], hosts: dict[str, dict[str, Any]]) -> None:
+        """A cluster's hosts in the level's row (`hosts`); the database's CPU is its host's, from
+        the db agent there (the host's busy share times its cores, in % of one CPU as a process
+        group's is), since the database's processes are not on this machine."""
+        if not hosts:
+            return
+        row["hosts"] = hosts
+        database = next((name for name, figures in hosts.items() if figures["role"] == "db"), None)
+        if database is not None and row.get("machine") is not None:
+            figures = hosts[database]
+            row["machine"]["database_cpu_pct"] = figures["busy"] * (figures["cores"] or 1)
+            row["machine"]["database_cpu_from"] = f"the host of db agent {database}"
 
     def start(
         self,
@@ -280,6 +297,8 @@ class RunObserver:
             # Per-request costs divide by the requests the service answered in the window (any
             # status), not by every request due: dropped ones never reached it.
             row["machine"] = summarise(sampler.samples(), start, end, row.get("served", row["requests"]))
+        if self.hosts is not None:
+            self._other_hosts(row, self.hosts(start, end))
         if self._poller is not None:
             before, after = self._poller.at(start), self._poller.at(end)
             if before is not None and after is not None:

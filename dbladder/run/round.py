@@ -176,6 +176,8 @@ def _run_ladder(
         progress.message(unavailable)
         run.flag(unavailable)
     observer.idle = idle
+    if cluster is not None and cluster.of_role("db"):  # the database's host is sampled where it runs
+        observer.hosts = cluster.host_figures
     observer.storage_url = parse_url(config.db_url)
     run.update(
         storage={

@@ -32,7 +32,11 @@ pytestmark = pytest.mark.slow
 
 CLOCK_SHIFT = 250.0
 SMALL = {"products": 2000, "orders": 5000}
-AGENTS = {"load-1": {}, "load-2": {"DBLADDER_TEST_CLOCK_SHIFT": str(CLOCK_SHIFT)}}
+AGENTS = {
+    "load-1": {},
+    "load-2": {"DBLADDER_TEST_CLOCK_SHIFT": str(CLOCK_SHIFT)},
+    "db-1": {"role": "db"},
+}
 
 
 @pytest.fixture(scope="module")
@@ -56,8 +60,8 @@ def config(cluster_address: str, url: str, folder: Path, plan, **changes) -> Run
 def test_an_injected_clock_offset_is_recovered_within_half_a_round_trip(cluster):
     with Cluster(cluster.address) as connected:
         offsets = connected.offsets
-    assert set(offsets) == {"load-1", "load-2"}
-    for name, shift in (("load-1", 0.0), ("load-2", CLOCK_SHIFT)):
+    assert set(offsets) == {"load-1", "load-2", "db-1"}
+    for name, shift in (("load-1", 0.0), ("load-2", CLOCK_SHIFT), ("db-1", 0.0)):
         found = offsets[name]
         assert found.bound == pytest.approx(found.round_trip / 2)
         assert abs(found.offset - shift) <= found.bound, (name, found)
@@ -85,7 +89,21 @@ def test_the_search_ends_within_5_percent_of_a_fifo_servers_capacity(cluster, tm
         "coordinator": "coordinator",
         "load-1": "load",
         "load-2": "load",
+        "db-1": "db",
     }
+    for name in ("load-1", "load-2", "db-1"):
+        assert machines[name]["clock"]["bound_s"] < 0.05 and machines[name]["cores"] >= 1
+    # The db agent samples its host, here this very machine: over the levels' windows its CPU
+    # reads as the coordinator's own sampler reads this machine's (both from /proc/stat, sampled
+    # each second, placed by the agent's clock offset), and the level's database CPU is its host's.
+    db_busy = [level["hosts"]["db-1"]["busy"] for level in probes]
+    local_busy = [level["machine"]["host_busy"] for level in probes]
+    assert abs(sum(db_busy) / len(db_busy) - sum(local_busy) / len(local_busy)) <= 10
+    for level in probes:
+        assert level["machine"]["database_cpu_from"] == "the host of db agent db-1"
+        assert level["machine"]["database_cpu_pct"] == pytest.approx(
+            level["hosts"]["db-1"]["busy"] * level["hosts"]["db-1"]["cores"]
+        )
     assert (
         abs(machines["load-2"]["clock"]["offset_s"] - CLOCK_SHIFT) <= machines["load-2"]["clock"]["bound_s"]
     )

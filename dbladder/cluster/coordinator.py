@@ -136,22 +136,9 @@ class Cluster:
     def _find_agents(self) -> list[Agent]:
         assert self.client is not None
         described = self.client.run(describe, on_error="return")
-        names = {
-            address: info.get("name") for address, info in self.client.scheduler_info()["workers"].items()
-        }
-        mine = versions()
-        agents = []
-        for address, info in sorted(described.items()):
-            if isinstance(info, BaseException) or info.get("role") is None:
-                continue  # a plain Dask worker, or one without dbladder: not an agent of the run
-            name = str(names.get(address) or info["name"])
-            if info["versions"] != mine:
-                raise AgentRefused(
-                    f"agent {name} runs {version_words(info['versions'])}, this coordinator "
-                    f"{version_words(mine)}: install the same versions on every machine"
-                )
-            agents.append(Agent(name, info["role"], address, info["machine"]))
-        return agents
+        workers = self.client.scheduler_info()["workers"]
+        names = {address: worker.get("name") for address, worker in workers.items()}
+        return agents_of(described, names, versions())
 
     def _place(self, cls: type, agent: Agent) -> Any:
         """An actor of `cls` on `agent`, never moved to another worker."""
@@ -451,6 +438,24 @@ class ClusterFleet:
             *(f"load agent {name}: {cause}" for name, cause in self.errors.items()),
         ]
         return merged
+
+
+def agents_of(described: dict[str, Any], names: dict[str, Any], mine: dict[str, str]) -> list[Agent]:
+    """The dbladder agents among the workers that answered `describe` (by address; a worker that
+    failed to answer, or a plain Dask worker without a role, is none), named as the scheduler
+    knows them; AgentRefused, naming both versions, for one whose versions differ from `mine`."""
+    agents = []
+    for address, info in sorted(described.items()):
+        if isinstance(info, BaseException) or info.get("role") is None:
+            continue
+        name = str(names.get(address) or info["name"])
+        if info["versions"] != mine:
+            raise AgentRefused(
+                f"agent {name} runs {version_words(info['versions'])}, this coordinator "
+                f"{version_words(mine)}: install the same versions on every machine"
+            )
+        agents.append(Agent(name, info["role"], address, info["machine"]))
+    return agents
 
 
 def _cause(exc: BaseException) -> str:

@@ -204,3 +204,16 @@ def test_a_scheduler_that_does_not_answer_is_one_line_within_seconds(tmp_path):
     assert len(lines) == 2 and lines[-1].startswith("Error: no scheduler answered"), done.stderr
     assert not (tmp_path / "x.db").exists()
     assert took < 30  # the interpreter's start and Dask's import included, on a busy machine
+
+
+def test_a_second_agent_of_a_taken_name_is_refused_in_one_line(cluster):
+    done = subprocess.run(
+        [*DBLADDER, "agent", "--scheduler", cluster.address, "--role", "load", "--name", "load-1"],
+        capture_output=True,
+        text=True,
+        timeout=90,
+    )
+    assert done.returncode == 2, done.stderr
+    lines = done.stderr.strip().splitlines()
+    taken = f"an agent named 'load-1' is already connected to {cluster.address}: give this one another --name"
+    assert lines == [f"Error: {taken}"]

@@ -27,6 +27,7 @@ from ..run.compare import MAX_RUNS, CompareConfig, run_compare
 from ..run.integrity import raise_if_any_lost
 from ..transport import TRANSPORTS
 from .common import db_texts, exit_codes, sigterm_as_interrupt
+from .expect import expect_options, raise_if_unmet
 from .roles import round_placement
 from .run import LATENCY_HELP, TRANSPORT_HELP, build_config, json_option, progress_for, round_options
 
@@ -75,7 +76,7 @@ def entry_routes(
     )
 
 
-@click.command(cls=EntryCommand, epilog=exit_codes(0, 1, 2, 4))
+@click.command(cls=EntryCommand, epilog=exit_codes(0, 1, 2, 3, 4))
 @click.option(
     "--db",
     "db_urls",
@@ -110,6 +111,7 @@ def entry_routes(
 )
 @click.option("--verify", is_flag=True, help="Checksum the data before every run (reads every row).")
 @round_options
+@expect_options
 @json_option
 def compare(
     db_urls: tuple[str, ...],
@@ -122,7 +124,8 @@ def compare(
 ) -> None:
     """Run one round against several databases and print the "Result first" table of "Postgres vs
     MariaDB on two dedicated CPUs": every run's figure per database and the verdict of the rule in
-    docs/experiments.md (a winner needs 3 runs of each)."""
+    docs/experiments.md (a winner needs 3 runs of each). Every --expect-* is checked on every run;
+    a database meets it when all its runs do."""
     if options["no_seed"]:
         raise UsageError("--no-seed does not go with compare: every run starts from the data as seeded")
     db_urls = db_texts(db_urls)
@@ -161,6 +164,16 @@ def compare(
             click.echo(f"{result['label']} run {result['run']}: {line}", err=as_json)
     click.echo(f"\nsaved    {config.out_dir / 'compare.json'}", err=as_json)
     click.echo(f"report   {config.out_dir / 'report.html'} (and report.md)", err=as_json)
+    unmet = []
+    for database in document["databases"]:
+        outcome = database.get("expectations")
+        if outcome is not None:  # one line per unmet expectation of each run, naming the database
+            unmet += [f"{database['label']} {line}" for line in outcome["unmet"]]
+            if outcome["met"]:
+                click.echo(f"met      {database['label']}: every expectation, in every run", err=as_json)
+    for line in unmet:
+        click.echo(f"unmet    {line}", err=as_json)
     if as_json:
         click.echo(json.dumps(document, indent=2))
-    raise_if_any_lost(document["runs"])  # exit code 4
+    raise_if_any_lost(document["runs"])  # exit code 4, before 3: a lost write matters more
+    raise_if_unmet(unmet)

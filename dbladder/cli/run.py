@@ -13,12 +13,10 @@ from rich.status import Status
 
 from ..cluster import require_dask
 from ..engines.base import DEFAULT_POOL_SIZE
-from ..errors import ExpectationsUnmet
 from ..load.recorder import LiveView
 from ..plans.search import Search
 from ..report import terminal
 from ..report.integrity import integrity_lines
-from ..result.expectations import Expectations, parse_at_rate, unmet
 from ..result.passmark import PassMark
 from ..run.config import TARGETS, RunConfig
 from ..run.document import default_out_dir
@@ -38,6 +36,7 @@ from .common import (
     workload_option,
 )
 from .config_file import settings_of
+from .expect import echo_checks, expect_options, expectations_of, raise_if_unmet
 from .log_progress import DEFAULT_INTERVAL, LogProgress
 from .roles import role_options, round_placement
 
@@ -288,31 +287,9 @@ def round_options(command: Any) -> Any:
 @click.option("--transport", type=click.Choice(TRANSPORTS), help=TRANSPORT_HELP)
 @click.option("--added-latency", "added_latency", type=float, metavar="MS", help=LATENCY_HELP)
 @round_options
-@click.option(
-    "--expect-ceiling",
-    type=float,
-    metavar="RATE",
-    help="Exit 3 unless the ceiling is at least RATE req/s (everything is still written).",
-)
-@click.option(
-    "--expect-p95",
-    metavar="MS[@RATE]",
-    help="Exit 3 unless p95 is at most MS at RATE req/s (read at the lowest level at or above it), "
-    "or at the ceiling.",
-)
-@click.option(
-    "--expect-fail-pct",
-    metavar="PCT[@RATE]",
-    help="Exit 3 unless at most PCT % failed at RATE req/s, or at the ceiling.",
-)
+@expect_options
 @json_option
-def run(
-    expect_ceiling: float | None,
-    expect_p95: str | None,
-    expect_fail_pct: str | None,
-    as_json: bool,
-    **options: Any,
-) -> None:
+def run(as_json: bool, **options: Any) -> None:
     """Find where one database stops: raise the rate until a level fails, then narrow it down.
 
     The default plan is the ceiling search: probes from --start req/s, doubling until one fails the
@@ -320,11 +297,6 @@ def run(
     are within --resolution, each probe a full hold with warm-up, within --budget seconds. --preset
     runs a named round instead (a published ladder or users plan, with its exact parameters).
     """
-    expectations = Expectations(
-        expect_ceiling,
-        None if expect_p95 is None else parse_at_rate(expect_p95, "--expect-p95"),
-        None if expect_fail_pct is None else parse_at_rate(expect_fail_pct, "--expect-fail-pct"),
-    ).checked()
     config, plan = build_config(options)
     progress = progress_for(Console(stderr=True), options["progress_interval"])
     try:
@@ -344,14 +316,12 @@ def run(
         echo(line)
     echo(f"saved    {config.out_dir / 'result.json'}")
     echo(f"report   {config.out_dir / 'report.html'} (and report.md, levels.csv, timeseries.csv)")
-    missed = unmet(expectations, result) if expectations.any else []
-    for problem in missed:
-        echo(f"expected {problem}")
+    checks = (result.get("expectations") or {}).get("checks", [])
+    echo_checks(checks, echo)
     if as_json:
         click.echo(json.dumps(result, indent=2))
     raise_if_lost(result.get("integrity"))  # exit code 4, before 3: a lost write matters more
-    if missed:
-        raise ExpectationsUnmet("; ".join(missed))
+    raise_if_unmet([found["line"] for found in checks if not found["met"]])
 
 
 def progress_for(console: Console, interval: float) -> TerminalProgress | LogProgress:
@@ -385,6 +355,7 @@ def build_config(options: dict[str, Any]) -> tuple[RunConfig, PlanChoice]:
         workload=options["workload"],
         **plan.config_fields(),
         pass_mark=PassMark(options["p95_ms"], options["max_fail_pct"]),
+        expectations=expectations_of(options),
         seed=None if options["no_seed"] else options["seed_number"],
         scale=options["scale"],
         sizes={**plan.sizes, **parse_sizes(options["size_settings"])},

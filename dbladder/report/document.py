@@ -19,6 +19,7 @@ from ..urls import runs_in_process
 from . import figures as fig
 from .blocks import Block, Bullets, Column, Heading, Paragraph, Plots, Report, Table
 from .caveats import caveats
+from .expectations import expectations_section
 from .integrity import integrity_section
 from .native import native_lines
 from .result_table import engine_labels, round_rows
@@ -44,6 +45,7 @@ def build(results: Results, samples: int | None = None) -> Report:
     blocks: list[Block] = [
         *_result_section(rounds),
         *integrity_section(typed),
+        *expectations_section(typed),
         *setup_section(rounds),
         *_levels_section(rounds, len(typed)),
         *queries_section(rounds),

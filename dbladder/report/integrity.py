@@ -83,7 +83,7 @@ def integrity_section(results: Results) -> list[Block]:
             present = section.present
             rows.append(
                 [
-                    _name(result),
+                    run_name(result),
                     f"{section.acknowledged:,}",
                     "?" if present is None else f"{present:,}",
                     f"{section.lost:,}",
@@ -113,7 +113,7 @@ def integrity_section(results: Results) -> list[Block]:
         )
         for result, section in checked:
             for violation in section.violations:
-                blocks.append(Paragraph(f"**{_name(result)}:** {violation}"))
+                blocks.append(Paragraph(f"**{run_name(result)}:** {violation}"))
         notes = dict.fromkeys(str(section.durability) for _, section in checked if section.durability)
         for note in notes:
             blocks.append(Paragraph(note))
@@ -135,7 +135,7 @@ def integrity_section(results: Results) -> list[Block]:
                 back = record.get("back_after_s")
                 rows.append(
                     [
-                        _name(result),
+                        run_name(result),
                         record["fault"],
                         f"{record['level'] + 1}",
                         "" if "at_s" not in record else f"{record['at_s']:.1f}",
@@ -162,6 +162,7 @@ def integrity_section(results: Results) -> list[Block]:
     return blocks
 
 
-def _name(result: RunResult) -> str:
+def run_name(result: RunResult) -> str:
+    """A run as the report's tables name it: its engine label, and its number in a comparison."""
     label = engine_label(result)
     return f"{label}, run {result.run}" if result.run else label

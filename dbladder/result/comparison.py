@@ -25,6 +25,8 @@ class Database(Part):
     db_url: str | None = None
     transport: str | None = None
     added_latency_ms: float | None = None
+    # Whether its runs met every --expect-* (result.expectations.per_database).
+    expectations: Mapping[str, Any] | None = None
 
 
 @dataclass(frozen=True, kw_only=True)

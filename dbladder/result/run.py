@@ -18,6 +18,7 @@ from typing import Any
 
 from .. import __version__
 from ..errors import UnknownBundleVersion
+from .expectations import Checked
 from .level import Level
 from .part import Part
 from .schema import RESULT_SCHEMA
@@ -298,6 +299,8 @@ class RunResult(Part):
     # The database's size on disk at the start and the cap of the role that reads its files.
     storage: Mapping[str, Any] | None = None
     timeseries: tuple[Mapping[str, Any], ...] | None = None
+    # Every --expect-* and how the run measured up to it (expectations.py).
+    expectations: Checked | None = None
     settings: Mapping[str, Any] | None = None
     """Each option of the command that ran it: its value and where it came from (cli/config_file.py)."""
 

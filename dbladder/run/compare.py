@@ -34,6 +34,7 @@ from .. import __version__
 from ..data.fresh import FreshData
 from ..errors import InvalidConfig
 from ..report.bundle import build_reports
+from ..result.expectations import per_database
 from ..result.files import write_json
 from ..result.schema import COMPARE_SCHEMA
 from ..servers import ManagedServer, is_managed_spec, managed_server_for, parse_managed_spec
@@ -249,6 +250,10 @@ def _run_compare(
                 result["workload"]["data"] = data.to_dict()
                 write_json(run_config.out_dir / "result.json", result)
                 document["runs"].append(result)
+                if base.expectations.any:
+                    outcomes = per_database(labels, document["runs"])
+                    for database, outcome in zip(document["databases"], outcomes, strict=True):
+                        database["expectations"] = outcome.to_dict()
                 write_json(path, document)
                 if result["status"] == "interrupted":
                     interrupted = True

@@ -18,6 +18,7 @@ from ..app.workload import app_workload
 from ..engines.base import DEFAULT_POOL_SIZE
 from ..errors import DbladderError, InvalidConfig, UsageError
 from ..plans import Plan, Search, plan_to_config
+from ..result.expectations import Expectations
 from ..result.passmark import PassMark
 from ..roles import Placement
 from ..servers import is_managed_spec, parse_managed_spec
@@ -120,6 +121,8 @@ class RunConfig:
     # requests; the app's setup makes its data, so nothing is seeded.
     app: AppCommand | None = None
     requests_file: Path | None = None
+    # What the result must show (`--expect-*`): checked as the run finishes, into its `expectations`.
+    expectations: Expectations = field(default_factory=Expectations)
     # Each setting as the caller was given it and where from (the command line, the environment,
     # the config file, the default), for the result's `settings`; never a password.
     settings: dict[str, Any] | None = field(default=None, compare=False)
@@ -152,6 +155,7 @@ class RunConfig:
         problems += self.plan.validate()
         problems += self.pass_mark.validate()
         problems += self._app_problems()
+        problems += self.expectations.validate()
         try:
             workload = self.round_workload()
         except DbladderError as exc:
@@ -163,6 +167,8 @@ class RunConfig:
                 problems.append(f"scale must be above 0 and at most 10,000, not {self.scale!r}")
             elif self.app is None:
                 problems += workload.validate_sizes(workload.scaled_sizes(self.scale, self.sizes))
+            operations = [operation.name for operation in workload.operations]
+            problems += self.expectations.operation_problems(workload.name, operations)
             try:
                 workload.mix(self.write_share, self.weights)
             except InvalidConfig as exc:
@@ -289,7 +295,8 @@ class RunConfig:
         data["placement"] = self.placement.describe()
         data["app"] = self.app.describe() if self.app is not None else None
         data["requests_file"] = str(self.requests_file) if self.requests_file is not None else None
-        del data["settings"]  # the result's own block, not part of the round's config
+        # The result's own blocks, not part of the round's config.
+        del data["settings"], data["expectations"]
         return data
 
 

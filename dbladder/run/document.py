@@ -16,6 +16,7 @@ from typing import Any
 from .. import __version__
 from ..errors import UsageError
 from ..plans import Outcome, Stop
+from ..result.expectations import check
 from ..result.files import write_json
 from ..result.level import Level
 from ..result.levels import level_row
@@ -91,6 +92,8 @@ class Run:
         that did."""
         self.update(status=status, stopped_because=stopped_because, finished_at=_now())
         self._figures(stop)
+        if self.config.expectations.any:  # read from the finished figures: the ceiling, the levels
+            self.update(expectations=check(self.config.expectations, self.result.to_json()))
         self.save()
         return self.result.to_json()
 

@@ -177,5 +177,6 @@ def test_the_help_lists_every_exit_code_a_command_can_end_with():
     )
     compare = " ".join(dbladder("compare", "--help").stdout.split())
     assert compare.endswith(
-        "Exit codes: 0 success, 1 runtime error, 2 usage error, 4 acknowledged writes lost or corrupted."
+        "Exit codes: 0 success, 1 runtime error, 2 usage error, 3 an --expect-* not met, "
+        "4 acknowledged writes lost or corrupted."
     )

@@ -18,26 +18,27 @@ SMALL = ["--size", "products=2000", "--size", "orders=5000"]
 QUICK_SEARCH = ["--start", "150", "--hold", "2", "--warmup", "0.5", "--budget", "12"]
 
 
+def run_against(server_url: str, tmp_path, *args: str):
+    """`dbladder run` of the small shop data against a known server, its output in tmp_path/out."""
+    database = f"sqlite:///{tmp_path}/x.db"
+    out = str(tmp_path / "out")
+    return dbladder("run", "--db", database, *SMALL, "--service", server_url, *args, "--out", out)
+
+
 @pytest.mark.slow
 def test_an_unmet_expectation_exits_3_writes_the_bundle_and_json_equals_result_json(tmp_path):
     # A FIFO server of capacity 400/s can never show a ceiling of 10,000,000 req/s.
     out = tmp_path / "out"
     with known_server("fifo", service_ms=2.5) as server:
-        result = dbladder(
-            "run",
-            "--db",
-            f"sqlite:///{tmp_path}/x.db",
-            *SMALL,
-            "--service",
+        result = run_against(
             server.url,
+            tmp_path,
             *QUICK_SEARCH,
             "--expect-ceiling",
             "10000000",
             "--expect-p95",
             "1000@150",
             "--json",
-            "--out",
-            str(out),
         )
     assert result.returncode == 3, result.stderr
     document = json.loads(result.stdout)
@@ -58,20 +59,14 @@ def test_an_unmet_expectation_exits_3_writes_the_bundle_and_json_equals_result_j
 @pytest.mark.slow
 def test_met_expectations_exit_0(tmp_path):
     with known_server("fifo", service_ms=2.5) as server:
-        result = dbladder(
-            "run",
-            "--db",
-            f"sqlite:///{tmp_path}/x.db",
-            *SMALL,
-            "--service",
+        result = run_against(
             server.url,
+            tmp_path,
             *QUICK_SEARCH,
             "--expect-ceiling",
             "100",
             "--expect-fail-pct",
             "1@150",
-            "--out",
-            str(tmp_path / "out"),
         )
     assert result.returncode == 0, result.stderr
     assert "ceiling  " in result.stdout and "unmet" not in result.stdout
@@ -89,21 +84,15 @@ def test_p99_and_per_operation_expectations_against_a_server_that_stalls(tmp_pat
     # pass mark's p95 is raised to 200 ms so that the one level holds and is the ceiling's.
     out = tmp_path / "out"
     with known_server("stall", period_s=1.0, stall_s=0.1) as server:
-        result = dbladder(
-            "run",
-            "--db",
-            f"sqlite:///{tmp_path}/x.db",
-            *SMALL,
-            "--service",
+        result = run_against(
             server.url,
+            tmp_path,
             *("--start", "200", "--step", "0", "--steps", "1", "--hold", "8", "--warmup", "1"),
             *("--writes", "0", "--p95", "200"),
             *("--expect-p95", "250@200"),  # met
             *("--expect-p99", "250@200", "--expect-p99", "70"),  # met, and not met at 90 ms
             *("--expect-p99", "product=250@200"),  # met
             *("--expect-p95", "product=1ms@200"),  # not met
-            "--out",
-            str(out),
         )
     assert result.returncode == 3, result.stderr
     document = json.loads((out / "result.json").read_text())

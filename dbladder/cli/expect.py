@@ -15,6 +15,7 @@ import click
 from ..app.workload import app_workload
 from ..errors import DbladderError, ExpectationsUnmet, UsageError
 from ..result.expectations import FIGURES, Expectations, parse_bounds
+from ..workloads.base import Workload
 from ..workloads.registry import load_workload
 
 BOUND_HELP = {
@@ -54,6 +55,7 @@ def expectations_of(options: dict[str, Any]) -> Expectations:
     ).checked()
     if any(bound.operation for _, bound in expectations.bounds()):
         try:
+            workload: Workload
             if options.get("app_command") and options.get("requests_file"):  # the app's requests
                 workload = app_workload(options["requests_file"])
             else:

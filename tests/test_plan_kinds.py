@@ -12,6 +12,7 @@ view (`dbladder/plans/views.py`).
 from __future__ import annotations
 
 import ast
+import functools
 from pathlib import Path
 
 import dbladder
@@ -65,7 +66,8 @@ def findings(source: str) -> list[int]:
     return sorted({node.lineno for node in ast.walk(ast.parse(source)) if _asks_for_a_kind(node)})
 
 
-def every_finding() -> set[tuple[str, str]]:
+@functools.cache  # both tests read the same tree: parse it once
+def every_finding() -> frozenset[tuple[str, str]]:
     """(module, the line's code) of every question about a plan's kind outside the plans."""
     found = set()
     for path in sorted(ROOT.rglob("*.py")):
@@ -75,7 +77,7 @@ def every_finding() -> set[tuple[str, str]]:
             lines = source.splitlines()
             # The line's code without its comment: the allowed entries name it.
             found |= {(relative, lines[line - 1].split("  #")[0].strip()) for line in findings(source)}
-    return found
+    return frozenset(found)
 
 
 def test_no_plan_is_asked_its_kind_outside_the_plans():

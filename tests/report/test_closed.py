@@ -1,4 +1,4 @@
-"""The closed model's users rounds and spikes in the reports (`dbladder.report.closed`)."""
+"""The closed model's users rounds and spikes in the reports (`dbladder.plans.users_view`)."""
 
 from __future__ import annotations
 

@@ -15,12 +15,14 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import random
+import socket
 import tempfile
 import threading
 import time
 from collections.abc import Awaitable, Callable, Iterator
 from pathlib import Path
-from typing import Any
+from typing import Any, cast
 
 from ..app import app_environment, run_setup, running_app
 from ..app.checks import read_rows
@@ -32,6 +34,7 @@ from ..engines import opened
 from ..engines.base import EngineOptions
 from ..load.acknowledged import AcknowledgedWrites
 from ..urls import DatabaseURL, parse_url
+from ..workloads.base import Draw, Workload
 from .config import RunConfig
 from .progress import Progress
 
@@ -160,3 +163,32 @@ def setup_maker(config: RunConfig, url: str, log: Path) -> Callable[[Any], Await
         return SeedReport((), 0.0, seconds)
 
     return make
+
+
+def app_probe(host: str, port: int, workload: Workload) -> Callable[[], bool]:
+    """The faults' probe for the app: one of the request file's reads (the first GET), on its first
+    session, answered with one of that request's success statuses within a second."""
+    reads = [index for index, operation in enumerate(workload.operations) if not operation.write]
+    if not reads:
+        return lambda: _status(host, port, b"GET / HTTP/1.1\r\nHost: x\r\n\r\n") is not None
+    index = reads[0]
+    operation = workload.operations[index]
+    args = operation.draw(Draw(random.Random(0).random), {})
+    rendered = workload.http_renderer(f"{host}:{port}")((index, args))  # type: ignore[misc]
+    success = set(cast(AppWorkload, workload).declared.requests[index].success)
+
+    def probe() -> bool:
+        return _status(host, port, rendered) in success
+
+    return probe
+
+
+def _status(host: str, port: int, request: bytes) -> int | None:
+    """The status a request is answered with within a second, or None."""
+    try:
+        with socket.create_connection((host, port), timeout=1.0) as connection:
+            connection.sendall(request)
+            head = connection.recv(64)
+        return int(head[9:12]) if head.startswith(b"HTTP/1.") else None
+    except (OSError, ValueError):
+        return None

@@ -36,7 +36,8 @@ from ..result.seconds import beside_samples
 from ..roles import drop_page_cache
 from ..servers import ManagedServer, is_managed_spec, managed_server_for, server_for_url
 from ..urls import parse_url
-from .app_target import APP_LOG, app_section, run_app_setup, watch_app
+from ..workloads.registry import load_workload
+from .app_target import APP_LOG, app_probe, app_section, run_app_setup, watch_app
 from .config import RunConfig
 from .diagnose import LevelDiagnosis, role_cores, service_loops
 from .document import Run, describe_load, make_out_dir, spike_figures
@@ -236,11 +237,12 @@ def _run_ladder(
         parts = PartRange(0, first, processes) if counts else None  # a cluster's agents share the parts
         spec = process_spec(config, prepared, target, first, parts)
         progress.message(describe_load(config, workload, mix))
-        probe = (
-            http_probe(target.host, target.port, workload, prepared.data.sizes)
-            if config.target == "http"
-            else direct_probe(config.url, workload, prepared.data.sizes)
-        )
+        if target.workload is not None:  # the app: a read of its request file, on a session
+            probe = app_probe(target.host, target.port, load_workload(target.workload))
+        elif config.target == "http":
+            probe = http_probe(target.host, target.port, workload, prepared.data.sizes)
+        else:
+            probe = direct_probe(config.url, workload, prepared.data.sizes)
         with (
             noting_interrupts() as interrupted,
             _generator(config, spec, processes, groups, cluster) as fleet,

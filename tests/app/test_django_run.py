@@ -120,3 +120,29 @@ def test_compare_starts_the_app_afresh_from_the_setups_snapshot_for_every_run(tm
         # What run 1 wrote is gone: the database holds the setup's data and run 2's writes only.
         assert asyncio.run(_incidents(url)) == written[1], written
     assert "sqlite" in ran.stdout and "postgresql" in ran.stdout
+
+
+@pytest.mark.slow
+def test_kill_service_kills_the_apps_group_and_starts_it_again_losing_nothing(tmp_path):
+    """kill -9 of every process of the app mid-level: gunicorn starts again with the same command,
+    the level shows the outage (refused connections), the sessions hold (Django keeps them in the
+    database), and every write acknowledged before or after is there."""
+    out = tmp_path / "out"
+    ladder = ["--start", "4", "--step", "0", "--steps", "3", "--hold", "4", "--warmup", "0"]
+    ran = dbladder(
+        "run", "--db", f"sqlite:///{tmp_path}/tracker.db", *APP, *ladder, "--writes", "0.5",
+        "--p95", "5000", "--max-fail", "100", "--continue-after-fail", "--fault", "kill-service@2:1",
+        "--out", str(out),
+    )  # fmt: skip
+    assert ran.returncode == 0, ran.stderr[-3000:]
+    result = json.loads((out / "result.json").read_text())
+    (fault,) = result["faults"]
+    assert fault["kind"] == "kill-service" and "SIGKILL to the service's" in fault["detail"], fault
+    assert fault["back_after_s"] is not None and fault["back_after_s"] > 0
+    assert result["service"]["starts"] == 2
+    struck = result["levels"][1]
+    assert struck["failures"].get("connect", 0) + struck["failures"].get("timeout", 0) > 0, struck["failures"]
+    assert result["levels"][2]["fail_pct"] == 0  # the app is back with its sessions
+    integrity = result["integrity"]
+    assert integrity["lost"] == 0 and integrity["acknowledged"] == integrity["present"] > 0
+    assert (out / "app.log").read_text().count("Listening at") == 2

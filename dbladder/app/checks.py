@@ -1,4 +1,4 @@
-"""After the load: the app's acknowledged writes looked up, its invariants run, failures sampled.
+"""After the load: the app's acknowledged writes looked up and its invariants run.
 
 As dbladder checks its own workloads' writes (run/integrity.py): each value an answer
 acknowledged is looked up with the request's `find` SQL (its first column counts the rows), a
@@ -8,14 +8,11 @@ value found in no row is a lost write, and each invariant must return no rows.
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import Any
 
 from ..engines.base import Engine
 from .requests import Requests
-
-SAMPLES_PER_KIND = 3
-BODY_KEPT = 200
 
 
 @dataclass(frozen=True)
@@ -87,25 +84,3 @@ async def check_writes(
 
 def _as_number(value: str) -> Any:
     return int(value) if value.lstrip("-").isdigit() else value
-
-
-@dataclass
-class FailureSamples:
-    """The first few answers of each kind (request, status) that were not a success."""
-
-    per_kind: int = SAMPLES_PER_KIND
-    counts: dict[tuple[str, int], int] = field(default_factory=dict)
-    kept: dict[tuple[str, int], list[str]] = field(default_factory=dict)
-
-    def add(self, request: str, status: int, body: bytes) -> None:
-        key = (request, status)
-        self.counts[key] = self.counts.get(key, 0) + 1
-        bodies = self.kept.setdefault(key, [])
-        if len(bodies) < self.per_kind:
-            bodies.append(body[:BODY_KEPT].decode(errors="replace"))
-
-    def to_list(self) -> list[dict[str, Any]]:
-        return [
-            {"request": request, "status": status, "count": self.counts[(request, status)], "bodies": bodies}
-            for (request, status), bodies in sorted(self.kept.items())
-        ]

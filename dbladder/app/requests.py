@@ -35,11 +35,9 @@ Every problem of the file is reported at once, each on a line naming the file an
 from __future__ import annotations
 
 import dataclasses
-import importlib.util
 import json
 import re
 import string
-import sys
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -47,69 +45,18 @@ from typing import Any
 from urllib.parse import quote, urlencode
 
 from ..errors import UsageError
+from ..workloads.registry import run_user_file
+from ..workloads.values import Param
 
 __all__ = ["Acknowledge", "Csrf", "Invariant", "Login", "Param", "Request", "Requests"]
 
 METHODS = ("GET", "HEAD", "POST", "PUT", "PATCH", "DELETE")
 SESSION_FIELD = "session"
 _FORMATTER = string.Formatter()
-_WORDS = ("alpha", "bravo", "charlie", "delta", "echo", "foxtrot", "golf", "hotel", "india", "juliet")
 
 
 class RequestFileError(UsageError):
     """A request file that cannot be used: every problem, each naming the file and the request."""
-
-
-@dataclass(frozen=True)
-class Param:
-    """How one named parameter of a request is drawn."""
-
-    kind: str  # "int", "text", "choice" or "rows"
-    low: int = 0
-    high: int = 0
-    options: tuple[Any, ...] = ()
-    sql: str = ""
-
-    @classmethod
-    def integer(cls, low: int, high: int) -> Param:
-        """A whole number from low to high."""
-        return cls("int", low=low, high=high)
-
-    @classmethod
-    def text(cls, min_words: int = 1, max_words: int = 4) -> Param:
-        """Text of min_words to max_words words."""
-        return cls("text", low=min_words, high=max_words)
-
-    @classmethod
-    def choice(cls, *options: Any) -> Param:
-        """One of the given values."""
-        return cls("choice", options=tuple(options))
-
-    @classmethod
-    def rows(cls, sql: str) -> Param:
-        """One value of the first column of `sql`'s rows, read from the app's data once per run."""
-        return cls("rows", sql=sql)
-
-    def problems(self) -> list[str]:
-        if self.kind in ("int", "text") and not self.low <= self.high:
-            return [f"low must not be above high ({self.low} > {self.high})"]
-        if self.kind == "choice" and not self.options:
-            return ["Param.choice needs at least one option"]
-        if self.kind == "rows" and not re.match(r"\s*(select|with)\b", self.sql, re.IGNORECASE):
-            return [f"Param.rows needs a SELECT, not {self.sql[:40]!r}"]
-        return []
-
-    def draw(self, below: Any, rows: Mapping[str, Sequence[Any]]) -> Any:
-        """A value: `below(n)` is the run's random source, `rows` the values each SQL read."""
-        if self.kind == "int":
-            return self.low + below(self.high - self.low + 1)
-        if self.kind == "text":
-            count = self.low + below(self.high - self.low + 1)
-            return " ".join(_WORDS[below(len(_WORDS))] for _ in range(count))
-        if self.kind == "choice":
-            return self.options[below(len(self.options))]
-        values = rows[self.sql]
-        return values[below(len(values))]
 
 
 @dataclass(frozen=True)
@@ -253,7 +200,7 @@ class Request:
             for name in sorted(names - set(self.params) - {SESSION_FIELD}):
                 found.append(f"{{{name}}} is not one of its params")
         for name, param in self.params.items():
-            found.extend(f"parameter {name}: {problem}" for problem in param.problems())
+            found.extend(param.validate(name, {}))
         if (self.acknowledge is None) != (self.find is None):
             found.append("acknowledge and find go together: one says the value, the other looks it up")
         if self.acknowledge is not None:
@@ -384,20 +331,7 @@ class Requests:
 def load_request_file(path: Path) -> Requests:
     """The `requests = Requests(...)` of a Python file, checked; RequestFileError (exit 2) with
     every problem, each line naming the file, otherwise."""
-    if not path.is_file():
-        raise RequestFileError(f"{path}: no such request file (--requests)")
-    name = f"dbladder_user_requests_{abs(hash(str(path.resolve()))):x}"
-    module_spec = importlib.util.spec_from_file_location(name, path)
-    if module_spec is None or module_spec.loader is None:
-        raise RequestFileError(f"{path}: cannot be loaded as a Python file")
-    module = importlib.util.module_from_spec(module_spec)
-    sys.modules[name] = module
-    try:
-        module_spec.loader.exec_module(module)
-    except SyntaxError as exc:
-        raise RequestFileError(f"{path}:{exc.lineno}: syntax error: {exc.msg}") from None
-    except Exception as exc:  # the user's code: whatever it raised is the message
-        raise RequestFileError(f"{path}: loading it failed: {type(exc).__name__}: {exc}") from None
+    module = run_user_file(path, "request file (--requests)", RequestFileError, "dbladder_user_requests")
     declared = getattr(module, "requests", None)
     if not isinstance(declared, Requests):
         raise RequestFileError(f"{path}: the file defines no `requests = Requests(...)`")

@@ -66,7 +66,7 @@ class AppWorkload(Workload):
 
         def draw(draw: Draw, sizes: Sizes) -> Args:
             session = draw.below(sessions) if sessions else 0
-            return (session, *(param.draw(draw.below, rows) for param in params))
+            return (session, *(param.draw(draw, sizes, rows) for param in params))
 
         def render(args: Args) -> tuple[str, bytes | None]:
             text = request.render(values_of(request, args), "")

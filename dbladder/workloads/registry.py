@@ -20,7 +20,9 @@ import traceback
 from dataclasses import dataclass
 from importlib.metadata import entry_points
 from pathlib import Path
+from types import ModuleType
 
+from ..errors import UsageError
 from .base import Workload, WorkloadError
 
 BUILT_IN = {
@@ -111,22 +113,29 @@ def _from_attribute(target: str, source: str) -> Workload:
     return workload  # type: ignore[no-any-return]
 
 
-def _from_file(path: Path) -> Workload:
+def run_user_file(path: Path, what: str, error: type[UsageError], prefix: str) -> ModuleType:
+    """A user's Python file run as a module of its own (`prefix` and a hash of its path, so two
+    user files of one name do not collide); `error` naming the file and what went wrong
+    otherwise: `what` is missing, a syntax error's line, or what the code raised and where."""
     if not path.is_file():
-        raise WorkloadError(f"{path}: no such workload file")
-    # A module name of its own per file, so two user files called workload.py do not collide.
-    name = f"dbladder_user_workload_{abs(hash(str(path.resolve()))):x}"
+        raise error(f"{path}: no such {what}")
+    name = f"{prefix}_{abs(hash(str(path.resolve()))):x}"
     module_spec = importlib.util.spec_from_file_location(name, path)
     if module_spec is None or module_spec.loader is None:
-        raise WorkloadError(f"{path}: cannot be loaded as a Python file")
+        raise error(f"{path}: cannot be loaded as a Python file")
     module = importlib.util.module_from_spec(module_spec)
     sys.modules[name] = module
     try:
         module_spec.loader.exec_module(module)
     except SyntaxError as exc:
-        raise WorkloadError(f"{path}:{exc.lineno}: syntax error: {exc.msg}") from None
-    except Exception as exc:
-        raise WorkloadError(f"{path}: loading it failed: {_where(exc, path)}") from None
+        raise error(f"{path}:{exc.lineno}: syntax error: {exc.msg}") from None
+    except Exception as exc:  # the user's code: whatever it raised is the message
+        raise error(f"{path}: loading it failed: {_where(exc, path)}") from None
+    return module
+
+
+def _from_file(path: Path) -> Workload:
+    module = run_user_file(path, "workload file", WorkloadError, "dbladder_user_workload")
     workload = getattr(module, "workload", None)
     if workload is None:
         raise WorkloadError(

@@ -6,7 +6,8 @@ the same rows and the same requests.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+import re
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -112,11 +113,12 @@ class RowRandom:
 class Param:
     """How one named parameter is drawn for generated requests and checked in real ones."""
 
-    kind: str  # "row", "int", "text" or "choice"
+    kind: str  # "row", "int", "text", "choice" or "rows"
     table: str = ""
     low: int = 0
     high: int = 0
     options: tuple[Any, ...] = ()
+    sql: str = ""
 
     @classmethod
     def row(cls, table: str) -> Param:
@@ -138,6 +140,12 @@ class Param:
         """One of the given values."""
         return cls("choice", options=tuple(options))
 
+    @classmethod
+    def rows(cls, sql: str) -> Param:
+        """One value of the first column of `sql`'s rows: the user's app's own data, read once per
+        run after its setup (a request file's parameter, dbladder.app)."""
+        return cls("rows", sql=sql)
+
     def validate(self, name: str, sizes: Sizes) -> list[str]:
         if self.kind == "row" and self.table not in sizes:
             return [f"parameter {name}: Param.row({self.table!r}) needs a size for {self.table!r} in sizes"]
@@ -145,9 +153,15 @@ class Param:
             return [f"parameter {name}: low must not be above high ({self.low} > {self.high})"]
         if self.kind == "choice" and not self.options:
             return [f"parameter {name}: Param.choice needs at least one option"]
+        if self.kind == "rows" and not re.match(r"\s*(select|with)\b", self.sql, re.IGNORECASE):
+            return [f"parameter {name}: Param.rows needs a SELECT, not {self.sql[:40]!r}"]
         return []
 
-    def draw(self, draw: Draw, sizes: Sizes) -> Any:
+    def draw(self, draw: Draw, sizes: Sizes, rows: Mapping[str, Sequence[Any]] | None = None) -> Any:
+        """A value; `rows` holds what each Param.rows query read (the user's app)."""
+        if self.kind == "rows":
+            values = (rows or {})[self.sql]
+            return values[draw.below(len(values))]
         if self.kind == "row":
             return draw.id(sizes[self.table])
         if self.kind == "int":

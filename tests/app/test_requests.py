@@ -12,7 +12,7 @@ from pathlib import Path
 import pytest
 
 from dbladder.app import AppCommand, app_environment, run_setup, running_app
-from dbladder.app.checks import FailureSamples, check_writes, read_rows
+from dbladder.app.checks import check_writes, read_rows
 from dbladder.app.requests import (
     Acknowledge,
     Csrf,
@@ -26,6 +26,7 @@ from dbladder.app.requests import (
 )
 from dbladder.app.sessions import LoginFailed, login, make_sessions
 from dbladder.engines import opened
+from dbladder.load.acknowledged import FailureSamples
 from dbladder.urls import parse_url
 
 HERE = Path(__file__).parent

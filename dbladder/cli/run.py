@@ -312,7 +312,7 @@ def run(as_json: bool, **options: Any) -> None:
     preset = plan.preset
     if preset is not None and preset.reference:  # the published figure this round reproduces
         echo(f"post     {preset.reference} ({preset.description})")
-    for line in integrity_lines(result):
+    for line in [*terminal.request_lines(result), *integrity_lines(result)]:
         echo(line)
     echo(f"saved    {config.out_dir / 'result.json'}")
     echo(f"report   {config.out_dir / 'report.html'} (and report.md, levels.csv, timeseries.csv)")

@@ -112,3 +112,23 @@ def render(result: RunResult | Mapping[str, Any]) -> str:
     result = as_result(result)
     table = [header(view_of(result).x_column), *(level_line(row) for row in result.levels)]
     return "\n".join([*table, "", summary(result)])
+
+
+def request_lines(result: Mapping[str, Any]) -> list[str]:
+    """For the user's app (a result with `app`): each request's p95 and the app's CPU at the
+    highest level that passed (else the last), one line."""
+    levels = result.get("levels") or []
+    if result.get("app") is None or not levels:
+        return []
+    passed = [level for level in levels if level.get("passed")]
+    level = max(passed, key=lambda row: row["offered_rps"]) if passed else levels[-1]
+    figures = ", ".join(
+        f"{name} p95 {op['p95_ms']:,.0f} ms"
+        for name, op in (level.get("operations") or {}).items()
+        if op.get("requests")
+    )
+    machine = level.get("machine") or {}
+    cpu = machine.get("service_cpu_pct")
+    per_1k = machine.get("service_cpu_ms_per_1k")
+    app_cpu = f"; the app's CPU {cpu:.0f} % ({per_1k:,.0f} ms per 1,000 requests)" if cpu is not None else ""
+    return [f"requests at {level['offered_rps']:,.0f} req/s: {figures or 'none answered'}{app_cpu}"]

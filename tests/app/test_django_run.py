@@ -70,6 +70,8 @@ def test_the_example_app_reaches_a_ceiling_with_its_writes_kept_on_each_engine(a
     assert integrity["checked"] and integrity["lost"] == 0 and integrity["violations"] == []
     assert integrity["acknowledged"] == integrity["present"] > 0
     assert "ceiling  2 req/s" in ran.stdout and " 0 lost" in ran.stdout
+    request_line = next(line for line in ran.stdout.splitlines() if line.startswith("requests at 2 req/s: "))
+    assert "assets p95 " in request_line and "the app's CPU " in request_line
     log = (out / "app.log").read_text()
     assert "seeded 16 users, 8 teams, 400 assets" in log and "Booting worker" in log
     if password:

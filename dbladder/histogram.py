@@ -18,6 +18,8 @@ buckets, a plain list of ints: copying, merging and subtracting are one pass ove
 
 from __future__ import annotations
 
+import bisect
+import itertools
 import math
 import operator
 from collections.abc import Iterable
@@ -151,21 +153,11 @@ class Histogram:
         ranks = [self._rank(q) for q in quantiles]
         if not self._count:
             return [0] * len(ranks)
-        # Walk the buckets once, answering the ranks in ascending order.
-        order = sorted(range(len(ranks)), key=ranks.__getitem__)
-        values = [0] * len(ranks)
-        position = 0
-        seen = 0
-        for index, bucket_count in enumerate(self._counts):
-            if not bucket_count:
-                continue
-            seen += bucket_count
-            while position < len(order) and ranks[order[position]] <= seen:
-                values[order[position]] = self._value_at(ranks[order[position]], index)
-                position += 1
-            if position == len(order):
-                break
-        return values
+        # The running count of every bucket, summed in C (a Python loop over the 3328 buckets took
+        # about 300 us; the live dashboard asks for a few percentiles twice a second). A rank's
+        # bucket is the first whose running count reaches it, which is never an empty one.
+        running = list(itertools.accumulate(self._counts))
+        return [self._value_at(rank, bisect.bisect_left(running, rank)) for rank in ranks]
 
     def _rank(self, q: float) -> int:
         if not (isinstance(q, int | float) and 0 <= q <= 100):
@@ -242,7 +234,9 @@ class Histogram:
 
     def to_dict(self) -> dict[str, Any]:
         """A compact JSON-serialisable form: the exact figures and the non-empty buckets only."""
-        indexes = [i for i, c in enumerate(self._counts) if c]
+        # compress and filter walk the 3328 buckets in C: a second's histogram is written twice a
+        # second for the live dashboard, and every level's several times.
+        indexes = list(itertools.compress(range(BUCKET_COUNT), self._counts))
         return {
             "sub_bucket_bits": SUB_BUCKET_BITS,
             "count": self._count,
@@ -250,7 +244,7 @@ class Histogram:
             "max": self._max,
             "total": self._total,
             "indexes": indexes,
-            "counts": [self._counts[i] for i in indexes],
+            "counts": list(filter(None, self._counts)),
         }
 
     @classmethod

@@ -31,6 +31,7 @@ came, never shows in `DatabaseURL.redacted`, in repr(), or in an error message.
 from __future__ import annotations
 
 import dataclasses
+import ipaddress
 import os
 import re
 import stat
@@ -359,3 +360,13 @@ def _option_value(raw: str) -> str:
         else:
             out.append(char)
     return "".join(out)
+
+
+def is_loopback(host: str) -> bool:
+    """Whether a host name or address is this machine's loopback ("localhost", 127.0.0.0/8, ::1)."""
+    if host == "localhost":
+        return True
+    try:
+        return ipaddress.ip_address(host.strip("[]")).is_loopback
+    except ValueError:
+        return False

@@ -6,7 +6,6 @@
 
 from __future__ import annotations
 
-import ipaddress
 from dataclasses import asdict, dataclass, field
 from functools import cached_property
 from pathlib import Path
@@ -22,7 +21,7 @@ from ..result.expectations import Expectations
 from ..result.passmark import PassMark
 from ..roles import Placement
 from ..servers import is_managed_spec, parse_managed_spec
-from ..urls import DatabaseURL, EngineKind, engine_kind, parse_url
+from ..urls import DatabaseURL, EngineKind, engine_kind, is_loopback, parse_url
 from ..workloads.base import Workload
 from ..workloads.registry import DEFAULT_WORKLOAD, load_workload
 from .faults import (
@@ -210,18 +209,18 @@ class RunConfig:
             if self.target != "http":
                 problems.append("service_url goes with target http, not direct")
         if not self.allow_remote_target:
-            if service is not None and not _is_loopback(service[0]):
+            if service is not None and not is_loopback(service[0]):
                 problems.append(
                     f"the service at {self.service_url} is not on a loopback address; "
                     "load goes to loopback only unless --allow-remote-target is given"
                 )
-            if not _is_loopback(self.service_host):
+            if not is_loopback(self.service_host):
                 problems.append(
                     f"the service would listen on {self.service_host}, which is not a loopback address; "
                     "load goes to loopback only unless --allow-remote-target is given"
                 )
             host = database.host if database is not None else None
-            if self.target == "direct" and host and not _is_loopback(host):
+            if self.target == "direct" and host and not is_loopback(host):
                 problems.append(
                     f"direct mode would send load to {host}, which is not a loopback address; "
                     "give --allow-remote-target to allow it"
@@ -323,11 +322,3 @@ def parse_cluster_address(address: str) -> tuple[str, int]:
         raise UsageError(f"cluster address must look like tcp://127.0.0.1:8786, not {address!r}")
     return parts.hostname, port
 
-
-def _is_loopback(host: str) -> bool:
-    if host == "localhost":
-        return True
-    try:
-        return ipaddress.ip_address(host.strip("[]")).is_loopback
-    except ValueError:
-        return False

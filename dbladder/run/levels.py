@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 import time
 from collections.abc import Iterable, Iterator
 from typing import Any
@@ -28,7 +29,7 @@ def _rows(
     for event in events:
         interrupted.check()
         if not isinstance(event, LevelDone):
-            progress.live(event)
+            progress.live(dataclasses.replace(event, cpu=observer.latest_cpu()))
             continue
         row = run.add_level(event.level, observer)
         progress.level(row)

@@ -270,6 +270,16 @@ class RunObserver:
             self._storage = StatsPoller(storage_reader(self.storage_url, readers), moments)
             self._storage.start()
 
+    def latest_cpu(self) -> dict[str, float | None]:
+        """The latest sample's CPU per role (% of one core) and its end ("time", on the run's clock);
+        empty before the first sample. For a live view: one sample read, nothing computed."""
+        samples = self._sampler.samples() if self._sampler is not None else []
+        if not samples:
+            return {}
+        latest = samples[-1]
+        cpu: dict[str, float | None] = {"time": latest.t - self._origin}
+        return cpu | {role: figures.cpu_pct for role, figures in latest.groups.items()}
+
     def watch(self, level: Level) -> None:
         """Watch a level as it starts: one not known at `start` (a search's probe) has the service's
         /stats read and its system calls counted at its window's edges, as those known were."""

@@ -23,7 +23,6 @@ import signal
 import threading
 import time
 from collections.abc import AsyncIterator, Callable, Iterator
-from dataclasses import asdict
 from typing import Any, cast
 
 import uvloop
@@ -216,7 +215,7 @@ class _Watch:
                         events.put(("acknowledged", self.part, chunk))
                     live = generator.progress()
                     if live is not None and not done:
-                        events.put(("live", self.part, asdict(live)))
+                        events.put(("live", self.part, live.to_dict()))
                 if done:
                     task.result()
                     break

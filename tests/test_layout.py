@@ -64,8 +64,10 @@ ALLOWED: dict[str, set[str]] = {
         "roles",
         "cluster",
     },
+    "dashboard": LEAVES | {"load", "result", "report"},
     "cli": LEAVES
     | {
+        "dashboard",
         "engines",
         "workloads",
         "data",

@@ -27,6 +27,7 @@ from ..run.compare import MAX_RUNS, CompareConfig, run_compare
 from ..run.integrity import raise_if_any_lost
 from ..transport import TRANSPORTS
 from .common import db_texts, exit_codes, sigterm_as_interrupt
+from .dashboard import live_dashboard
 from .expect import expect_options, raise_if_unmet
 from .roles import round_placement
 from .run import LATENCY_HELP, TRANSPORT_HELP, build_config, json_option, progress_for, round_options
@@ -145,11 +146,13 @@ def compare(
         added_latencies=latencies if any(latency is not None for latency in latencies) else (),
     )
     progress = progress_for(Console(stderr=True), options["progress_interval"])
-    try:
-        with sigterm_as_interrupt():
-            document = run_compare(config, progress)
-    finally:
-        progress.close()
+    with live_dashboard(options, progress, "dbladder compare", base.pass_mark) as board:
+        try:
+            with sigterm_as_interrupt():
+                document = run_compare(config, board.progress)
+        finally:
+            progress.close()
+        board.compared(document["runs"])
     click.echo("", err=as_json)
     if not document["runs"]:
         click.echo("no run finished", err=as_json)

@@ -36,6 +36,7 @@ from .common import (
     workload_option,
 )
 from .config_file import settings_of
+from .dashboard import dashboard_options, live_dashboard
 from .expect import echo_checks, expect_options, expectations_of, raise_if_unmet
 from .log_progress import DEFAULT_INTERVAL, LogProgress
 from .roles import role_options, round_placement
@@ -279,7 +280,7 @@ def round_options(command: Any) -> Any:
     """Apply ROUND_OPTIONS to a click command, in the order they are listed."""
     for option in reversed(ROUND_OPTIONS):
         command = option(command)
-    return role_options(app_options(command))
+    return dashboard_options(role_options(app_options(command)))
 
 
 @click.command(epilog=exit_codes(0, 1, 2, 3, 4))
@@ -299,11 +300,13 @@ def run(as_json: bool, **options: Any) -> None:
     """
     config, plan = build_config(options)
     progress = progress_for(Console(stderr=True), options["progress_interval"])
-    try:
-        with sigterm_as_interrupt():
-            result = run_ladder(config, progress)
-    finally:
-        progress.close()
+    with live_dashboard(options, progress, "dbladder run", config.pass_mark) as board:
+        try:
+            with sigterm_as_interrupt():
+                result = run_ladder(config, board.progress)
+        finally:
+            progress.close()
+        board.finished(result)
     echo = _echo(as_json)
     echo("")
     if not result["levels"]:

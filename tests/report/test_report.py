@@ -11,9 +11,7 @@ from __future__ import annotations
 
 import csv
 import json
-import os
 import re
-import shutil
 import struct
 import subprocess
 import sys
@@ -22,6 +20,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from browser_support import CHROMIUM_FLAGS, chromium
 
 from dbladder.plans import Ladder, UserPlan
 from dbladder.report.bundle import write_bundle
@@ -33,7 +32,6 @@ from dbladder.run.round import run_ladder
 # Every test here reads bundles of real runs, made once per module (about 50 s together).
 pytestmark = pytest.mark.slow
 
-REQUIRE_SERVERS = os.environ.get("DBLADDER_REQUIRE_SERVERS") == "1"
 DOC = Path(__file__).parents[2] / "docs" / "result-schema.md"
 
 
@@ -292,18 +290,6 @@ def test_the_report_command_compares_two_bundles(bundles, tmp_path):
 # -- headless Chromium ----------------------------------------------------------------------------------
 
 
-def chromium() -> str:
-    path = shutil.which("chromium")
-    if path is None:
-        message = (
-            "chromium is not installed (Debian: apt-get install chromium), so report.html was not rendered"
-        )
-        if REQUIRE_SERVERS:
-            pytest.fail(message + "; DBLADDER_REQUIRE_SERVERS=1 makes this a failure", pytrace=False)
-        pytest.skip(message)
-    return path
-
-
 def png_size(path: Path) -> tuple[int, int]:
     data = path.read_bytes()
     assert data[:8] == b"\x89PNG\r\n\x1a\n" and data[12:16] == b"IHDR"
@@ -313,19 +299,12 @@ def png_size(path: Path) -> tuple[int, int]:
 
 def render_in_chromium(page: Path, tmp_path: Path) -> Path:
     """Render a report page in headless Chromium; fail on any console message. Returns the screenshot."""
-    browser = chromium()
+    browser = chromium("report.html was not rendered")
     screenshot = tmp_path / "report.png"
     done = subprocess.run(
         [
             browser,
-            "--headless",
-            "--no-sandbox",
-            "--disable-gpu",
-            "--disable-quic",
-            "--no-first-run",
-            "--disable-background-networking",
-            "--disable-component-update",
-            "--disable-sync",
+            *CHROMIUM_FLAGS,
             f"--user-data-dir={tmp_path / 'profile'}",
             "--enable-logging=stderr",
             "--v=0",

@@ -321,4 +321,3 @@ def parse_cluster_address(address: str) -> tuple[str, int]:
     if parts.scheme != "tcp" or not parts.hostname or port is None or parts.path not in ("", "/"):
         raise UsageError(f"cluster address must look like tcp://127.0.0.1:8786, not {address!r}")
     return parts.hostname, port
-

@@ -89,7 +89,9 @@ def available(extra: tuple[str, ...] = ()) -> list[Listed]:
 
 def _checked(workload: object, spec: str) -> Workload:
     if not isinstance(workload, Workload):
-        raise WorkloadError(f"{spec}: `workload` is a {type(workload).__name__}, not a dbladder Workload")
+        kind = type(workload).__name__
+        article = "an" if kind[:1].lower() in "aeiou" else "a"
+        raise WorkloadError(f"{spec}: `workload` is {article} {kind}, not a dbladder Workload")
     if not workload.source:
         workload.source = spec
     return workload.checked()

@@ -12,7 +12,7 @@ from cli_support import dbladder
     [
         (None, "Error: {path}: no such workload file\n"),
         ("x = (\n", "Error: {path}:1: syntax error: '(' was never closed\n"),
-        ("workload = 5\n", "Error: {path}: `workload` is a int, not a dbladder Workload\n"),
+        ("workload = 5\n", "Error: {path}: `workload` is an int, not a dbladder Workload\n"),
         (
             "x = 1\n",
             "Error: {path}: the file defines no `workload`; end it with `workload = App(...)` "

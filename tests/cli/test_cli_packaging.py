@@ -3,9 +3,11 @@
 import os
 import subprocess
 import sys
+import zipfile
 from importlib.metadata import version
 from pathlib import Path
 
+import pytest
 from cli_support import dbladder
 
 import dbladder as package
@@ -59,3 +61,31 @@ def test_the_bash_completion_script_is_what_the_readme_says():
     assert result.returncode == 0 and "_dbladder_completion()" in result.stdout
     readme = (Path(__file__).parents[2] / "README.md").read_text(encoding="utf-8")
     assert 'eval "$(_DBLADDER_COMPLETE=bash_source dbladder)"' in readme
+
+
+@pytest.mark.slow
+def test_the_wheel_holds_py_typed_and_the_license_and_building_it_warns_nothing_of_the_license(tmp_path):
+    # What `pip install .` builds: the wheel, built verbosely so that setuptools' own warnings show
+    # (the table form of `license` warned "deprecated ... by 2027-Feb-18").
+    root = Path(__file__).parents[2]
+    result = subprocess.run(
+        [sys.executable, "-m", "pip", "wheel", "-v", "--no-deps", "-w", str(tmp_path), str(root)],
+        capture_output=True,
+        text=True,
+        timeout=600,
+    )
+    assert result.returncode == 0, result.stderr[-2000:]
+    output = result.stdout + result.stderr
+    license_warnings = [
+        line
+        for line in output.splitlines()
+        if "licen" in line.lower() and ("warn" in line.lower() or "deprecat" in line.lower())
+    ]
+    assert license_warnings == []
+    (wheel,) = tmp_path.glob("dbladder-*.whl")
+    with zipfile.ZipFile(wheel) as archive:
+        names = archive.namelist()
+        metadata = archive.read(f"dbladder-{version('dbladder')}.dist-info/METADATA").decode()
+    assert "dbladder/py.typed" in names
+    assert f"dbladder-{version('dbladder')}.dist-info/licenses/LICENSE" in names
+    assert "License-Expression: MIT\n" in metadata and "Classifier: Typing :: Typed\n" in metadata

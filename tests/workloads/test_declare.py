@@ -217,7 +217,7 @@ def test_the_cli_lists_workloads_and_refuses_a_bad_file_with_exit_2(tmp_path):
         timeout=60,
     )
     assert refused.returncode == 2
-    assert refused.stderr == f"Error: {bad}: `workload` is a int, not a dbladder Workload\n"
+    assert refused.stderr == f"Error: {bad}: `workload` is an int, not a dbladder Workload\n"
 
 
 def test_an_installed_package_adds_a_workload_by_entry_point(tmp_path):

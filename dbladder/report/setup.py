@@ -209,6 +209,9 @@ def setup_section(rounds: list[Round]) -> list[Block]:
         ("Service and data", _service_facts),
     ):
         blocks += [Heading(3, heading), _facts(names, [facts_of(run.result) for run in runs])]
+        if heading == "Machine":
+            for name, run in zip(names, runs, strict=True):
+                blocks += machines_blocks(run.result, name if len(runs) > 1 else None)
     seen: set[str] = set()
     for round_ in rounds:
         for group in round_.groups:
@@ -226,4 +229,53 @@ def setup_section(rounds: list[Round]) -> list[Block]:
             blocks.append(Code(caption + ", as the server reported them at the start of the run", text))
             if any(engine != first for engine in engines[1:]):
                 blocks.append(Paragraph("The runs of this engine did not all report the same settings."))
+    return blocks
+
+
+def machines_blocks(result: RunResult, name: str | None = None) -> list[Block]:
+    """A cluster run's machines (docs/cluster.md): each one's role, CPU, memory and clock offset,
+    then each level's CPU on every host its agent sampled; nothing for a run on one machine."""
+    machines = result.extra.get("machines")
+    if not machines:
+        return []
+    blocks: list[Block] = [Heading(3, "Machines" if name is None else f"Machines: {name}")]
+    rows = []
+    for machine in machines:
+        clock = machine.get("clock")
+        offset = (
+            "this machine's clock"
+            if clock is None
+            else f"{clock['offset_s'] * 1000:+,.3f} ms +- {clock['bound_s'] * 1000:,.3f} ms"
+        )
+        rows.append(
+            [
+                fig.plain(machine.get("name")),
+                fig.plain(machine.get("role")),
+                fig.plain(machine.get("host")),
+                fig.plain(machine.get("cpu_model")),
+                fig.plain(machine.get("cores")),
+                _bytes(machine.get("memory_bytes")),
+                offset,
+            ]
+        )
+    headers = ("name", "role", "host", "CPU", "cores", "memory", "clock offset")
+    blocks.append(Table([Column(header, numeric=False) for header in headers], rows, kind="facts"))
+    hosts = list(dict.fromkeys(host for level in result.levels for host in level.extra.get("hosts", {})))
+    if hosts:
+        blocks.append(Paragraph("CPU in use on each sampled host, % of its CPUs, over each level's window:"))
+        level_rows = [
+            [
+                fig.plain(level.index + 1),
+                f"{level.offered_rps:,.0f}",
+                *(
+                    f"{level.extra['hosts'][host]['busy']:.0f} %"
+                    if host in level.extra.get("hosts", {})
+                    else "-"
+                    for host in hosts
+                ),
+            ]
+            for level in result.levels
+        ]
+        columns = [Column("level"), Column("offered req/s"), *(Column(host) for host in hosts)]
+        blocks.append(Table(columns, level_rows, kind="facts"))
     return blocks

@@ -109,6 +109,16 @@ def test_the_search_ends_within_5_percent_of_a_fifo_servers_capacity(cluster, tm
     )
     assert result["generators"]["processes"] == 2
     assert json.loads((tmp_path / "out" / "result.json").read_text())["machines"] == result["machines"]
+    report = (tmp_path / "out" / "report.md").read_text()
+    machines_section = report.split("### Machines", 1)[1].split("\n### ", 1)[0]
+    for name, role in (
+        ("coordinator", "coordinator"),
+        ("load-1", "load"),
+        ("load-2", "load"),
+        ("db-1", "db"),
+    ):
+        assert f"| {name} | {role} |" in machines_section
+    assert "| level | offered req/s | db-1 |" in machines_section  # each level's CPU on the db host
 
 
 def _level_count(path: Path) -> int:

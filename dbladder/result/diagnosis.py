@@ -25,7 +25,8 @@ into the run yet. The order of the questions, and why:
    A FIFO server above its capacity fails nearly every second, with its latency climbing: not one
    run of a few seconds, so never a stall.
 4. Saturation: more than STALL_MOST_SECONDS of the seconds failed, and the answers fell short of
-   the sends or the latency climbed through the level. Which resource ran out is the one furthest
+   the sends, or more than 5 % of the sends failed (a backlog already at the timeout), or the
+   latency climbed through the level. Which resource ran out is the one furthest
    past its bound (RESOURCE_BOUNDS); none past its bound is said so, with the closest three.
 5. Anything else (failures scattered over the level, a run of failing seconds at its very end):
    "cannot tell", with the closest figures.
@@ -276,6 +277,11 @@ def _saturated(seconds: Sequence[Second]) -> bool:
     sent = sum(s.sent for s in seconds)
     answered = sum(s.answered for s in seconds)
     if sent and answered < SHORT_ANSWERS * sent:
+        return True
+    # A backlog already at the request timeout when the window opens answers as much as it is
+    # sent (timeouts and 503s count as answers) and its p95 stays flat at the timeout: the
+    # failures are then what fell short.
+    if sent and sum(s.failed for s in seconds) > (1 - SHORT_ANSWERS) * sent:
         return True
     p95s = [s.p95_ms for s in seconds if s.p95_ms is not None]
     third = len(p95s) // 3

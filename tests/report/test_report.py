@@ -464,8 +464,9 @@ def test_closed_html_has_its_plots_against_users_and_nothing_to_fetch(closed_bun
         result = result_of(bundle)
         text = (bundle / "report.html").read_text()
         page = Page(text)
-        assert page.plots == ["throughput", "latency", "failures", "cpu", "operations"]
-        assert text.count('<svg class="chart"') == 1 + 3 + 1 + 3 + 4  # and a p95 panel per shop operation
+        assert page.plots == ["throughput", "latency", "failures", "cpu", "operations", "seconds"]
+        # a p95 panel per shop operation, and the phases second by second: p95 and answers
+        assert text.count('<svg class="chart"') == 1 + 3 + 1 + 3 + 4 + 2
         assert page.references == []
         assert not re.search(r"https?://|@import|url\(|<script|<link|<img", text)
         # Every chart's x axis is users; every plotted point sits at its level's users.
@@ -481,7 +482,8 @@ def test_closed_html_has_its_plots_against_users_and_nothing_to_fetch(closed_bun
                 expected = [(x, y) for x, y in expected if y > 0]
             assert [x for x, _ in drawn] == [x for x, _ in expected], key
             assert [y for _, y in drawn] == pytest.approx([y for _, y in expected], rel=1e-5), key
-        assert re.findall(r'data-mark="pass" data-y="([^"]+)"', text) == ["50", "1"] + ["50"] * 4
+        # the p95 panel, the failed-% plot, each operation's p95, the p95 of each second
+        assert re.findall(r'data-mark="pass" data-y="([^"]+)"', text) == ["50", "1"] + ["50"] * 4 + ["50"]
         ceilings = re.findall(r'data-mark="ceiling" data-x="([^"]+)"', text)
         if name == "spike" or result["ceiling_users"] is None:
             assert ceilings == []

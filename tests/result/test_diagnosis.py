@@ -271,3 +271,12 @@ def test_a_first_closed_phase_is_saturation_only_with_a_resource_past_its_bound(
     found = diagnose(closed_at_capacity(), 1200, PASS_MS, busy, users=Users(120))
     assert (found.kind, found.resource) == ("saturation", "service CPU")
     assert "(at 120 users: 500 req/s, p95 140 ms)" in found.line
+
+
+def test_a_backlog_already_at_the_timeout_is_saturation():
+    # Writes queued to the 5 s timeout before the window opened: each second answers what it is
+    # sent (half of it timeouts), its p95 flat at the timeout; the failures are what fell short.
+    seconds = [Second(600, 600, 300, 4_990.0) for _ in range(6)]
+    resources = Resources(writer_queue_share=0.99)
+    diagnosis = diagnose(seconds, 600, PASS_MS, resources)
+    assert (diagnosis.kind, diagnosis.resource) == ("saturation", "writer queue")

@@ -24,6 +24,7 @@ from dbladder.load.executors.closed import UsersGenerator
 from dbladder.load.executors.open import Generator
 from dbladder.load.recorder import merge_snapshots, merge_users_snapshots
 from dbladder.load.targets.http import HttpTarget
+from dbladder.observe.disk import fsync_rate
 from dbladder.plans import Ladder, Phase, UserPlan
 from dbladder.result.levels import level_row
 from dbladder.result.passmark import PassMark
@@ -36,6 +37,11 @@ from dbladder.workloads import shop
 
 MARK = PassMark(p95_ms=50.0, max_fail_pct=1.0)
 MIX = shop.workload.mix(write_share=0.2)
+
+# Syncs a second above which three times the disk's rate is more than the service itself can take:
+# one SQLite writer here answered 1,200 writes a second on a disk fast enough not to hold it back,
+# so beyond 400 syncs a second the offered rate would test the service's CPU, not the writer.
+MOST_SYNCS_THE_WRITER_OUTRUNS = 400
 
 
 def send(port: int, ladder: Ladder, in_flight: int = 2000) -> tuple[float, dict[str, Any]]:
@@ -159,12 +165,18 @@ def test_sqlite_commits_beyond_the_disks_fsync_rate_are_the_single_writer_beside
 ):
     # Every request a write, through one writer, in WAL mode with synchronous=FULL: each commit
     # waits for a sync of the WAL, and SQLite never groups commits, so the writer commits at most
-    # as often as the disk syncs (150 to 350 a second on this machine's shared disk, as busy as the
-    # other work on it makes it; the run measures it). Offered 600 a second, well past that, the
-    # writes queue behind it: most of a write's time is that queue.
+    # as often as the disk syncs. The disk's rate is not fixed: a shared disk syncs anywhere from
+    # about 150 to about 5,000 times a second from one minute to the next. So the test measures it
+    # first and offers three times that; and the run's own figures say whether the disk stayed that
+    # slow. Where it syncs faster than the service can commit at all, the writer cannot be the
+    # limit, and the test says so and skips rather than pass on another cause.
+    measured = fsync_rate(tmp_path, seconds=1.0).per_second
+    if measured > MOST_SYNCS_THE_WRITER_OUTRUNS:
+        pytest.skip(f"this disk syncs {measured:,.0f} times a second: faster than one writer commits")
+    offered = round(3 * measured)
     config = RunConfig(
         db_url=sqlite_url,
-        plan=Ladder(600, 600, 1, 7.0, warmup=1.0),
+        plan=Ladder(offered, offered, 1, 7.0, warmup=1.0),
         sizes={"products": 200, "orders": 500},
         write_share=1.0,
         workers=1,
@@ -175,8 +187,13 @@ def test_sqlite_commits_beyond_the_disks_fsync_rate_are_the_single_writer_beside
     result = run_ladder(config, QuietProgress())
     fsyncs = result["fsync"]["per_second"]
     level = result["levels"][0]
-    assert not level["passed"]
     found = level["diagnosis"]
+    if fsyncs > MOST_SYNCS_THE_WRITER_OUTRUNS or offered < 1.5 * fsyncs:
+        pytest.skip(
+            f"the disk sped up from {measured:,.0f} to {fsyncs:,.0f} syncs a second during the run: "
+            f"{offered:,} writes a second were not beyond it ({found and found['line']})"
+        )
+    assert not level["passed"], (measured, fsyncs, level["p95_ms"])
     assert (found["kind"], found["resource"]) == ("saturation", "writer queue"), found["line"]
     assert f"against an fsync rate of {fsyncs:,.0f}/s" in found["line"], found["line"]
     evidence = found["evidence"]

@@ -10,17 +10,103 @@ from __future__ import annotations
 
 import sys
 from pathlib import Path
+from typing import Any
 
 import click
 
 from .. import __version__
 from ..errors import DbladderError, InvalidConfig, ReportedOutcome
-from . import bench, check_instances, cluster, compare, db, engines, report, run, seed, serve, workloads
-from .config_file import CONFIG_ENV, FILE_KEY, config_path, name_environment, read_config
+from .config_file import CONFIG_ENV, GIVEN_KEY, config_path, prepare_command
+from .lazy_group import LazyCommand, LazyGroup
 from .option_names import worded_for_the_command_line
 
+COMMANDS = {
+    "agent": LazyCommand(
+        "dbladder.cli.cluster:agent",
+        "Serve this machine to runs as a load, app or db agent (a Dask worker), until stopped.",
+    ),
+    "bench": LazyCommand(
+        "dbladder.cli.bench:bench",
+        "Raw rounds (point reads, write transactions, batched inserts) beside bare references.",
+    ),
+    "check-instances": LazyCommand(
+        "dbladder.cli.check_instances:check_instances",
+        "Create an order through one instance and read it through another (exit 1 if they disagree).",
+    ),
+    "compare": LazyCommand(
+        "dbladder.cli.compare:compare",
+        'Run one round against several databases and print the "Result first" table of "Postgres vs '
+        "MariaDB on two dedicated CPUs\": every run's figure per database and the verdict of the rule in "
+        "docs/experiments.md (a winner needs 3 runs of each).",
+    ),
+    "db": LazyCommand(
+        "dbladder.cli.db:db", "Throwaway database servers that dbladder starts, owns and removes."
+    ),
+    "engines": LazyCommand(
+        "dbladder.cli.engines:engines",
+        "Show the engine's versions, transport, durability, isolation and pool.",
+    ),
+    "report": LazyCommand(
+        "dbladder.cli.report:report", "Rebuild levels.csv, report.md and report.html from result bundles."
+    ),
+    "run": LazyCommand(
+        "dbladder.cli.run:run",
+        "Find where one database stops: raise the rate until a level fails, then narrow it down.",
+    ),
+    "scheduler": LazyCommand(
+        "dbladder.cli.cluster:scheduler",
+        "Run the cluster's scheduler: Dask's, with dbladder's defaults (profiler off, a 10 s worker TTL).",
+    ),
+    "seed": LazyCommand(
+        "dbladder.cli.seed:seed_command", "Replace a workload's tables with a deterministic data set."
+    ),
+    "serve": LazyCommand(
+        "dbladder.cli.serve:serve",
+        "Serve a workload's JSON API until Ctrl-C or SIGTERM (in-flight requests finish first).",
+    ),
+    "workloads": LazyCommand(
+        "dbladder.cli.workloads:workloads",
+        "List the workloads: built-in, installed by packages, and any FILE.py given.",
+    ),
+}
+"""Each command's module, imported when the command is run (dbladder.cli.lazy_group says why)."""
 
-@click.group(context_settings={"help_option_names": ["-h", "--help"], "max_content_width": 100})
+
+class DbladderGroup(LazyGroup):
+    """The top group; its `main` is the one place that turns dbladder's errors into exit codes, so
+    the installed command and click's CliRunner (the in-process tests) end a command alike."""
+
+    def main(self, *args: Any, **kwargs: Any) -> Any:
+        kwargs["standalone_mode"] = False
+        try:
+            # prog_name fixed, so `python -m dbladder` answers shell completion (_DBLADDER_COMPLETE) too.
+            kwargs.setdefault("prog_name", "dbladder")
+            super().main(*args, **kwargs)
+        except click.exceptions.Abort:
+            click.echo("Aborted.", err=True)
+            sys.exit(130)
+        except click.ClickException as exc:
+            exc.show()
+            sys.exit(exc.exit_code)
+        except InvalidConfig as exc:
+            click.echo(f"Error: {worded_for_the_command_line(exc)}", err=True)
+            sys.exit(exc.exit_code)
+        except DbladderError as exc:
+            if not isinstance(exc, ReportedOutcome):  # an outcome was printed in full by its command
+                click.echo(f"Error: {exc}", err=True)
+            sys.exit(exc.exit_code)
+        except KeyboardInterrupt:
+            click.echo("Interrupted.", err=True)
+            sys.exit(130)
+        sys.exit(0)
+
+
+@click.group(
+    cls=DbladderGroup,
+    lazy_commands=COMMANDS,
+    prepare=prepare_command,
+    context_settings={"help_option_names": ["-h", "--help"], "max_content_width": 100},
+)
 @click.version_option(__version__, "-V", "--version", prog_name="dbladder")
 @click.option(
     "--config",
@@ -28,50 +114,17 @@ from .option_names import worded_for_the_command_line
     type=click.Path(dir_okay=False, path_type=Path),
     envvar=CONFIG_ENV,
     help="Settings file: a TOML table per command ([run], [compare]...). Default: ./dbladder.toml "
-    "when there is one. Every option also reads DBLADDER_<OPTION> (--hold: DBLADDER_HOLD); the "
-    "command line wins over the environment, the environment over the file.",
+    "when there is one. Also after the command (dbladder run --config FILE). Every option also "
+    "reads DBLADDER_<OPTION> (--hold: DBLADDER_HOLD); the command line wins over the environment, "
+    "the environment over the file.",
 )
 @click.pass_context
 def cli(ctx: click.Context, config_file: Path | None) -> None:
     """Which database holds my web app, and where does each one stop?"""
-    path = config_path(config_file)
-    if path is not None:
-        ctx.default_map = read_config(path, cli)
-        ctx.meta[FILE_KEY] = path
-
-
-cli.add_command(engines.engines)
-cli.add_command(seed.seed_command)
-cli.add_command(run.run)
-cli.add_command(compare.compare)
-cli.add_command(serve.serve)
-cli.add_command(check_instances.check_instances)
-cli.add_command(report.report)
-cli.add_command(workloads.workloads)
-cli.add_command(db.db)
-cli.add_command(bench.bench)
-cli.add_command(cluster.scheduler)
-cli.add_command(cluster.agent)
-name_environment(cli)
+    # Checked here, read by the command (config_file.read_settings): `dbladder run --config F`
+    # names a file after the command, and only the command knows which table is its own.
+    ctx.meta[GIVEN_KEY] = config_path(config_file)
 
 
 def main() -> None:
-    try:
-        # prog_name fixed, so `python -m dbladder` answers shell completion (_DBLADDER_COMPLETE) too.
-        cli.main(prog_name="dbladder", standalone_mode=False)
-    except click.exceptions.Abort:
-        click.echo("Aborted.", err=True)
-        sys.exit(130)
-    except click.ClickException as exc:
-        exc.show()
-        sys.exit(exc.exit_code)
-    except InvalidConfig as exc:
-        click.echo(f"Error: {worded_for_the_command_line(exc)}", err=True)
-        sys.exit(exc.exit_code)
-    except DbladderError as exc:
-        if not isinstance(exc, ReportedOutcome):  # an outcome was printed in full by its command
-            click.echo(f"Error: {exc}", err=True)
-        sys.exit(exc.exit_code)
-    except KeyboardInterrupt:
-        click.echo("Interrupted.", err=True)
-        sys.exit(130)
+    cli.main()

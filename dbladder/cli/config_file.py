@@ -6,7 +6,11 @@ that command's `default_map`. So the precedence is click's own: the command line
 environment, then the file, then the option's default; `settings_of` asks click where each value
 came from (`ctx.get_parameter_source`), for the result document.
 
-The file is checked whole before any command runs: an unknown table or key, or a value the option
+The file is named before the command (`dbladder --config F run`) or after it (`dbladder run
+--config F`, the one after wins): the group keeps what it was given, and each command's own
+eager `--config` option (added by `prepare_command` as the command is loaded) reads the file
+before any other option takes its value, and sets its table as the command's `default_map`.
+The file is checked whole before the command runs: an unknown table or key, or a value the option
 cannot take, is one line naming the file, the line and the key (exit 2).
 """
 
@@ -30,6 +34,10 @@ CONFIG_ENV = "DBLADDER_CONFIG"
 DEFAULT_FILE = Path("dbladder.toml")
 FILE_KEY = "dbladder.config_file"
 """Where the context's meta keeps the path of the file read, for `settings_of`."""
+GIVEN_KEY = "dbladder.config_given"
+"""Where the context's meta keeps the file given before the command (or None), for the command."""
+CONFIG_PARAMETER = "config_file"
+"""The name of the `--config` option, the one option that is not a setting."""
 
 OWN_VARIABLES = {"db_url": DB_URL_ENV}
 """Options that read a variable of their own, with its own checks (--db: $DBLADDER_DB_URL)."""
@@ -45,18 +53,57 @@ def envvar_of(option: click.Option) -> str:
 
 
 def options_of(command: click.Command) -> list[click.Option]:
-    return [param for param in command.params if isinstance(param, click.Option) and param.name]
+    """The command's settings: its options but `--config`."""
+    return [
+        param
+        for param in command.params
+        if isinstance(param, click.Option) and param.name and param.name != CONFIG_PARAMETER
+    ]
 
 
-def name_environment(group: click.Group) -> None:
-    """Give every option of every command under `group` its DBLADDER_<OPTION> variable."""
-    for command in group.commands.values():
-        if isinstance(command, click.Group):
-            name_environment(command)
-            continue
-        for option in options_of(command):
-            if option.envvar is None and option.name not in OWN_VARIABLES:
-                option.envvar = envvar_of(option)
+def prepare_command(command: click.Command) -> None:
+    """Make `command` (a command of the top group, or a group under it) read its settings: each
+    option its DBLADDER_<OPTION> variable and, for a command, `--config FILE` after its name."""
+    name_environment(command)
+    if isinstance(command, click.Group):  # its commands have no table, so no file
+        return
+    if not any(param.name == CONFIG_PARAMETER for param in command.params):
+        command.params.append(
+            click.Option(
+                ["--config", CONFIG_PARAMETER],
+                type=click.Path(dir_okay=False, path_type=Path),
+                is_eager=True,  # read first, so every other option sees the file's values
+                expose_value=False,
+                callback=read_settings,
+                help="Settings file, as `dbladder --config FILE` (see dbladder --help).",
+            )
+        )
+
+
+def name_environment(command: click.Command) -> None:
+    """Give every option of `command` (of each command under it, for a group) its DBLADDER_<OPTION>."""
+    if isinstance(command, click.Group):
+        for sub in command.commands.values():
+            name_environment(sub)
+        return
+    for option in options_of(command):
+        if option.envvar is None and option.name not in OWN_VARIABLES:
+            option.envvar = envvar_of(option)
+
+
+def read_settings(ctx: click.Context, _param: click.Parameter, given: Path | None) -> None:
+    """`--config`'s callback, which click calls whether or not it was given: the file (given after
+    the command, else before it, else ./dbladder.toml) becomes the command's default_map."""
+    if ctx.resilient_parsing:  # shell completion: no file errors while completing
+        return
+    root = ctx.find_root()
+    path = config_path(given) if given is not None else root.meta.get(GIVEN_KEY) or config_path(None)
+    if path is None:
+        return
+    if not isinstance(root.command, click.Group):
+        raise TypeError("--config reads the table of a command of a group")
+    ctx.default_map = read_config(path, root.command).get(ctx.info_name or "", {})
+    ctx.meta[FILE_KEY] = path
 
 
 def config_path(given: Path | None) -> Path | None:
@@ -77,17 +124,22 @@ def read_config(path: Path, group: click.Group) -> dict[str, dict[str, Any]]:
     except tomllib.TOMLDecodeError as exc:
         raise UsageError(f"{path}: not valid TOML: {exc}") from None
     lines = text.splitlines()
+    ctx = click.Context(group)
     default_map: dict[str, dict[str, Any]] = {}
     for table, values in document.items():
-        command = group.commands.get(table)
         if not isinstance(values, Mapping):
             raise UsageError(
                 f"{path}:{_line_of(lines, None, table)}: {table}: settings go in a table per command, "
                 f"e.g. [run] then {table} = ..."
             )
+        # Only the commands the file names are loaded (a lazy group imports each on demand).
+        command = group.get_command(ctx, table) if table in group.list_commands(ctx) else None
         if command is None or isinstance(command, click.Group):
+            every = {name: group.get_command(ctx, name) for name in group.list_commands(ctx)}
             known = ", ".join(
-                f"[{name}]" for name, cmd in group.commands.items() if not isinstance(cmd, click.Group)
+                f"[{name}]"
+                for name, cmd in every.items()
+                if cmd is not None and not isinstance(cmd, click.Group)
             )
             raise UsageError(
                 f"{path}:{_line_of(lines, None, table)}: [{table}] is not a command; tables: {known}"

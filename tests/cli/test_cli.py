@@ -1,10 +1,11 @@
-"""The command line: exact output shapes and exit codes, through the installed entry point."""
+"""The command line: exact output shapes and exit codes, through the installed entry point (the
+user mistakes in this process: the same message and exit code, without a new interpreter each)."""
 
 import json
 import os
 
 import pytest
-from cli_support import dbladder
+from cli_support import dbladder, dbladder_here
 
 
 def test_seed_creates_exact_counts(tmp_path):
@@ -29,7 +30,7 @@ def test_seed_creates_exact_counts(tmp_path):
 
 
 def test_seed_with_a_relative_path_writes_in_the_current_folder(tmp_path):
-    result = dbladder(
+    result = dbladder_here(
         "seed", "--db", "sqlite:///rel.db", "--size", "products=10", "--size", "orders=10", cwd=tmp_path
     )
     assert result.returncode == 0, result.stderr
@@ -38,7 +39,7 @@ def test_seed_with_a_relative_path_writes_in_the_current_folder(tmp_path):
 
 def test_engines_json_has_version_and_durability(tmp_path):
     (tmp_path / "x.db").touch()  # an empty file is an empty SQLite database; `engines` creates none
-    result = dbladder("engines", "--db", f"sqlite:///{tmp_path}/x.db", "--json")
+    result = dbladder_here("engines", "--db", f"sqlite:///{tmp_path}/x.db", "--json")
     assert result.returncode == 0, result.stderr
     info = json.loads(result.stdout)
     assert info["engine"] == "sqlite" and info["driver"] == "apsw"
@@ -48,7 +49,7 @@ def test_engines_json_has_version_and_durability(tmp_path):
 
 def test_weak_durability_is_one_loud_line(tmp_path):
     (tmp_path / "x.db").touch()
-    result = dbladder("engines", "--db", f"sqlite:///{tmp_path}/x.db?synchronous=NORMAL")
+    result = dbladder_here("engines", "--db", f"sqlite:///{tmp_path}/x.db?synchronous=NORMAL")
     assert result.returncode == 0
     warnings = [line for line in result.stderr.splitlines() if line.startswith("WARNING")]
     assert len(warnings) == 1 and "synchronous=NORMAL" in warnings[0]
@@ -73,7 +74,7 @@ def test_weak_durability_is_one_loud_line(tmp_path):
     ],
 )
 def test_user_mistakes_are_one_line_without_traceback(args, code, message, tmp_path):
-    result = dbladder(*args, cwd=tmp_path)
+    result = dbladder_here(*args, cwd=tmp_path)
     assert result.returncode == code, result.stderr
     error_lines = [line for line in result.stderr.splitlines() if line.startswith("Error: ")]
     assert len(error_lines) == 1 and error_lines[0].startswith(message), result.stderr

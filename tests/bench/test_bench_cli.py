@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import json
 
-from cli_support import dbladder
+from cli_support import dbladder, dbladder_here
 
 
 def test_bench_loads_and_prints_json(tmp_path) -> None:
@@ -30,7 +30,7 @@ def test_bench_loads_and_prints_json(tmp_path) -> None:
 
 
 def test_bench_without_data_is_a_one_line_error(tmp_path) -> None:
-    result = dbladder("bench", "--db", f"sqlite:///{tmp_path}/c.db", "--seconds", "0.2")
+    result = dbladder_here("bench", "--db", f"sqlite:///{tmp_path}/c.db", "--seconds", "0.2")
     assert result.returncode == 1
     assert (
         result.stderr.strip().splitlines()[-1].startswith("Error: ") and "has no chirp data" in result.stderr
@@ -39,6 +39,8 @@ def test_bench_without_data_is_a_one_line_error(tmp_path) -> None:
 
 
 def test_bench_rejects_bad_options_with_exit_2(tmp_path) -> None:
-    result = dbladder("bench", "--db", f"sqlite:///{tmp_path}/c.db", "--seconds", "0", "--connections", "0")
+    result = dbladder_here(
+        "bench", "--db", f"sqlite:///{tmp_path}/c.db", "--seconds", "0", "--connections", "0"
+    )
     assert result.returncode == 2
     assert "seconds must be" in result.stderr and "connections must be" in result.stderr

@@ -9,6 +9,7 @@ from pathlib import Path
 
 import pytest
 from cli_support import dbladder as run_dbladder
+from cli_support import dbladder_here
 
 from dbladder.report.bundle import load_bundle
 
@@ -27,14 +28,14 @@ def one_line_error(done: subprocess.CompletedProcess[str], code: int, words: str
 
 def test_no_shop_data_is_one_line_saying_how_to_seed(tmp_path) -> None:
     url = f"sqlite:///{tmp_path}/shop.db"
-    done = dbladder("bench", "--native", "--db", url, "--seconds", "1")
+    done = dbladder_here("bench", "--native", "--db", url, "--seconds", "1")
     one_line_error(done, 1, f"no shop data; seed it first: dbladder seed --db {url}")
     assert not (tmp_path / "shop.db").exists()
 
 
 def test_a_missing_client_is_one_line_before_anything_runs(tmp_path) -> None:
     # No program on the PATH: pgbench cannot be found (the server is never asked).
-    done = dbladder(
+    done = dbladder_here(
         "bench", "--native", "--db", "postgresql://postgres@127.0.0.1:1/none", env={"PATH": str(tmp_path)}
     )
     one_line_error(done, 1, "pgbench is not on the PATH")
@@ -42,14 +43,16 @@ def test_a_missing_client_is_one_line_before_anything_runs(tmp_path) -> None:
 
 
 def test_options_that_do_not_go_together_are_usage_errors(tmp_path) -> None:
-    one_line_error(dbladder("bench", "--result", str(tmp_path)), 2, "--result goes with --native")
+    one_line_error(dbladder_here("bench", "--result", str(tmp_path)), 2, "--result goes with --native")
     one_line_error(
-        dbladder("bench", "--native", "--journal-test", "--repeat", "2"),
+        dbladder_here("bench", "--native", "--journal-test", "--repeat", "2"),
         2,
         "--repeat, --journal-test do not apply to --native",
     )
-    one_line_error(dbladder("bench", "--native", "--result", str(tmp_path / "nothing")), 2, "no bundle at")
-    done = dbladder("bench", "--native", "--db", f"sqlite:///{tmp_path}/s.db", "--seconds", "0")
+    one_line_error(
+        dbladder_here("bench", "--native", "--result", str(tmp_path / "nothing")), 2, "no bundle at"
+    )
+    done = dbladder_here("bench", "--native", "--db", f"sqlite:///{tmp_path}/s.db", "--seconds", "0")
     assert done.returncode == 2 and "seconds must be from 0.5" in done.stderr
 
 

@@ -23,7 +23,6 @@ from ..run.document import default_out_dir
 from ..run.faults import KINDS
 from ..run.integrity import raise_if_lost
 from ..run.plan_choice import PlanChoice, PlanOptions, choose_plan
-from ..run.round import run_ladder
 from ..transport import TRANSPORTS
 from .app_options import app_fields, app_options
 from .common import (
@@ -298,6 +297,8 @@ def run(as_json: bool, **options: Any) -> None:
     are within --resolution, each probe a full hold with warm-up, within --budget seconds. --preset
     runs a named round instead (a published ladder or users plan, with its exact parameters).
     """
+    from ..run.round import run_ladder  # the whole run: imported when one runs, not for --help
+
     config, plan = build_config(options)
     progress = progress_for(Console(stderr=True), options["progress_interval"])
     with live_dashboard(options, progress, "dbladder run", config.pass_mark) as board:

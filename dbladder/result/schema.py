@@ -12,10 +12,10 @@ from __future__ import annotations
 import json
 from functools import cache
 from importlib import resources
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from jsonschema import Draft202012Validator
-from jsonschema.exceptions import best_match
+if TYPE_CHECKING:
+    from jsonschema import Draft202012Validator
 
 RESULT_SCHEMA = "dbladder.result/2"
 COMPARE_SCHEMA = "dbladder.compare/2"
@@ -32,6 +32,10 @@ def json_schema(version: str) -> dict[str, Any]:
 
 @cache
 def _validator(version: str) -> Draft202012Validator:
+    # jsonschema is imported when a document is first checked, not with the result's types: every
+    # command and process that names a result would otherwise pay its 0.1-0.2 s import.
+    from jsonschema import Draft202012Validator
+
     return Draft202012Validator(json_schema(version))
 
 
@@ -45,6 +49,8 @@ def _where(path: Any) -> str:
 
 def problem(document: Any, version: str) -> str | None:
     """What is wrong with `document` as a `version` document, in one line; None when it is valid."""
+    from jsonschema.exceptions import best_match
+
     error = best_match(_validator(version).iter_errors(document))
     if error is None:
         return None

@@ -11,7 +11,7 @@ from collections.abc import Iterator
 from dataclasses import asdict
 from datetime import UTC, datetime
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from .. import __version__
 from ..errors import UsageError
@@ -26,7 +26,9 @@ from ..result.schema import RESULT_SCHEMA
 from ..result.spike import spike_recovery
 from ..workloads.base import Mix, Workload
 from .config import RunConfig
-from .observer import RunObserver
+
+if TYPE_CHECKING:  # the observer (the service, numpy) is not needed to name a run's folder
+    from .observer import RunObserver
 
 
 class Run:

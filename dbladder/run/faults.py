@@ -33,7 +33,7 @@ import threading
 import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import psutil
 
@@ -43,8 +43,10 @@ from ..errors import DbladderError, UsageError
 from ..plans import Level
 from ..report.integrity import fault_line
 from ..servers import ManagedServer, fault_permission, is_managed_spec
-from ..service.server import RunningService, http_request
 from ..urls import DatabaseURL, engine_kind
+
+if TYPE_CHECKING:  # the service (granian, numpy) is imported when a fault runs, not with the config
+    from ..service.server import RunningService
 from ..workloads.base import Draw, Sizes, Workload
 
 KINDS = {
@@ -172,6 +174,8 @@ def http_probe(host: str, port: int, workload: Workload, sizes: Sizes) -> Callab
         if operation.method == "GET" and not operation.write:
             path = operation.render(operation.draw(draw, sizes))[0]
             break
+
+    from ..service.server import http_request
 
     def probe() -> bool:
         try:

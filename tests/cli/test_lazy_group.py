@@ -18,7 +18,8 @@ try:
     main()
 except SystemExit:
     pass
-print("IMPORTED", *sorted(name for name in sys.modules if name.startswith(("dbladder", "numpy", "psutil"))))
+WATCHED = ("dbladder", "numpy", "psutil", "granian", "jsonschema")
+print("IMPORTED", *sorted(name for name in sys.modules if name.startswith(WATCHED)))
 """
 
 
@@ -55,3 +56,12 @@ def test_every_command_is_listed_and_loads():
     assert cli.list_commands(ctx) == sorted(COMMANDS)
     assert all(isinstance(cli.get_command(ctx, name), click.Command) for name in COMMANDS)
     assert cli.get_command(ctx, "nope") is None
+
+
+def test_a_commands_help_imports_none_of_what_only_its_run_needs():
+    # `run --help` (and a usage error) reads the options, not the service, the generator or the
+    # result's schema checker: granian, numpy and jsonschema come with the round itself.
+    imported = _imported("run", "--help")
+    assert "dbladder.cli.run" in imported
+    only_a_run = {"numpy", "granian", "jsonschema", "dbladder.service.server", "dbladder.run.round"}
+    assert not imported & only_a_run

@@ -31,20 +31,16 @@ import time
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
-
-from granian.constants import Interfaces
-from granian.log import LOGGING_CONFIG, LogLevels
-from granian.server import MPServer
+from typing import TYPE_CHECKING, Any
 
 from ..engines import opened
 from ..engines.base import EngineInfo
 from ..errors import NotSeeded, PortInUse, ServiceFailed
 from ..workloads.registry import load_workload
-from . import stats
-from .app import app_loader
 from .config import CONFIG_ENV, RuntimePaths, ServiceConfig
-from .keeper import WriterKeeper
+
+if TYPE_CHECKING:
+    from granian.server import MPServer
 
 log = logging.getLogger(__name__)
 
@@ -125,6 +121,13 @@ def with_free_port(config: ServiceConfig) -> ServiceConfig:
 
 def serve(config: ServiceConfig, on_started: Callable[[ServiceStarted], None] | None = None) -> None:
     """Run the service in this process until SIGINT or SIGTERM; `on_started` once it listens."""
+    # The server's own parts (granian; numpy, which files the timings) are imported where the
+    # service runs: what only starts, stops or finds a service (a run, the app, the observer)
+    # imports this module too, and would pay ~0.3 s for them.
+    from . import stats
+    from .app import app_loader
+    from .keeper import WriterKeeper
+
     config = with_free_port(config.checked())
     check_port_free(config)
     info = asyncio.run(check_database(config))
@@ -157,6 +160,10 @@ def serve(config: ServiceConfig, on_started: Callable[[ServiceStarted], None] | 
 
 def granian_server(config: ServiceConfig) -> MPServer:
     """granian configured as the service runs it (benchmarks serve a bare app with the same settings)."""
+    from granian.constants import Interfaces
+    from granian.log import LOGGING_CONFIG, LogLevels
+    from granian.server import MPServer
+
     logging_config: dict[str, Any] = json.loads(json.dumps(LOGGING_CONFIG))
     # The app's own errors (a 500 logs its traceback) go where granian's go.
     logging_config["loggers"]["dbladder"] = {"handlers": ["console"], "level": "WARNING", "propagate": False}

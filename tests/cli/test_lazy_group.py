@@ -63,5 +63,5 @@ def test_a_commands_help_imports_none_of_what_only_its_run_needs():
     # result's schema checker: granian, numpy and jsonschema come with the round itself.
     imported = _imported("run", "--help")
     assert "dbladder.cli.run" in imported
-    only_a_run = {"numpy", "granian", "jsonschema", "dbladder.service.server", "dbladder.run.round"}
+    only_a_run = {"numpy", "granian", "jsonschema", "dbladder.run.round", "dbladder.load.fleet"}
     assert not imported & only_a_run

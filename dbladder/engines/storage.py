@@ -47,6 +47,7 @@ class StorageReads:
     cache_hits: int | None = None
     cache_misses: int | None = None
     disk_bytes: int | None = None
+    page_bytes: int | None = None  # what one hit or miss reads: the engine's page (None: not counted)
 
     def since(self, earlier: StorageReads) -> StorageReads:
         def grown(now: int | None, then: int | None) -> int | None:
@@ -67,6 +68,16 @@ class StorageReads:
         total = self.cache_hits + self.cache_misses
         return self.cache_misses / total if total else None
 
+    @property
+    def disk_share(self) -> float | None:
+        """At most this share of the pages read came from the disk: the bytes read from storage over
+        the bytes of every page read (hits and misses). An upper bound, as the kernel's readahead
+        fetches more than was asked; None where a figure is missing or nothing was read."""
+        if self.disk_bytes is None or self.page_bytes is None or self.cache_hits is None:
+            return None
+        pages = self.cache_hits + (self.cache_misses or 0)
+        return min(1.0, self.disk_bytes / (pages * self.page_bytes)) if pages else None
+
     def to_dict(self) -> dict[str, Any]:
         return {
             "cache": self.cache,
@@ -74,6 +85,7 @@ class StorageReads:
             "cache_misses": self.cache_misses,
             "miss_share": self.miss_share,
             "disk_bytes": self.disk_bytes,
+            "disk_share": self.disk_share,
         }
 
 
@@ -99,7 +111,9 @@ async def read_storage(engine: Engine, url: DatabaseURL, pids: Iterable[int] = (
     from disk."""
     module = _module(url)
     hits, misses = await module.cache_counters(engine, url)
-    return StorageReads(module.CACHE, hits, misses, bytes_read_from_disk(pids))
+    return StorageReads(
+        module.CACHE, hits, misses, bytes_read_from_disk(pids), getattr(module, "PAGE_BYTES", None)
+    )
 
 
 async def size_on_disk(engine: Engine, url: DatabaseURL) -> int | None:

@@ -297,12 +297,19 @@ def _measured_data(run: RunInRound) -> Caveat | None:
         text += f"; what it read from disk {at} was not measured (its processes could not be read)."
     else:
         text += f"; {at} {disk / 2**20:,.1f} MiB came from disk"
+        if (pages := number(reads.get("disk_share"))) is not None:
+            text += f" (at most {_percent(pages)} of the pages it read)"
         if share is not None:
             text += f" and {100 * share:.0f} % of its reads missed its {reads.get('cache', 'cache')}"
         text += "."
     from_disk = disk is not None and disk >= 2**20
     title = "Dataset read from disk." if from_disk else "Dataset in memory (measured)."
     return Caveat(title, text + ("" if from_disk else _LARGER))
+
+
+def _percent(share: float) -> str:
+    """A share as the data caveat writes it: 31 %, or under 1 % for a share that rounds to 0."""
+    return f"{100 * share:.0f} %" if share >= 0.005 or share == 0 else "under 1 %"
 
 
 _LARGER = (

@@ -55,3 +55,15 @@ def test_a_window_is_a_difference() -> None:
     assert later.since(earlier) == StorageReads("c", 30, 10, 4096)
     assert later.since(earlier).miss_share == 0.25
     assert StorageReads("c").since(earlier).disk_bytes is None
+
+
+def test_the_share_of_pages_read_from_disk_is_bytes_over_pages() -> None:
+    # 40 pages of 8 kB read, 4 pages' worth from storage: a tenth, at most.
+    assert StorageReads("c", 30, 10, 4 * 8192, 8192).disk_share == 0.1
+    # Readahead can fetch more than was read: never above all of it.
+    assert StorageReads("c", 30, 10, 400 * 8192, 8192).disk_share == 1.0
+    assert (
+        StorageReads("c", 30, 10, 4 * 8192, 8192).since(StorageReads("c", 30, 10, 0, 8192)).disk_share is None
+    )
+    assert StorageReads("c", None, None, 4096).disk_share is None  # SQLite: no pages counted
+    assert StorageReads("c", 30, 10, None, 8192).disk_share is None

@@ -8,6 +8,7 @@ from ...urls import DatabaseURL
 from ..base import Engine
 
 CACHE = "InnoDB buffer pool (Innodb_buffer_pool_read_requests, Innodb_buffer_pool_reads; whole server)"
+PAGE_BYTES = 16384  # innodb_page_size's default, which managed servers keep
 COUNTERS_SQL = (
     "SELECT variable_name, variable_value FROM information_schema.global_status "
     "WHERE variable_name IN ('INNODB_BUFFER_POOL_READ_REQUESTS', 'INNODB_BUFFER_POOL_READS')"

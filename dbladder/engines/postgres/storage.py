@@ -12,6 +12,7 @@ from ...urls import DatabaseURL
 from ..base import Engine
 
 CACHE = "shared buffers (pg_stat_database blks_hit, blks_read)"
+PAGE_BYTES = 8192  # a block, as every hit and miss counts it (BLCKSZ; no packaged build changes it)
 COUNTERS_SQL = "SELECT blks_hit, blks_read FROM pg_stat_database WHERE datname = current_database()"
 SIZE_SQL = "SELECT pg_database_size(current_database())"
 

@@ -6,8 +6,7 @@
 
 from __future__ import annotations
 
-from dataclasses import asdict, dataclass, field
-from functools import cached_property
+from dataclasses import asdict, dataclass, field, replace
 from pathlib import Path
 from typing import Any
 from urllib.parse import urlsplit
@@ -51,6 +50,11 @@ class ManagedDatabase:
     @property
     def kind(self) -> EngineKind:
         return engine_kind(self.engine)
+
+    @property
+    def raw(self) -> str:
+        """The spec as given, as a parsed URL keeps its text."""
+        return self.text
 
     @property
     def redacted(self) -> str:
@@ -126,13 +130,29 @@ class RunConfig:
     # the config file, the default), for the result's `settings`; never a password.
     settings: dict[str, Any] | None = field(default=None, compare=False)
 
-    @cached_property
+    # `db_url` once parsed (`database`), kept in a field so that every copy `dataclasses.replace`
+    # makes of the config (the round makes several) carries it instead of parsing the text again.
+    parsed_database: DatabaseURL | ManagedDatabase | None = field(default=None, repr=False, compare=False)
+
+    @property
     def database(self) -> DatabaseURL | ManagedDatabase:
-        """`db_url` parsed, once for this config: what the run asks about the database (its
-        engine's kind, its file, its host); BadURL or another UsageError when it does not parse."""
-        if is_managed_spec(self.db_url):
-            return ManagedDatabase(self.db_url, *parse_managed_spec(self.db_url))
-        return parse_url(self.db_url)
+        """`db_url` parsed, once for this config and its copies: what the run asks about the
+        database (its engine's kind, its file, its host); BadURL or another UsageError when it
+        does not parse."""
+        parsed = self.parsed_database
+        if parsed is None or parsed.raw != self.db_url:
+            if is_managed_spec(self.db_url):
+                parsed = ManagedDatabase(self.db_url, *parse_managed_spec(self.db_url))
+            else:
+                parsed = parse_url(self.db_url)
+            # A memo, not a change: the same URL, parsed. The config stays frozen to its users.
+            object.__setattr__(self, "parsed_database", parsed)
+        return parsed
+
+    def with_url(self, url: DatabaseURL) -> RunConfig:
+        """This config on another database URL, already parsed (a managed server's, another
+        transport's or the latency relay's)."""
+        return replace(self, db_url=url.raw, parsed_database=url)
 
     @property
     def url(self) -> DatabaseURL:
@@ -295,7 +315,7 @@ class RunConfig:
         data["app"] = self.app.describe() if self.app is not None else None
         data["requests_file"] = str(self.requests_file) if self.requests_file is not None else None
         # The result's own blocks, not part of the round's config.
-        del data["settings"], data["expectations"]
+        del data["settings"], data["expectations"], data["parsed_database"]
         return data
 
 

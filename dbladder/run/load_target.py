@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import contextlib
 from collections.abc import Callable, Iterator
-from dataclasses import dataclass, replace
+from dataclasses import dataclass
 from typing import Any, cast
 
 from ..app.workload import AppWorkload
@@ -49,8 +49,8 @@ def load_target(
     with database_route(config.url, config.transport, config.added_latency_ms, place) as route:
         if config.transport is not None or config.added_latency_ms is not None:
             progress.message(f"the load reaches the database over {route_words(route.description)}")
-        with _service_for(replace(config, db_url=route.url), progress, place) as target:
-            target.db_url, target.transport = route.url, route.description
+        with _service_for(config.with_url(route.url), progress, place) as target:
+            target.db_url, target.transport = route.url.raw, route.description
             yield target
 
 
@@ -69,6 +69,7 @@ def _service_for(
         return
     service_config = ServiceConfig(
         config.db_url,
+        parsed_url=config.url,
         workload=config.workload,
         host=config.service_host,
         port=0,

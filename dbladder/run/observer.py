@@ -3,7 +3,7 @@
 The runner calls it in this order, and it never prints:
 
     idle = check_idle()                        # before anything runs: was the machine quiet?
-    observer = RunObserver(engine_info, data_path, precise_clock)
+    observer = RunObserver(engine_info, url, data_path, precise_clock)
     observer.idle = idle
     observer.start(levels, origin, generator, service, stats)   # with the load
     observer.level(snapshot, row)              # as each level is judged: row["machine"], ...
@@ -186,13 +186,18 @@ class RunObserver:
     """The machine and the service during one run; see the module notes."""
 
     def __init__(
-        self, engine_info: EngineInfo, data_path: str | None, precise_clock: bool, syscalls: bool = False
+        self,
+        engine_info: EngineInfo,
+        url: DatabaseURL,
+        data_path: str | None,
+        precise_clock: bool,
+        syscalls: bool = False,
     ):
         self.engine_info = engine_info
         self.data_path = data_path
         self.precise_clock = precise_clock
         self.idle: dict[str, Any] | None = None
-        self.database = database_processes(engine_info)
+        self.database = database_processes(url)
         self._sampler: Sampler | None = None
         self._poller: StatsPoller | None = None
         self._origin = 0.0

@@ -35,7 +35,6 @@ from ..report.bundle import write_bundle
 from ..result.seconds import beside_samples
 from ..roles import drop_page_cache
 from ..servers import ManagedServer, is_managed_spec, managed_server_for, server_for_url
-from ..urls import parse_url
 from ..workloads.registry import load_workload
 from .app_target import APP_LOG, app_probe, app_section, run_app_setup, watch_app
 from .config import RunConfig
@@ -162,7 +161,7 @@ def _run_ladder(
         run.update(workload=described | {"data_layer": data_layer})
     sqlite_path = config.url.path  # None for a server: its files are not ours to measure
     data_path = os.path.abspath(sqlite_path) if sqlite_path else None
-    observer = RunObserver(engine_info, data_path, config.precise_clock, config.syscalls)
+    observer = RunObserver(engine_info, config.url, data_path, config.precise_clock, config.syscalls)
     observer.diagnosis = LevelDiagnosis(
         config.url,
         config.pass_mark,
@@ -179,7 +178,7 @@ def _run_ladder(
     observer.idle = idle
     if cluster is not None and cluster.of_role("db"):  # the database's host is sampled where it runs
         observer.hosts = cluster.host_figures
-    observer.storage_url = parse_url(config.db_url)
+    observer.storage_url = config.url
     run.update(
         storage={
             "size_bytes": database_size(observer.storage_url),

@@ -46,9 +46,9 @@ RELAY_PROBE_ROUND_TRIPS = 100  # through a relay adding MS each way: 100 x 2 MS 
 
 @dataclass
 class Route:
-    """The URL the load uses, and what the result records about how it gets there (None: as given)."""
+    """The URL the load uses, parsed, and what the result records about how it gets there (None: as given)."""
 
-    url: str
+    url: DatabaseURL
     description: dict[str, Any] | None = None
 
 
@@ -121,7 +121,7 @@ def database_route(
         "round_trip_us": {"direct": asyncio.run(round_trip_us(url))},
     }
     if added_latency_ms is None:
-        yield Route(url.raw, description)
+        yield Route(url, description)
         return
     target = relay_target(url)
     with relay_process(target, added_latency_ms, place) as relay:
@@ -130,7 +130,7 @@ def database_route(
         description["round_trip_us"]["through_relay"] = asyncio.run(
             round_trip_us(relayed, RELAY_PROBE_ROUND_TRIPS)
         )
-        yield Route(relayed.raw, description)
+        yield Route(relayed, description)
     stats = relay.stats
     description["relay"]["stats"] = stats.to_dict() | {
         "mean_late_us": round(stats.mean_late_seconds * 1e6, 1),

@@ -16,7 +16,7 @@ from pathlib import Path
 
 from ..engines.base import DEFAULT_POOL_SIZE, EngineOptions
 from ..errors import DbladderError, InvalidConfig
-from ..urls import parse_url
+from ..urls import DatabaseURL, parse_url
 
 CONFIG_ENV = "DBLADDER_SERVICE_CONFIG"
 DEFAULT_HOST = "127.0.0.1"
@@ -50,6 +50,19 @@ class ServiceConfig:
     max_in_flight: int = 1024
     # Seconds in-flight requests get to finish after SIGINT/SIGTERM before workers are killed.
     shutdown_timeout: float = 30.0
+    # `db_url` parsed, when the caller has it (a run) or once asked (`url`): carried by every copy
+    # `replace` makes, never written to JSON (each of the service's processes parses the text).
+    parsed_url: DatabaseURL | None = field(default=None, repr=False, compare=False)
+
+    @property
+    def url(self) -> DatabaseURL:
+        """`db_url` parsed, once for this configuration and its copies; BadURL when it does not parse."""
+        parsed = self.parsed_url
+        if parsed is None or parsed.raw != self.db_url:
+            parsed = parse_url(self.db_url)
+            # A memo, not a change: the same URL, parsed. The config stays frozen to its users.
+            object.__setattr__(self, "parsed_url", parsed)
+        return parsed
 
     @property
     def pool_per_worker(self) -> int:
@@ -67,7 +80,7 @@ class ServiceConfig:
     @property
     def engine(self) -> str:
         """The engine name the URL selects (`sqlite`, `postgresql`, `mariadb`)."""
-        return parse_url(self.db_url).engine
+        return self.url.engine
 
     @property
     def base_url(self) -> str:
@@ -80,7 +93,7 @@ class ServiceConfig:
         problems = []
         engine = None
         try:
-            engine = parse_url(self.db_url).kind
+            engine = self.url.kind
         except DbladderError as exc:
             problems.append(f"db_url: {exc}")
         if not self.workload.strip():
@@ -121,7 +134,9 @@ class ServiceConfig:
         return dataclasses.replace(self, **changes)  # type: ignore[arg-type]
 
     def to_json(self) -> str:
-        return json.dumps(dataclasses.asdict(self), sort_keys=True)
+        fields = dataclasses.asdict(self)
+        del fields["parsed_url"]
+        return json.dumps(fields, sort_keys=True)
 
     @classmethod
     def from_json(cls, text: str) -> ServiceConfig:

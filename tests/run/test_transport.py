@@ -43,7 +43,7 @@ def test_a_run_config_reports_them_with_its_other_problems():
 
 def test_sqlite_is_reached_in_process_and_its_round_trip_is_a_call(sqlite_url):
     with database_route(sqlite_url, "inproc", None) as route:
-        assert route.url == sqlite_url
+        assert route.url.raw == sqlite_url
     described = route.description
     assert described is not None
     assert (described["transport"], described["chosen"], described["added_latency_ms"]) == (
@@ -59,7 +59,7 @@ def test_sqlite_is_reached_in_process_and_its_round_trip_is_a_call(sqlite_url):
 def test_postgres_over_its_socket_through_the_relay_is_recorded_with_the_relay_figures(postgres_url):
     database = parse_url(postgres_url).database
     with database_route(postgres_url, "unix", 1.0) as route:
-        relayed = parse_url(route.url)
+        relayed = route.url
         assert relayed.host == "127.0.0.1" and relayed.port != 5432  # the relay's port
     described = route.description
     assert described is not None

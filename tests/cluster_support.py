@@ -44,12 +44,28 @@ class LoopbackCluster:
     folder: Path
     scheduler: Process | None = None
     agents: dict[str, Process] = field(default_factory=dict)
+    tls: Path | None = None
+    """The TLS files' folder every process is given (--tls), when the cluster is over TLS."""
+
+    @property
+    def tls_args(self) -> list[str]:
+        return ["--tls", str(self.tls)] if self.tls is not None else []
 
     def start_agent(self, name: str, role: str = "load", env: dict[str, str] | None = None) -> Process:
         log = self.folder / f"{name}.log"
         with log.open("w") as handle:  # the agent has its own copy of the descriptor
             popen = subprocess.Popen(
-                [*DBLADDER, "agent", "--scheduler", self.address, "--role", role, "--name", name],
+                [
+                    *DBLADDER,
+                    "agent",
+                    "--scheduler",
+                    self.address,
+                    "--role",
+                    role,
+                    "--name",
+                    name,
+                    *self.tls_args,
+                ],
                 stdout=subprocess.DEVNULL,
                 stderr=handle,
                 env={**os.environ, **(env or {})},
@@ -81,16 +97,22 @@ class LoopbackCluster:
 
 
 @contextlib.contextmanager
-def loopback_cluster(folder: Path, agents: dict[str, dict[str, str]]) -> Iterator[LoopbackCluster]:
+def loopback_cluster(
+    folder: Path, agents: dict[str, dict[str, str]], tls: Path | None = None
+) -> Iterator[LoopbackCluster]:
     """A scheduler on a free loopback port and the load agents named in `agents` (each with its
-    environment's additions), every one joined; all ended after the block."""
+    environment's additions), every one joined, over TLS with the files in `tls` if given; all
+    ended after the block."""
     folder.mkdir(parents=True, exist_ok=True)
     port = free_port()
-    cluster = LoopbackCluster(f"tcp://127.0.0.1:{port}", folder)
+    scheme = "tls" if tls is not None else "tcp"
+    cluster = LoopbackCluster(f"{scheme}://127.0.0.1:{port}", folder, tls=tls)
     log = folder / "scheduler.log"
     with log.open("w") as handle:
         popen = subprocess.Popen(
-            [*DBLADDER, "scheduler", "--port", str(port)], stdout=subprocess.DEVNULL, stderr=handle
+            [*DBLADDER, "scheduler", "--port", str(port), *cluster.tls_args],
+            stdout=subprocess.DEVNULL,
+            stderr=handle,
         )
     cluster.scheduler = Process("scheduler", popen, log)
     try:

@@ -233,6 +233,15 @@ ROUND_OPTIONS = [
         "pip install 'dbladder[cluster]'.",
     ),
     click.option(
+        "--tls",
+        "cluster_tls",
+        type=click.Path(file_okay=False, path_type=Path),
+        metavar="DIR",
+        help="With --cluster tls://HOST:PORT: the cluster's TLS files (ca.pem, cert.pem, key.pem; "
+        "`dbladder scheduler --make-certs DIR`). Without it the scheduler must be on a loopback or "
+        "private address.",
+    ),
+    click.option(
         "--fault",
         "faults",
         multiple=True,
@@ -376,6 +385,7 @@ def build_config(options: dict[str, Any]) -> tuple[RunConfig, PlanChoice]:
         service_url=options["service_url"],
         allow_remote_target=options["allow_remote_target"],
         cluster=options["cluster"],
+        cluster_tls=options["cluster_tls"],
         faults=tuple(options["faults"]),
         integrity=not options["no_integrity"],
         transport=options.get("transport"),

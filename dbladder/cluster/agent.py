@@ -18,6 +18,7 @@ import threading
 import time
 from collections.abc import Callable, Iterator
 from dataclasses import asdict
+from pathlib import Path
 from typing import Any
 from urllib.parse import urlsplit
 
@@ -30,6 +31,7 @@ from ..load.fleet import Fleet, LevelDone, ProcessSpec
 from ..observe.host import host_delta, read_host
 from ..plans import Level
 from . import clocks
+from .security import check_cleartext, security
 from .settings import DASK_SETTINGS, machine, versions
 
 SCHEDULER_WAIT = 5.0
@@ -188,21 +190,29 @@ class DbAgent:
         self._stop.set()
 
 
-def run_agent(scheduler: str, role: str, name: str, announce: Callable[[str], None]) -> None:
-    """Serve as this machine's agent for `role` until the scheduler goes away or Ctrl-C."""
+def run_agent(
+    scheduler: str, role: str, name: str, announce: Callable[[str], None], tls: Path | None = None
+) -> None:
+    """Serve as this machine's agent for `role` until the scheduler goes away or Ctrl-C; over TLS
+    with the files in `tls` (dbladder.cluster.security). It listens on the address this machine
+    reaches the scheduler from, refused in clear if that is neither loopback nor private."""
+    host = get_ip(urlsplit(scheduler).hostname or "127.0.0.1")
+    check_cleartext("this agent would listen", host, tls)
     dask.config.set(DASK_SETTINGS)
     logging.getLogger("distributed").setLevel(logging.CRITICAL)  # our one line says what happened
     _AGENT.update(role=role, name=name)
-    host = get_ip(urlsplit(scheduler).hostname or "127.0.0.1")
     with contextlib.suppress(KeyboardInterrupt):
-        asyncio.run(_serve(scheduler, role, name, host, announce))
+        asyncio.run(_serve(scheduler, role, name, host, announce, security(tls)))
 
 
-async def _serve(scheduler: str, role: str, name: str, host: str, announce: Callable[[str], None]) -> None:
+async def _serve(
+    scheduler: str, role: str, name: str, host: str, announce: Callable[[str], None], secured: Any
+) -> None:
     try:
         worker = Worker(
             scheduler,
             name=name,
+            security=secured,
             nthreads=1,
             host=host,
             dashboard=False,
@@ -220,7 +230,8 @@ async def _serve(scheduler: str, role: str, name: str, host: str, announce: Call
         if any(isinstance(link, (OSError, TimeoutError)) for link in chain):
             raise SchedulerUnreachable(
                 f"no scheduler answered at {scheduler} within {SCHEDULER_WAIT:g} s: start one there "
-                "with `dbladder scheduler`, or check the address"
+                "with `dbladder scheduler`, or check the address (and --tls: the scheduler's own "
+                "files, if it has them)"
             ) from None
         raise
     announce(f"{role} agent {name} joined {scheduler} as {worker.address}")

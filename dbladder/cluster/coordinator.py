@@ -24,6 +24,7 @@ import time
 import uuid
 from collections.abc import Iterator
 from dataclasses import dataclass
+from pathlib import Path
 from typing import Any
 
 import dask
@@ -45,6 +46,7 @@ from ..load.recorder import LiveView, merge_levels
 from ..plans import Level
 from . import clocks
 from .agent import DbAgent, LoadAgent, SchedulerUnreachable, describe
+from .security import security
 from .settings import CONNECT_TIMEOUT, DASK_SETTINGS, machine, version_words, versions
 
 HOST_KEYS = ("usr", "sys", "iowait", "idle", "steal", "load1", "memory_used")
@@ -82,8 +84,9 @@ class Cluster:
     one's clock offset.
     """
 
-    def __init__(self, address: str, roles: tuple[str, ...] = ("load", "db")):
+    def __init__(self, address: str, roles: tuple[str, ...] = ("load", "db"), tls: Path | None = None):
         self.address = address
+        self.tls = tls
         self.roles = roles
         self.client: Client | None = None
         self.agents: list[Agent] = []
@@ -98,7 +101,11 @@ class Cluster:
         dask.config.set(DASK_SETTINGS)
         try:
             self.client = Client(
-                self.address, timeout=CONNECT_TIMEOUT, direct_to_workers=True, set_as_default=True
+                self.address,
+                timeout=CONNECT_TIMEOUT,
+                direct_to_workers=True,
+                set_as_default=True,
+                security=security(self.tls),
             )
         except (OSError, TimeoutError) as exc:
             raise SchedulerUnreachable(

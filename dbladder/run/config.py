@@ -108,6 +108,9 @@ class RunConfig:
     # A Dask scheduler (tcp://host:port) whose load agents send the load (dbladder.cluster):
     # None, the load is sent from this machine.
     cluster: str | None = None
+    # The folder of the cluster's TLS files (ca.pem, cert.pem, key.pem; dbladder.cluster.security):
+    # None, the control plane goes in clear, to a loopback or private address only.
+    cluster_tls: Path | None = None
     mix_seed: int = 1
     # Faults to cause during the load, as KIND@LEVEL[:SECOND] (faults.py).
     faults: tuple[str, ...] = ()
@@ -215,12 +218,13 @@ class RunConfig:
             problems.append(f"timeout must be above 0 seconds, not {self.timeout}")
         service = None
         if self.cluster is not None:
-            try:
-                parse_cluster_address(self.cluster)
-            except UsageError as exc:
-                problems.append(str(exc))
+            problems += cluster_address_problems(
+                self.cluster, self.cluster_tls, "the run's coordinator would connect to the scheduler"
+            )
             if self.faults:
                 problems.append("faults go with a run on one machine, not with cluster")
+        elif self.cluster_tls is not None:
+            problems.append("cluster_tls (--tls) goes with cluster (--cluster), which is not given")
         if self.service_url is not None:
             try:
                 service = parse_service_url(self.service_url)
@@ -311,6 +315,7 @@ class RunConfig:
         data["db_url"] = self.database.redacted
         data["faults"] = list(self.faults)
         data["out_dir"] = str(self.out_dir)
+        data["cluster_tls"] = str(self.cluster_tls) if self.cluster_tls is not None else None
         data["placement"] = self.placement.describe()
         data["app"] = self.app.describe() if self.app is not None else None
         data["requests_file"] = str(self.requests_file) if self.requests_file is not None else None
@@ -332,12 +337,40 @@ def parse_service_url(url: str) -> tuple[str, int]:
 
 
 def parse_cluster_address(address: str) -> tuple[str, int]:
-    """(host, port) of a tcp://host:port scheduler address, or UsageError saying what is wrong."""
+    """(host, port) of a tcp://host:port or tls://host:port scheduler address, or UsageError saying
+    what is wrong."""
     parts = urlsplit(address)
     try:
         port = parts.port
     except ValueError:
         port = None
-    if parts.scheme != "tcp" or not parts.hostname or port is None or parts.path not in ("", "/"):
-        raise UsageError(f"cluster address must look like tcp://127.0.0.1:8786, not {address!r}")
+    if (
+        parts.scheme not in ("tcp", "tls")
+        or not parts.hostname
+        or port is None
+        or parts.path not in ("", "/")
+    ):
+        raise UsageError(
+            f"cluster address must look like tcp://127.0.0.1:8786 (tls://... with --tls), not {address!r}"
+        )
     return parts.hostname, port
+
+
+def cluster_address_problems(address: str, tls: Path | None, what: str) -> list[str]:
+    """What is wrong with a scheduler address and --tls together: its form, a scheme that does not
+    match --tls, or a host in the open without TLS (`what` says who would reach it)."""
+    from ..cluster.security import check_cleartext  # no Dask: the address check alone
+
+    try:
+        host, _ = parse_cluster_address(address)
+        scheme = urlsplit(address).scheme
+        if tls is not None and scheme != "tls":
+            raise UsageError(f"with --tls the scheduler's address is tls://HOST:PORT, not {address!r}")
+        if tls is None and scheme == "tls":
+            raise UsageError(
+                f"a tls:// scheduler address needs --tls DIR (its ca.pem, cert.pem, key.pem): {address!r}"
+            )
+        check_cleartext(what, host, tls)
+    except UsageError as exc:
+        return [str(exc)]
+    return []

@@ -95,7 +95,7 @@ def _cluster(config: RunConfig, progress: Progress) -> Any:
 
     assert config.cluster is not None
     progress.message(f"connecting to the cluster's scheduler at {config.cluster}")
-    return Cluster(config.cluster)
+    return Cluster(config.cluster, tls=config.cluster_tls)
 
 
 def _generator(

@@ -11,6 +11,9 @@ body over HTTP/1.1 keep-alive, and behaves by a rule simple enough to give the a
            arrives in a stall is answered when the stall ends. With evenly spread arrivals a
            share f = stall / period waits, uniformly from 0 to the stall, so the latency
            quantile q (q > 1 - f) is stall * (1 - (1 - q) / f).
+  burn     the stall server, but its stalls are its CPU: every `period_s` its one thread spins for
+           `stall_s`, so its process uses a whole core in those seconds and next to none in the
+           others (a stall with a known co-event; the spin runs on the clock, not the loop's timers).
   errors   answers at once, every `every`-th request (counted over the whole server) with 503:
            exactly 1 / every of the requests fail.
 
@@ -42,7 +45,7 @@ UNAVAILABLE = (
 
 @dataclass(frozen=True)
 class Rule:
-    kind: str  # "fifo", "stall" or "errors"
+    kind: str  # "fifo", "stall", "burn" or "errors"
     service_ms: float = 0.0
     period_s: float = 1.0
     stall_s: float = 0.0
@@ -65,6 +68,8 @@ class _State:
             done = max(now, self.busy_until) + rule.service_ms / 1000
             self.busy_until = done
             return done, OK
+        if rule.kind == "burn":
+            return now, OK  # its stalls hold the loop itself (_spin)
         if rule.kind == "stall":
             into = (now - self.origin) % rule.period_s
             if into < rule.stall_s:
@@ -115,6 +120,14 @@ class _Connection(asyncio.Protocol):
             self.transport.write(response)
 
 
+def _spin(loop: asyncio.AbstractEventLoop, began: float, rule: Rule) -> None:
+    """The burn server's stall: the loop's one thread busy until `began + stall_s`, then the next."""
+    until = time.monotonic() + rule.stall_s
+    while time.monotonic() < until:
+        pass
+    loop.call_at(began + rule.period_s, _spin, loop, began + rule.period_s, rule)
+
+
 def _serve(rule: Rule, sock: socket.socket, ready: Any) -> None:
     import uvloop
 
@@ -124,6 +137,8 @@ def _serve(rule: Rule, sock: socket.socket, ready: Any) -> None:
         loop = asyncio.get_running_loop()
         state = _State(rule, loop)
         server = await loop.create_server(lambda: _Connection(state), sock=sock, backlog=4096)
+        if rule.kind == "burn":
+            loop.call_at(state.origin + rule.period_s, _spin, loop, state.origin + rule.period_s, rule)
         stop = asyncio.Event()
         loop.add_signal_handler(signal.SIGTERM, stop.set)
         ready.send(True)

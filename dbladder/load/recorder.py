@@ -55,16 +55,24 @@ class OperationRecord:
 
 class LevelSecond:
     """One second of a level's measured window: requests due in it that were sent, answers that
-    arrived in it (any status), requests due in it that failed (dropped ones too), and the latency
-    from the due time of its successful answers."""
+    arrived in it (any status), requests due in it that failed (dropped ones too), the latency
+    from the due time of its successful answers, and the largest schedule lag (send - due, us) of
+    the requests due in it that were sent: a stall's seconds say whether the generator fell behind."""
 
-    __slots__ = ("answered", "failed", "latency", "sent")
+    __slots__ = ("answered", "failed", "lag_max", "latency", "sent")
 
     def __init__(self) -> None:
         self.sent = 0
         self.answered = 0
         self.failed = 0
+        self.lag_max = 0
         self.latency = Histogram()
+
+    def sent_late(self, lag_us: int) -> None:
+        """A request due in this second was sent `lag_us` after its due time."""
+        self.sent += 1
+        if lag_us > self.lag_max:
+            self.lag_max = lag_us
 
     def to_dict(self) -> dict[str, Any]:
         # to_dict keeps only the non-empty buckets: a second's snapshot is a few hundred bytes.
@@ -72,6 +80,7 @@ class LevelSecond:
             "sent": self.sent,
             "answered": self.answered,
             "failed": self.failed,
+            "lag_max_us": self.lag_max,
             "latency_from_due": self.latency.to_dict(),
         }
 
@@ -407,6 +416,7 @@ def merge_seconds(parts: Sequence[Sequence[dict[str, Any]]]) -> list[dict[str, A
             histogram.merge(Histogram.from_dict(second["latency_from_due"]))
         merged.append(
             {key: sum(second[key] for second in seconds) for key in ("sent", "answered", "failed")}
+            | {"lag_max_us": max(second.get("lag_max_us", 0) for second in seconds)}
             | {"latency_from_due": histogram.to_dict()}
         )
     return merged

@@ -22,11 +22,17 @@ into the run yet. The order of the questions, and why:
        only known to lie in [k, k + 1 - L]: the middle of that is given, and how far off it can be);
      - the p95 of that second is set by the requests due in the first 5 % of a second after s,
        which waited L less at most 0.05 s: L = p95 + 0.05 s (the second's max, when known, is L).
+   What the run's other samples saw in [s, s + L] is named beside it when it stood out against
+   the rest of the level (`stall_events`: a checkpoint, CPU steal, iowait, lock waits, a role's
+   CPU, the generator's schedule lag); nothing is said when nothing did.
    A FIFO server above its capacity fails nearly every second, with its latency climbing: not one
    run of a few seconds, so never a stall.
 4. Saturation: more than STALL_MOST_SECONDS of the seconds failed, and the answers fell short of
    the sends, or more than 5 % of the sends failed (a backlog already at the timeout), or the
-   latency climbed through the level. Which resource ran out is the one furthest
+   latency climbed through the level, or a resource is past its bound: offered about its
+   capacity, a server's queue comes and goes (a CPU-bound service answered what it was sent, its
+   p95 neither climbing nor at the timeout, with 1.04 cores of its 1 wanted), and that is its
+   limit reached, not a level that cannot be told. Which resource ran out is the one furthest
    past its bound (RESOURCE_BOUNDS); none past its bound is said so, with the closest three.
 5. Anything else (failures scattered over the level, a run of failing seconds at its very end):
    "cannot tell", with the closest figures.
@@ -48,6 +54,8 @@ import statistics
 from collections.abc import Sequence
 from dataclasses import asdict, dataclass, field
 from typing import Any
+
+from .stall_events import Moment, stall_clause, stall_events
 
 STALL_MOST_SECONDS = 0.3  # a stall fails at most this share of the level's seconds
 TOP_SHARE_SECONDS = 0.05  # the 5 % above a p95, as seconds of a steady second's requests
@@ -149,9 +157,11 @@ def diagnose(
     *,
     max_fail_share: float = 0.01,
     users: Users | None = None,
+    moments: Sequence[Moment] = (),
 ) -> Diagnosis:
     """The one cause of a level's outcome; see the module doc for the questions, in order.
-    `users` makes it a closed-model level (the module doc says what changes)."""
+    `users` makes it a closed-model level (the module doc says what changes). `moments` are the
+    run's other samples over the level (`stall_events`): a stall says what stood out in them."""
     resources = resources or Resources()
     if not seconds:
         return Diagnosis("cannot tell", "cannot tell: the level has no seconds recorded")
@@ -163,13 +173,13 @@ def diagnose(
         return generator
     runs = _runs(failing)
     if len(runs) == 1 and runs[0][1] < len(seconds) - 1 and _share(runs[0], seconds) <= STALL_MOST_SECONDS:
-        return _stall(seconds, failing, runs[0])
+        return _stall(seconds, failing, runs[0], moments)
     mostly = sum(failing) / len(seconds) > STALL_MOST_SECONDS
     if users is not None:
         closed = _closed(seconds, failing, users, resources) if mostly else None
         if closed is not None:
             return closed
-    elif mostly and _saturated(seconds):
+    elif mostly and (_saturated(seconds) or _past_bound(resources)):
         return _saturation(seconds, offered_rps, resources)
     closest = _closest(resources)
     where = ", ".join(f"{a}-{b}" if a != b else f"{a}" for a, b in runs)
@@ -235,7 +245,9 @@ def _generator(
     )
 
 
-def _stall(seconds: Sequence[Second], failing: Sequence[bool], run: tuple[int, int]) -> Diagnosis:
+def _stall(
+    seconds: Sequence[Second], failing: Sequence[bool], run: tuple[int, int], moments: Sequence[Moment]
+) -> Diagnosis:
     first, last = run
     passing = [s for s, fails in zip(seconds, failing, strict=True) if not fails]
     rate = statistics.median(s.answered for s in passing) or 1.0
@@ -264,10 +276,12 @@ def _stall(seconds: Sequence[Second], failing: Sequence[bool], run: tuple[int, i
     evidence["stall_start_s"] = start
     others = [s.p95_ms for s in passing if s.p95_ms is not None]
     other_p95 = max(others, default=0.0)
+    events = stall_events(moments, start, length)
+    evidence |= {f"in_stall.{name}": value for name, _, value in events}
     return Diagnosis(
         "stall",
         f"a stall of {length:.1f} s at {at} into the level; p95 over the other "
-        f"{len(passing)} s was at most {other_p95:,.1f} ms",
+        f"{len(passing)} s was at most {other_p95:,.1f} ms{stall_clause(events)}",
         None,
         evidence | {"other_p95_ms": other_p95},
     )
@@ -318,7 +332,7 @@ def _closed(
             f"{previous_rps:,.0f} to {answered_rps:,.0f} req/s, p95 {previous_p95:,.0f} to {p95:,.0f} ms"
         )
         return _saturation(seconds, 0.0, resources, pattern, evidence)
-    if p95 is None or not (closest := _closest(resources)) or closest[0][1] < 1.0:
+    if p95 is None or not _past_bound(resources):
         return None
     pattern = f"at {users.users:,} users: {answered_rps:,.0f} req/s, p95 {p95:,.0f} ms"
     return _saturation(seconds, 0.0, resources, pattern, evidence)
@@ -365,6 +379,12 @@ def _saturation(
         None,
         evidence,
     )
+
+
+def _past_bound(resources: Resources) -> bool:
+    """Whether a measured resource is at or past its bound."""
+    closest = _closest(resources)
+    return bool(closest) and closest[0][1] >= 1.0
 
 
 def _closest(resources: Resources) -> list[tuple[str, float]]:

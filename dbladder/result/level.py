@@ -70,8 +70,9 @@ class Queries(Part):
 @dataclass(frozen=True, kw_only=True)
 class SecondRow(Part):
     """One second of a level's measured window (`seconds.second_rows`): requests due in it that were
-    sent, answers that arrived in it, requests due in it that failed, and the latency from the due
-    time of its successful answers (None without any)."""
+    sent, answers that arrived in it, requests due in it that failed, the latency from the due
+    time of its successful answers (None without any), and the largest schedule lag of those sent
+    (None in a result from before it was kept)."""
 
     t: int
     sent: int
@@ -81,6 +82,7 @@ class SecondRow(Part):
     p95_ms: float | None
     p99_ms: float | None
     max_ms: float | None
+    lag_max_ms: float | None = None
 
 
 @dataclass(frozen=True, kw_only=True)

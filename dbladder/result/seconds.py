@@ -9,6 +9,8 @@ histograms (a few dozen bytes a second), so a long search stays small:
     t        seconds into the measured window (0, 1, ...)
     sent answered failed
     p50_ms p95_ms p99_ms max_ms    of the successful answers due in that second; None without any
+    lag_max_ms                     the largest schedule lag of the requests due in it that were
+                                   sent (None in a result from before it was kept)
 
 `diagnosis_seconds` reads them back as `result.diagnosis.Second`s.
 """
@@ -21,7 +23,7 @@ from typing import Any
 from ..histogram import Histogram
 from .diagnosis import Second
 
-SECOND_KEYS = ("t", "sent", "answered", "failed", "p50_ms", "p95_ms", "p99_ms", "max_ms")
+SECOND_KEYS = ("t", "sent", "answered", "failed", "p50_ms", "p95_ms", "p99_ms", "max_ms", "lag_max_ms")
 """The keys of one second's row, in the order timeseries.csv writes them."""
 
 
@@ -38,6 +40,8 @@ def second_rows(seconds: Sequence[dict[str, Any]]) -> list[dict[str, Any]]:
             row["max_ms"] = latency.max / 1000
         else:
             row |= dict.fromkeys(("p50_ms", "p95_ms", "p99_ms", "max_ms"))
+        lag = second.get("lag_max_us")
+        row["lag_max_ms"] = lag / 1000 if lag is not None else None
         rows.append(row)
     return rows
 

@@ -8,7 +8,9 @@ level is judged it adds to the level's row
     activity    the probe's figures over the measured window (and `activity_seconds`, one set
                 per second of it), as `ActivitySampler.window` gives them
     diagnosis   for a failed level, or a passing one that came close: `result.diagnosis.diagnose`
-                of the level's seconds and its resources, as {kind, line, resource, evidence}
+                of the level's seconds and its resources, as {kind, line, resource, evidence};
+                a stall with what stood out in its seconds among the machine sampler's readings
+                (`machine_moments`), the probe's seconds and the generator's lag (`row_moments`)
 
 The resources come from the same level's figures: the machine sampler's CPU per role against what
 each may use (`role_cores`: its --cpus, the service's event loops, else the host's cores), with
@@ -23,15 +25,18 @@ from __future__ import annotations
 
 import os
 import time
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
+from dataclasses import replace
 from typing import Any
 
 from ..engines.activity import ActivitySampler, create_probe
 from ..errors import DbladderError
 from ..observe.disk import fsync_rate
+from ..observe.sampler import Sample
 from ..result.diagnosis import Diagnosis, Resources, RoleCpu, Users, diagnose
 from ..result.passmark import PassMark
 from ..result.seconds import diagnosis_seconds
+from ..result.stall_events import Moment
 from ..roles.placement import Placement
 from ..urls import DatabaseURL, parse_url
 from .config import RunConfig
@@ -87,8 +92,9 @@ class LevelDiagnosis:
             self._sampler.stop()
             self.warnings += [f"activity probe: {warning}" for warning in self._sampler.warnings]
 
-    def level(self, row: dict[str, Any]) -> None:
-        """Add the level's activity figures and, when it failed or came close, its diagnosis."""
+    def level(self, row: dict[str, Any], machine: Sequence[Moment] = ()) -> None:
+        """Add the level's activity figures and, when it failed or came close, its diagnosis;
+        `machine` holds the machine sampler's readings over the level (`machine_moments`)."""
         start = self._origin + row["start_s"] + row["warmup_s"]
         end = self._origin + row["start_s"] + row["hold_s"]
         if self._sampler is not None:
@@ -99,7 +105,9 @@ class LevelDiagnosis:
             row["activity"] = self._sampler.window(start, end).figures
             row["activity_seconds"] = [window.figures for window in self._sampler.windows(start, end)]
         if needs_diagnosis(row, self.pass_mark):
-            found = level_diagnosis(row, self.pass_mark, self.resources(row), self._previous)
+            if not self.generator_cpu:  # a busy-waiting clock: the generator's CPU says nothing
+                machine = [replace(m, figures=_without(m.figures, "generator CPU")) for m in machine]
+            found = level_diagnosis(row, self.pass_mark, self.resources(row), self._previous, machine)
             row["diagnosis"] = found.to_dict()
         if row.get("users") is not None:
             self._previous = row
@@ -139,11 +147,16 @@ def needs_diagnosis(row: dict[str, Any], pass_mark: PassMark) -> bool:
 
 
 def level_diagnosis(
-    row: dict[str, Any], pass_mark: PassMark, resources: Resources, previous: dict[str, Any] | None = None
+    row: dict[str, Any],
+    pass_mark: PassMark,
+    resources: Resources,
+    previous: dict[str, Any] | None = None,
+    machine: Sequence[Moment] = (),
 ) -> Diagnosis:
     """The level's diagnosis from its seconds; a level that failed though every second of it passed
     on its own (its failures at the timeout counted in the level's p95) cannot be told. A closed
-    model's level (its row has "users") is set against `previous`, the row of the phase before."""
+    model's level (its row has "users") is set against `previous`, the row of the phase before.
+    A stall is set beside `machine` (`machine_moments`) and the row's own per-second figures."""
     seconds = diagnosis_seconds(row.get("seconds") or [])
     users = None
     if row.get("users") is not None:
@@ -157,6 +170,7 @@ def level_diagnosis(
         resources,
         max_fail_share=pass_mark.max_fail_pct / 100,
         users=users,
+        moments=[*machine, *row_moments(row)],
     )
     if found.kind == "passed" and not row["passed"]:
         reasons = "; ".join(row["reasons"])
@@ -230,3 +244,46 @@ def level_resources(
         dropped=row.get("dropped", 0),
         sent_p95_ms=(row.get("sent") or {}).get("p95_ms"),
     )
+
+
+def machine_moments(samples: Sequence[Sample], start: float, end: float) -> list[Moment]:
+    """The machine sampler's readings that overlap a level's measured window [start, end) (on
+    time.perf_counter()), as moments of that window: CPU steal and iowait as shares of the host's
+    CPU, and each role's CPU in cores, used or runnable and waiting for one (a role with no
+    process in a reading has none)."""
+    moments = []
+    for sample in samples:
+        if sample.t <= start or sample.start >= end:
+            continue
+        figures = {"steal": sample.host.steal / 100, "iowait": sample.host.iowait / 100}
+        for role, group in sample.groups.items():
+            if group.processes and sample.interval > 0:
+                figures[f"{role} CPU"] = group.cpu_pct / 100 + group.cpu_wait_seconds / sample.interval
+        moments.append(Moment(sample.start - start, sample.t - start, figures))
+    return moments
+
+
+# the activity probe's figure -> the stall's name for it (result/stall_events.py)
+ACTIVITY_MOMENTS = {
+    "checkpoints": "checkpoints",
+    "buffers_written_checkpoint": "buffers written by checkpoints",
+    "lock_wait_share": "lock waits",
+}
+
+
+def row_moments(row: dict[str, Any]) -> list[Moment]:
+    """A level's own per-second figures as moments: the activity probe's (`activity_seconds`) and
+    the generator's largest schedule lag of each second."""
+    moments = []
+    for number, figures in enumerate(row.get("activity_seconds") or []):
+        picked = {name: figures[key] for key, name in ACTIVITY_MOMENTS.items() if key in figures}
+        if picked:
+            moments.append(Moment(number, number + 1, picked))
+    for number, second in enumerate(row.get("seconds") or []):
+        if second.get("lag_max_ms") is not None:
+            moments.append(Moment(number, number + 1, {"schedule lag ms": second["lag_max_ms"]}))
+    return moments
+
+
+def _without(figures: Mapping[str, float], name: str) -> dict[str, float]:
+    return {key: value for key, value in figures.items() if key != name}

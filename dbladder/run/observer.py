@@ -49,7 +49,7 @@ from ..observe import (
 from ..plans import Level
 from ..result.queries import difference, query_rows
 from ..urls import DatabaseURL
-from .diagnose import LevelDiagnosis
+from .diagnose import LevelDiagnosis, machine_moments
 from .storage import storage_reader, window
 
 SAMPLE_INTERVAL = 1.0
@@ -349,7 +349,8 @@ class RunObserver:
         row["flags"] += flags
         self._level_flags.append(flags)
         if self.diagnosis is not None:  # last: it reads the machine's figures and the breakdown
-            self.diagnosis.level(row)
+            moments = machine_moments(sampler.samples(), start, end) if sampler is not None else []
+            self.diagnosis.level(row, moments)
 
     def stop(self) -> tuple[list[str], list[dict[str, Any]]]:
         """Stop watching; the run's flags and its per-second samples (rows for timeseries.csv)."""

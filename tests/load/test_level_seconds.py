@@ -8,7 +8,7 @@ from test_http_client import ScriptedServer, run
 
 from dbladder.histogram import Histogram
 from dbladder.load.clock import FakeClock
-from dbladder.load.recorder import measured_seconds, merge_snapshots
+from dbladder.load.recorder import LevelSecond, measured_seconds, merge_seconds, merge_snapshots
 from dbladder.plans import Ladder
 from dbladder.plans.levels import Level
 
@@ -41,3 +41,16 @@ def test_a_part_second_at_the_end_of_a_window_is_no_second_of_it() -> None:
     assert measured_seconds(Level(0, 10, 0.0, 4.0, 0.5)) == 3
     assert measured_seconds(Level(0, 10, 0.0, 10.0, 2.0)) == 8
     assert measured_seconds(Level(0, 10, 0.0, 1.0, 0.5)) == 1
+
+
+def test_a_seconds_schedule_lag_is_its_latest_send_merged_as_the_largest_of_any_process() -> None:
+    first, second = LevelSecond(), LevelSecond()
+    for lag in (120, 4_000, 900):
+        first.sent_late(lag)
+    second.sent_late(7_500)
+    assert (first.sent, first.lag_max) == (3, 4_000)
+    merged = merge_seconds([[first.to_dict()], [second.to_dict()]])
+    assert (merged[0]["sent"], merged[0]["lag_max_us"]) == (4, 7_500)
+    # A process's seconds from before the lag was kept merge as no lag.
+    older = {key: value for key, value in second.to_dict().items() if key != "lag_max_us"}
+    assert merge_seconds([[older]])[0]["lag_max_us"] == 0

@@ -185,6 +185,18 @@ def test_failures_scattered_over_the_level_cannot_be_told():
     assert diagnosis.line.endswith("closest: pool at 0.60 of its bound")
 
 
+def test_a_level_offered_about_its_capacity_with_a_resource_past_its_bound_is_saturation():
+    # A CPU-bound service offered its capacity: its queue comes and goes, every answer comes in
+    # the level (no backlog that grew, no timeouts), 7 of 10 seconds fail, the service wanted
+    # 1.04 of its 1 core. Without that figure it cannot be told from scattered failures.
+    seconds = [Second(300, 300, 0, 120.0 if k % 3 else 20.0) for k in range(10)]
+    busy = Resources(cpu={"service": RoleCpu(0.98, 1.0, 0.06)})
+    found = diagnose(seconds, 300, PASS_MS, busy)
+    assert (found.kind, found.resource) == ("saturation", "service CPU")
+    assert found.line.startswith("the service CPU at its limit: 0.98 of 1 cores, and 0.06 more waiting")
+    assert diagnose(seconds, 300, PASS_MS).kind == "cannot tell"
+
+
 def test_failing_seconds_at_the_very_end_are_neither_a_stall_nor_saturation():
     # No passing second after them: a stall or the onset of saturation cannot be told apart.
     seconds = [*steady(8), Second(100, 10, 0, 900.0), Second(100, 0, 0, 1900.0)]

@@ -7,15 +7,21 @@ from dbladder.result.diagnosis import Second
 from dbladder.result.seconds import beside_samples, diagnosis_seconds, second_rows
 
 
-def merged_second(sent: int, answered: int, failed: int, latencies_ms: list[float]) -> dict:
+def merged_second(sent: int, answered: int, failed: int, latencies_ms: list[float], lag_us: int = 0) -> dict:
     histogram = Histogram()
     for ms in latencies_ms:
         histogram.record(int(ms * 1000))
-    return {"sent": sent, "answered": answered, "failed": failed, "latency_from_due": histogram.to_dict()}
+    return {
+        "sent": sent,
+        "answered": answered,
+        "failed": failed,
+        "lag_max_us": lag_us,
+        "latency_from_due": histogram.to_dict(),
+    }
 
 
 def test_each_second_keeps_its_counts_and_percentiles_and_an_empty_one_has_none():
-    rows = second_rows([merged_second(10, 9, 1, [1.0] * 9 + [100.0]), merged_second(0, 3, 0, [])])
+    rows = second_rows([merged_second(10, 9, 1, [1.0] * 9 + [100.0], 2500), merged_second(0, 3, 0, [])])
     assert rows[0] | {"p50_ms": round(rows[0]["p50_ms"])} == {
         "t": 0,
         "sent": 10,
@@ -25,6 +31,7 @@ def test_each_second_keeps_its_counts_and_percentiles_and_an_empty_one_has_none(
         "p95_ms": rows[0]["p95_ms"],
         "p99_ms": rows[0]["p99_ms"],
         "max_ms": 100.0,
+        "lag_max_ms": 2.5,
     }
     assert 99 <= rows[0]["p95_ms"] <= 101
     assert rows[1] == {
@@ -36,6 +43,7 @@ def test_each_second_keeps_its_counts_and_percentiles_and_an_empty_one_has_none(
         "p95_ms": None,
         "p99_ms": None,
         "max_ms": None,
+        "lag_max_ms": 0.0,
     }
     assert diagnosis_seconds(rows)[1] == Second(0, 3, 0, None, None)
     assert diagnosis_seconds(rows)[0].max_ms == 100.0

@@ -138,9 +138,10 @@ class UsersGenerator(Executor):
             request = next_request()
             if send(render(request), on_result, (user, record, second, due, t, request[0], level_second)):
                 record.in_flight += 1
-                record.lag.record(int((t - due) * 1_000_000))
+                lag = int((t - due) * 1_000_000)
+                record.lag.record(lag)
                 if level_second is not None:
-                    level_second.sent += 1
+                    level_second.sent_late(lag)
             else:
                 record.outcomes[DROPPED] += 1
                 record.operations[request[0]].outcomes[DROPPED] += 1

@@ -96,9 +96,10 @@ class Generator(Executor):
             request = next_request()
             if send(render(request), on_result, (record, due, t, request[0], second)):
                 record.in_flight += 1
-                record.lag.record(int((t - due) * 1_000_000))
+                lag = int((t - due) * 1_000_000)
+                record.lag.record(lag)
                 if second is not None:
-                    second.sent += 1
+                    second.sent_late(lag)
             else:
                 record.outcomes[DROPPED] += 1
                 record.operations[request[0]].outcomes[DROPPED] += 1

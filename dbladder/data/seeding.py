@@ -6,13 +6,14 @@ prints; the CLI draws the bar.
 
 from __future__ import annotations
 
+import asyncio
 import hashlib
 import time
-from collections.abc import Callable, Iterable, Iterator
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 
 from ..engines import opened
-from ..engines.base import Engine, EngineInfo, EngineOptions, Row, Schema
+from ..engines.base import Engine, EngineInfo, EngineOptions, Row, Schema, Table
 from ..errors import DuplicateKey, InvalidConfig
 from ..urls import DatabaseURL
 from ..workloads.base import DataSpec, Workload, WorkloadError
@@ -52,8 +53,10 @@ class SeedReport:
 
 
 def _flatten(
-    table: str, chunks: Iterable[list[Row]], counter: list[int], progress: ProgressCallback | None
+    table: str, chunks: Iterator[list[Row]], counter: list[int], progress: ProgressCallback | None
 ) -> Iterator[Row]:
+    # `chunks` may be shared with other streams of the same table: each takes the next chunk
+    # when it has sent its last, so the streams split the table between them as they go.
     for chunk in chunks:
         for row in chunk:
             counter[0] += 1  # before the yield: the engine has been given this many rows
@@ -80,8 +83,13 @@ async def seed(
     for table, chunks in workload.generate(data):
         counter = [0]
         table_started = time.perf_counter()
+        shared = iter(chunks)
         try:
-            await engine.bulk_load(table, _flatten(table.name, chunks, counter, progress))
+            await _load_streams(
+                engine,
+                table,
+                [_flatten(table.name, shared, counter, progress) for _ in range(engine.load_streams)],
+            )
         except DuplicateKey as exc:
             raise WorkloadError(
                 f"{source}: the rows of table {table.name!r} repeat a key, which the engine refused "
@@ -97,6 +105,21 @@ async def seed(
         ) from None
     finished = time.perf_counter()
     return SeedReport(tuple(loads), finished - finish_started, finished - started)
+
+
+async def _load_streams(engine: Engine, table: Table, streams: list[Iterator[Row]]) -> None:
+    """One bulk load per stream, side by side on connections of their own."""
+    if len(streams) == 1:
+        await engine.bulk_load(table, streams[0])
+        return
+    try:
+        async with asyncio.TaskGroup() as group:
+            for stream in streams:
+                group.create_task(engine.bulk_load(table, stream))
+    except BaseExceptionGroup as failed:
+        # The first stream's error is the one to report (a repeated key, a lost server); the
+        # others were cancelled or failed the same way.
+        raise failed.exceptions[0] from None
 
 
 async def seed_database(

@@ -313,6 +313,9 @@ class Engine(Protocol):
     """A database behind a pool. One implementation per module in `dbladder.engines`."""
 
     name: ClassVar[str]
+    load_streams: ClassVar[int]
+    """How many `bulk_load` calls seeding runs side by side for one table, each on its own
+    connection and with its own share of the rows (1: the engine takes one writer at a time)."""
     url: DatabaseURL
     options: EngineOptions
 

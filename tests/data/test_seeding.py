@@ -84,3 +84,33 @@ def test_seed_database_tells_the_engine_then_each_tables_rows(tmp_path):
             return await row_counts(engine, workload.schema)
 
     assert asyncio.run(counts()) == loaded
+
+
+class Chunked(Unchecked):
+    """The same app, its rows in many small chunks: an engine loading with several streams
+    (`load_streams`) splits them between its connections."""
+
+    def __init__(self, rows, chunk):
+        super().__init__(rows)
+        self._chunk = chunk
+
+    def generate(self, data):
+        given, size = self._given, self._chunk
+        yield self.schema.tables[0], iter([given[i : i + size] for i in range(0, len(given), size)])
+
+
+def test_every_row_goes_in_once_whatever_the_engines_streams(any_url):
+    rows = [(i, f"t{i}") for i in range(1, 2_001)]
+    app = Chunked(rows, chunk=50)
+
+    async def scenario():
+        async with opened(any_url) as engine:
+            report = await seed(engine, app, DataSpec(1, {"t": len(rows)}))
+            async with engine.read() as session:
+                loaded = await session.fetch_all("SELECT id, tag FROM t ORDER BY id")
+            return report, loaded
+
+    # 40 chunks to share: on MariaDB's two streams each takes the next chunk as it is free.
+    report, loaded = asyncio.run(scenario())
+    assert [tuple(row) for row in loaded] == rows
+    assert report.rows == len(rows)

@@ -4,6 +4,7 @@ VACUUM ANALYZE after the load."""
 from __future__ import annotations
 
 from collections.abc import Iterable
+from typing import ClassVar
 
 import asyncpg
 
@@ -23,6 +24,10 @@ TYPES = {
 
 class PostgresLoading(PostgresCore):
     """`recreate_schema`, `bulk_load`, `finish_load` and `table_exists`."""
+
+    # One COPY per table: two side by side measured no faster at 1 M orders (6.8 and 7.7 s against
+    # 7.1 and 7.2 s), and one keeps the heap in id order.
+    load_streams: ClassVar[int] = 1
 
     async def recreate_schema(self, schema: Schema) -> None:
         schema.checked()

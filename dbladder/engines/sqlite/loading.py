@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import contextlib
 from collections.abc import Iterable, Iterator
+from typing import ClassVar
 
 import apsw
 
@@ -17,6 +18,9 @@ TYPES = {"int": "INTEGER", "bigint": "INTEGER", "double": "REAL", "bool": "INTEG
 
 class SQLiteLoading(SQLiteCore):
     """`recreate_schema`, `bulk_load`, `finish_load` and `table_exists`."""
+
+    # One writer at a time: a second stream would wait on the file lock.
+    load_streams: ClassVar[int] = 1
 
     async def recreate_schema(self, schema: Schema) -> None:
         schema.checked()

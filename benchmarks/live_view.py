@@ -19,8 +19,8 @@ import random
 import timeit
 
 from dbladder.dashboard import DashboardState
-from dbladder.load.fleet.parent import _merged_operations, _merged_seconds
-from dbladder.load.recorder import Recorder, live_view
+from dbladder.load.live import _merged_operations, _merged_seconds, live_view
+from dbladder.load.recorder import Recorder
 from dbladder.plans import Ladder
 
 OPERATIONS = ("product", "page", "order", "create")

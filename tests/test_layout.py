@@ -206,3 +206,16 @@ def test_no_two_modules_import_each_other() -> None:
         if other > one and one in imports.get(other, ())
     )
     assert both_ways == []
+
+
+MAX_LINES = 500
+"""No module of dbladder is longer (issue 21): around 400 is the house style's smell."""
+
+
+def test_no_module_is_over_the_line_limit() -> None:
+    long = {
+        str(path.relative_to(ROOT)): lines
+        for path in ROOT.rglob("*.py")
+        if (lines := len(path.read_text(encoding="utf-8").splitlines())) > MAX_LINES
+    }
+    assert long == {}

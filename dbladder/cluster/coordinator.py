@@ -42,7 +42,8 @@ from ..load.fleet import (
     merge_live,
     split_parts,
 )
-from ..load.recorder import LiveView, merge_levels
+from ..load.live import LiveView
+from ..load.recorder import merge_levels
 from ..plans import Level
 from . import clocks
 from .agent import DbAgent, LoadAgent, SchedulerUnreachable, describe

@@ -27,7 +27,6 @@ from __future__ import annotations
 
 import math
 from collections.abc import Iterable, Sequence
-from dataclasses import dataclass, field
 from typing import Any
 
 from ..histogram import Histogram
@@ -148,101 +147,6 @@ class LevelRecord:
     def failures(self) -> int:
         """Requests that failed, by any cause in FAILURES."""
         return sum(self.outcomes[cause] for cause in FAILURES)
-
-
-@dataclass(frozen=True)
-class LiveView:
-    """The current level so far, for live progress (one process's view)."""
-
-    level: int
-    rate: float
-    """The level's arrival rate over all processes, requests/s."""
-    elapsed: float
-    """Seconds into the measured part of the level (into the warm-up while warming up)."""
-    warming_up: bool
-    offered_rate: float
-    """Requests due per second so far (sent or dropped)."""
-    achieved_rate: float
-    """Successful answers so far, to requests due in the level, per second."""
-    p95_ms: float
-    """p95 latency from the due time of the successful answers so far, milliseconds."""
-    failures: int
-    measured_from: float = 0.0
-    """Run time at which the level's measured window starts (its seconds are counted from there)."""
-    p50_ms: float = 0.0
-    p99_ms: float = 0.0
-    """p50 and p99 as p95 above."""
-    seconds: tuple[dict[str, Any], ...] = ()
-    """The last whole seconds of the measured window (up to LIVE_SECONDS), each a `LevelSecond.to_dict()`
-    with its number as "t": the live dashboard's second-by-second points. Answers to a second's
-    requests may still arrive after it is sent; the level's final seconds replace these."""
-    operations: dict[str, dict[str, float]] = field(default_factory=dict)
-    """Per operation, the level's measured window so far: "requests" (with an outcome), "failures",
-    "p50_ms", "p95_ms", "p99_ms" (0 during the warm-up, which the level's figures leave out)."""
-    cpu: dict[str, float | None] = field(default_factory=dict)
-    """The machine's latest sample as the run adds it (the fleet does not sample): "time" (its end,
-    run time) and each role's CPU, % of one core."""
-
-    def to_dict(self) -> dict[str, Any]:
-        """The view as a dict of its fields, shallow: `dataclasses.asdict` would deep-copy the
-        seconds' histograms (6 ms for a busy level, twice a second, in the generator's process)."""
-        return {name: getattr(self, name) for name in self.__dataclass_fields__}
-
-
-LIVE_SECONDS = 2
-"""Whole seconds a live view carries: the fleet merges a view about once a second while the
-processes report every half second, so two keep any second from being missed between merges."""
-
-
-def live_view(recorder: Recorder, index: int, t: float) -> LiveView | None:
-    """Level `index` of a recorder so far, at run time t; None outside the levels."""
-    if not 0 <= index < len(recorder.levels):
-        return None
-    record = recorder.levels[index]
-    level = record.level
-    warming_up = t < level.measured_from
-    if warming_up:
-        record = recorder.warmups[index]
-    elapsed = max(t - (level.start if warming_up else level.measured_from), 1e-9)
-    tried = record.lag.count + record.outcomes[DROPPED]  # sent or dropped
-    p50, p95, p99 = record.from_due.percentiles([50, 95, 99])
-    measured = recorder.levels[index]
-    # The second that ended a quarter second ago or earlier: most of its answers are in by then.
-    last = -1 if warming_up else min(int(elapsed - 0.25), len(measured.seconds)) - 1
-    seconds = tuple(
-        {"t": number} | measured.seconds[number].to_dict()
-        for number in range(max(last - LIVE_SECONDS + 1, 0), last + 1)
-    )
-    return LiveView(
-        level=level.index,
-        rate=level.rate,
-        elapsed=elapsed,
-        warming_up=warming_up,
-        offered_rate=tried / elapsed,
-        achieved_rate=record.from_due.count / elapsed,
-        p95_ms=p95 / 1000,
-        failures=record.failures,
-        measured_from=level.measured_from,
-        p50_ms=p50 / 1000,
-        p99_ms=p99 / 1000,
-        seconds=seconds,
-        operations={
-            name: _operation_so_far(operation)
-            for name, operation in zip(recorder.operations, measured.operations, strict=True)
-        },
-    )
-
-
-def _operation_so_far(operation: OperationRecord) -> dict[str, float]:
-    """One operation's figures of a level so far, for a live view."""
-    p50, p95, p99 = operation.from_due.percentiles([50, 95, 99])
-    return {
-        "requests": sum(operation.outcomes.values()),
-        "failures": sum(operation.outcomes[cause] for cause in FAILURES),
-        "p50_ms": p50 / 1000,
-        "p95_ms": p95 / 1000,
-        "p99_ms": p99 / 1000,
-    }
 
 
 class Recorder:

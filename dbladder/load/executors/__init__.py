@@ -15,8 +15,9 @@ import time
 from collections.abc import Iterator
 
 from ..clock import Clock
+from ..live import LiveView, live_view
 from ..mix import Request
-from ..recorder import LiveView, Recorder, live_view
+from ..recorder import Recorder
 from ..targets import RequestTarget
 
 

@@ -9,8 +9,9 @@ them, sends them levels and merges what they report.
 
 from __future__ import annotations
 
+from ..live import merge_live
 from .child import REPORT_INTERVAL, run_process
-from .parent import MERGES, Fleet, GeneratorFailed, LevelDone, merge_live, run_processes
+from .parent import MERGES, Fleet, GeneratorFailed, LevelDone, run_processes
 from .parts import BadPartRange, PartRange, check_ranges, split_parts
 from .spec import ProcessSpec, fleet_specs, spread
 from .start_line import READY_TIMEOUT, StartLine

@@ -36,7 +36,8 @@ from typing import Any
 from ...errors import DbladderError
 from ...plans import Level
 from ..acknowledged import AcknowledgedWrites
-from ..recorder import LiveView, merge_levels, merge_seconds, merge_snapshots, merge_users_snapshots
+from ..live import LiveView, merge_live
+from ..recorder import merge_levels, merge_snapshots, merge_users_snapshots
 from .child import child_main
 from .spec import ProcessSpec
 from .start_line import READY_TIMEOUT, StartLine
@@ -282,49 +283,6 @@ class Fleet:
     struck: dict[str, Any] | None = None
     """The level a lost part of the run struck (a cluster's load agent: dbladder.cluster); on one
     machine a failed process is the run's failure and no level is marked."""
-
-
-def merge_live(live: list[dict[str, Any]]) -> LiveView:
-    """One live view from the processes' (or the machines') latest, as LiveView's fields: those
-    of the level furthest on."""
-    views = [view for view in live if view["level"] == max(v["level"] for v in live)]
-    # Percentiles are the largest of any one process: merged ones would need the level's
-    # histograms; a live second carries its own, so its figures are merged exactly.
-    return LiveView(
-        level=views[0]["level"],
-        rate=views[0]["rate"],
-        elapsed=max(view["elapsed"] for view in views),
-        warming_up=any(view["warming_up"] for view in views),
-        offered_rate=sum(view["offered_rate"] for view in views),
-        achieved_rate=sum(view["achieved_rate"] for view in views),
-        p95_ms=max(view["p95_ms"] for view in views),
-        failures=sum(view["failures"] for view in views),
-        measured_from=views[0].get("measured_from", 0.0),
-        p50_ms=max(view.get("p50_ms", 0.0) for view in views),
-        p99_ms=max(view.get("p99_ms", 0.0) for view in views),
-        seconds=_merged_seconds([view.get("seconds", ()) for view in views]),
-        operations=_merged_operations([view.get("operations", {}) for view in views]),
-    )
-
-
-def _merged_seconds(parts: list[Any]) -> tuple[dict[str, Any], ...]:
-    """The live seconds every process has sent, merged second by second (`merge_seconds`)."""
-    common = set.intersection(*({second["t"] for second in part} for part in parts)) if parts else set()
-    numbers = sorted(common)
-    by_number = [{second["t"]: second for second in part} for part in parts]
-    merged = merge_seconds([[seconds[number] for number in numbers] for seconds in by_number])
-    return tuple({"t": number} | second for number, second in zip(numbers, merged, strict=True))
-
-
-def _merged_operations(parts: list[dict[str, dict[str, float]]]) -> dict[str, dict[str, float]]:
-    """Per operation: counts summed, percentiles the largest of any one process."""
-    merged: dict[str, dict[str, float]] = {}
-    for part in parts:
-        for name, figures in part.items():
-            into = merged.setdefault(name, dict.fromkeys(figures, 0))
-            for key, value in figures.items():
-                into[key] = into[key] + value if key in ("requests", "failures") else max(into[key], value)
-    return merged
 
 
 def _exit_words(code: int) -> str:

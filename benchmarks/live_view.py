@@ -19,7 +19,7 @@ import random
 import timeit
 
 from dbladder.dashboard import DashboardState
-from dbladder.load.live import _merged_operations, _merged_seconds, live_view
+from dbladder.load.live_view import _merged_operations, _merged_seconds, live_view
 from dbladder.load.recorder import Recorder
 from dbladder.plans import Ladder
 

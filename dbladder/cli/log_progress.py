@@ -12,7 +12,7 @@ from typing import Any
 
 from rich.console import Console
 
-from ..load.live import LiveView
+from ..load.live_view import LiveView
 from ..report import terminal
 
 DEFAULT_INTERVAL = 5.0

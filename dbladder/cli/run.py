@@ -13,7 +13,7 @@ from rich.status import Status
 
 from ..cluster import require_dask
 from ..engines.base import DEFAULT_POOL_SIZE
-from ..load.live import LiveView
+from ..load.live_view import LiveView
 from ..plans.search import Search
 from ..report import terminal
 from ..report.integrity import integrity_lines

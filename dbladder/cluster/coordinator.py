@@ -42,7 +42,7 @@ from ..load.fleet import (
     merge_live,
     split_parts,
 )
-from ..load.live import LiveView
+from ..load.live_view import LiveView
 from ..load.recorder import merge_levels
 from ..plans import Level
 from . import clocks

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from ..load.live import LiveView
+from ..load.live_view import LiveView
 from .state import DashboardState
 
 

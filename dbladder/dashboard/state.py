@@ -1,7 +1,7 @@
 """What the dashboard shows, as plain JSON data: one more reader of the run's one-way flow.
 
 The run already tells its caller everything the page needs (`run/progress.py`): about once a
-second the merged live view of the level in progress (`load/live.py`, `LiveView`: its rates,
+second the merged live view of the level in progress (`load/live_view.py`, `LiveView`: its rates,
 percentiles so far, its last whole seconds and its operations so far), and each finished level's
 row (`result/levels.py`, with its final seconds, `result/seconds.py`, and the machine's CPU per
 role). `DashboardState` folds those events into one document and counts its versions; the
@@ -25,7 +25,7 @@ import time
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from ..load.live import LiveView
+from ..load.live_view import LiveView
 from ..report.result_table import comparison_table
 from ..report.runs import rounds_of
 from ..report.verdicts import round_verdict

@@ -8,7 +8,7 @@ from collections.abc import Iterable, Iterator
 from typing import Any
 
 from ..load.fleet import Fleet, GeneratorFailed, LevelDone
-from ..load.live import LiveView
+from ..load.live_view import LiveView
 from ..plans import Outcome, Stop
 from .config import RunConfig
 from .document import Run, outcome_of

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Any, Protocol
 
-from ..load.live import LiveView
+from ..load.live_view import LiveView
 
 
 class Progress(Protocol):

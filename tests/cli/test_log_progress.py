@@ -11,7 +11,7 @@ from cli_support import COMMAND
 from known_servers import known_server
 
 from dbladder.cli.log_progress import progress_line
-from dbladder.load.live import LiveView
+from dbladder.load.live_view import LiveView
 
 
 def test_a_progress_line_says_the_level_its_time_the_rates_p95_and_failures():

@@ -6,7 +6,7 @@ from __future__ import annotations
 from typing import Any
 
 from dbladder.histogram import Histogram
-from dbladder.load.live import LiveView
+from dbladder.load.live_view import LiveView
 
 OPERATIONS = ("read", "write")
 

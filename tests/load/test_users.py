@@ -14,7 +14,7 @@ from dbladder.errors import InvalidConfig
 from dbladder.histogram import Histogram
 from dbladder.load.clock import MonotonicClock
 from dbladder.load.executors.closed import UsersGenerator
-from dbladder.load.live import LiveView
+from dbladder.load.live_view import LiveView
 from dbladder.load.mix import requests
 from dbladder.load.recorder import merge_levels, merge_per_second
 from dbladder.load.targets.http import HttpTarget

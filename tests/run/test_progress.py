@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from dbladder.load.live import LiveView
+from dbladder.load.live_view import LiveView
 from dbladder.run.progress import Progress, QuietProgress
 
 

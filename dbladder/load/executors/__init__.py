@@ -15,7 +15,7 @@ import time
 from collections.abc import Iterator
 
 from ..clock import Clock
-from ..live import LiveView, live_view
+from ..live_view import LiveView, live_view
 from ..mix import Request
 from ..recorder import Recorder
 from ..targets import RequestTarget

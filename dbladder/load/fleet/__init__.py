@@ -9,7 +9,7 @@ them, sends them levels and merges what they report.
 
 from __future__ import annotations
 
-from ..live import merge_live
+from ..live_view import merge_live
 from .child import REPORT_INTERVAL, run_process
 from .parent import MERGES, Fleet, GeneratorFailed, LevelDone, run_processes
 from .parts import BadPartRange, PartRange, check_ranges, split_parts

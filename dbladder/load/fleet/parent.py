@@ -36,7 +36,7 @@ from typing import Any
 from ...errors import DbladderError
 from ...plans import Level
 from ..acknowledged import AcknowledgedWrites
-from ..live import LiveView, merge_live
+from ..live_view import LiveView, merge_live
 from ..recorder import merge_levels, merge_snapshots, merge_users_snapshots
 from .child import child_main
 from .spec import ProcessSpec

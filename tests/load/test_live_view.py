@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 
 from dbladder.histogram import Histogram
-from dbladder.load.live import LIVE_SECONDS, LiveView, live_view, merge_live
+from dbladder.load.live_view import LIVE_SECONDS, LiveView, live_view, merge_live
 from dbladder.load.recorder import Recorder
 from dbladder.plans import Level
 

@@ -1,9 +1,11 @@
 """Fixtures that give each test its own real database.
 
 SQLite tests get a file in a temporary folder. PostgreSQL and MariaDB tests get a database with a
-unique name on the local server, created before the test and dropped after it. Where a server is
-not running, those tests skip with the reason; under CI (DBLADDER_REQUIRE_SERVERS=1, set by
-.ci/run) a missing server fails them instead, so CI can never pass by skipping.
+unique name on the local server, created before the test and dropped after it (a PostgreSQL one is
+emptied instead and handed to the next test, when it is then as new: tests/postgres_pool.py).
+Where a server is not running, those tests skip with the reason; under CI
+(DBLADDER_REQUIRE_SERVERS=1, set by .ci/run) a missing server fails them instead, so CI can never
+pass by skipping.
 
 The servers can be pointed elsewhere with DBLADDER_TEST_POSTGRES_URL and DBLADDER_TEST_MARIADB_URL
 (the database part of the URL is replaced by the unique name).
@@ -17,7 +19,8 @@ import secrets
 from collections.abc import Iterator
 
 import pytest
-from database_support import MARIADB_URL, POSTGRES_URL, mariadb_admin, postgres_admin, unique_name
+from database_support import MARIADB_URL, POSTGRES_URL, mariadb_admin, unique_name
+from postgres_pool import PostgresDatabases
 
 from dbladder.urls import parse_url
 
@@ -40,18 +43,27 @@ def sqlite_url(tmp_path) -> str:
     return f"sqlite:///{tmp_path}/shop.db"
 
 
-@pytest.fixture
-def postgres_url() -> Iterator[str]:
-    admin = parse_url(POSTGRES_URL)
-    name = unique_name()
+@pytest.fixture(scope="session")
+def postgres_databases() -> Iterator[PostgresDatabases]:
+    databases = PostgresDatabases(parse_url(POSTGRES_URL))
     try:
-        asyncio.run(postgres_admin(admin, f'CREATE DATABASE "{name}"'))
+        yield databases
+    finally:
+        databases.close()
+
+
+@pytest.fixture
+def postgres_url(postgres_databases) -> Iterator[str]:
+    """An empty database of its own; emptied after the test for the next one (tests/postgres_pool.py)."""
+    admin = postgres_databases.admin
+    try:
+        name = postgres_databases.take()
     except Exception as exc:
         _unavailable(f"PostgreSQL at {admin.redacted}", exc)
     try:
         yield admin.with_database(name).raw
     finally:
-        asyncio.run(postgres_admin(admin, f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)'))
+        postgres_databases.give_back(name)
 
 
 @pytest.fixture

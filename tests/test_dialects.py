@@ -10,11 +10,10 @@ dialect (`dbladder.engines.dialect_of`) or the URL's kind (`DatabaseURL.kind`).
 from __future__ import annotations
 
 import ast
-from pathlib import Path
+from collections.abc import Iterable
 
-import dbladder
+from source_support import ROOT, module_paths, nodes_of
 
-ROOT = Path(dbladder.__file__).parent
 ENGINE_NAMES = {"sqlite", "postgresql", "postgres", "mariadb", "mysql"}
 EXEMPT = ("engines/", "servers/", "urls.py")
 """Where engine names may be compared: the engines themselves, the servers dbladder runs, the URL."""
@@ -47,16 +46,20 @@ def _asks_for_an_engine(node: ast.AST) -> bool:
 
 def findings(source: str) -> list[int]:
     """The line of every comparison with, key of or lookup by an engine name in `source`."""
-    return sorted(node.lineno for node in ast.walk(ast.parse(source)) if _asks_for_an_engine(node))
+    return findings_among(ast.walk(ast.parse(source)))
+
+
+def findings_among(nodes: Iterable[ast.AST]) -> list[int]:
+    return sorted(node.lineno for node in nodes if _asks_for_an_engine(node))
 
 
 def every_finding() -> dict[str, list[int]]:
     found = {}
-    for path in sorted(ROOT.rglob("*.py")):
+    for path in module_paths():
         relative = path.relative_to(ROOT).as_posix()
         if relative.startswith(EXEMPT):
             continue
-        lines = findings(path.read_text(encoding="utf-8"))
+        lines = findings_among(nodes_of(path))
         if lines:
             found[relative] = lines
     return found

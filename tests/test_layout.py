@@ -10,12 +10,11 @@ the list only ever shrinks.
 from __future__ import annotations
 
 import ast
+import functools
 import re
 from pathlib import Path
 
-import dbladder
-
-ROOT = Path(dbladder.__file__).parent
+from source_support import ROOT, module_paths, nodes_of
 
 LEAVES = {"dbladder", "errors", "types", "urls", "histogram", "plans", "outcomes", "formats"}
 """Shared leaves any package may import: the package root (its version), errors, the shared type
@@ -103,12 +102,13 @@ def is_module(name: str) -> bool:
     return (ROOT / relative).with_suffix(".py").exists() or (ROOT / relative / "__init__.py").exists()
 
 
-def imports_of(path: Path) -> set[str]:
+@functools.cache  # five tests ask for every module's imports
+def imports_of(path: Path) -> frozenset[str]:
     """The dbladder modules `path` imports (`from p import m` counts as p.m when m is a module)."""
     name = module_name(path)
     package = name if path.name == "__init__.py" else name.rpartition(".")[0]
     found = set()
-    for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+    for node in nodes_of(path):
         if isinstance(node, ast.Import):
             found |= {alias.name for alias in node.names if alias.name.split(".")[0] == "dbladder"}
         elif isinstance(node, ast.ImportFrom):
@@ -121,7 +121,7 @@ def imports_of(path: Path) -> set[str]:
                 continue
             for alias in node.names:
                 found.add(f"{target}.{alias.name}" if is_module(f"{target}.{alias.name}") else target)
-    return found
+    return frozenset(found)
 
 
 def package_of(module: str) -> str:
@@ -133,7 +133,7 @@ def package_of(module: str) -> str:
 def cross_imports() -> set[tuple[str, str]]:
     """Every (importing module, imported module) pair whose packages differ."""
     pairs = set()
-    for path in sorted(ROOT.rglob("*.py")):
+    for path in module_paths():
         source = module_name(path)
         for target in imports_of(path):
             if package_of(source) != package_of(target):
@@ -142,7 +142,7 @@ def cross_imports() -> set[tuple[str, str]]:
 
 
 def test_every_package_is_on_the_map() -> None:
-    packages = {package_of(module_name(path)) for path in ROOT.rglob("*.py")}
+    packages = {package_of(module_name(path)) for path in module_paths()}
     assert packages - set(ALLOWED) == set(), "a new package needs its line in ALLOWED and in docs/design.md"
 
 
@@ -176,7 +176,7 @@ def test_nothing_outside_a_workload_imports_it() -> None:
     packages = {f"dbladder.workloads.{p.name}" for p in workloads.iterdir() if (p / "__init__.py").exists()}
     wrong = sorted(
         f"{source} imports {target}"
-        for path in ROOT.rglob("*.py")
+        for path in module_paths()
         for source in [module_name(path)]
         for target in imports_of(path)
         for package in packages
@@ -190,7 +190,7 @@ def test_the_design_notes_map_every_package() -> None:
     # docs/design.md's package table is the map a newcomer reads: one row per package or leaf.
     text = (ROOT.parent / "docs" / "design.md").read_text(encoding="utf-8")
     rows = {match.group(1) for match in re.finditer(r"^\| `([a-z_]+)(?:/|\.py)` \|", text, re.M)}
-    packages = {package_of(module_name(path)) for path in ROOT.rglob("*.py")} - {"dbladder"}
+    packages = {package_of(module_name(path)) for path in module_paths()} - {"dbladder"}
     assert packages - rows == set(), "packages missing from the map in docs/design.md"
     assert rows - packages == set(), "the map in docs/design.md names packages that do not exist"
 
@@ -198,7 +198,7 @@ def test_the_design_notes_map_every_package() -> None:
 def test_no_two_modules_import_each_other() -> None:
     # A pair that imports each other (even inside a function) is one module in two files: the shared
     # piece belongs on one side or in a third module (bench/statements.py for the bench rounds).
-    imports = {module_name(path): imports_of(path) for path in ROOT.rglob("*.py")}
+    imports = {module_name(path): imports_of(path) for path in module_paths()}
     both_ways = sorted(
         f"{one} <-> {other}"
         for one in imports

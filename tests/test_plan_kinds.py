@@ -13,11 +13,10 @@ from __future__ import annotations
 
 import ast
 import functools
-from pathlib import Path
+from collections.abc import Iterable
 
-import dbladder
+from source_support import ROOT, module_paths, nodes_of, source_of
 
-ROOT = Path(dbladder.__file__).parent
 PLAN_NAMES = {"ladder", "search", "users"}
 """The plans' kinds (`Plan.kind`), as a result's config block keys them."""
 PLAN_CLASSES = {"Ladder", "UserPlan", "Search", "PlanView", "SearchView", "UsersView"}
@@ -63,20 +62,24 @@ def _asks_for_a_kind(node: ast.AST) -> bool:
 
 def findings(source: str) -> list[int]:
     """The line of every question about a plan's kind in `source`."""
-    return sorted({node.lineno for node in ast.walk(ast.parse(source)) if _asks_for_a_kind(node)})
+    return findings_among(ast.walk(ast.parse(source)))
+
+
+def findings_among(nodes: Iterable[ast.AST]) -> list[int]:
+    return sorted({node.lineno for node in nodes if _asks_for_a_kind(node)})
 
 
 @functools.cache  # both tests read the same tree: parse it once
 def every_finding() -> frozenset[tuple[str, str]]:
     """(module, the line's code) of every question about a plan's kind outside the plans."""
     found = set()
-    for path in sorted(ROOT.rglob("*.py")):
+    for path in module_paths():
         relative = path.relative_to(ROOT).as_posix()
         if not relative.startswith(EXEMPT):
-            source = path.read_text(encoding="utf-8")
-            lines = source.splitlines()
+            lines = source_of(path).splitlines()
             # The line's code without its comment: the allowed entries name it.
-            found |= {(relative, lines[line - 1].split("  #")[0].strip()) for line in findings(source)}
+            lines_found = findings_among(nodes_of(path))
+            found |= {(relative, lines[line - 1].split("  #")[0].strip()) for line in lines_found}
     return frozenset(found)
 
 

@@ -1,6 +1,6 @@
 """dbladder's own modules, read and parsed once a session for the tests that check the package's
-shape (tests/test_layout.py, test_dialects.py, test_plan_kinds.py). Parsing every module takes
-about 0.4 s of CPU on a quiet machine and walking the trees 0.1 s; seven tests used to pay both."""
+shape (tests/test_layout.py, test_dialects.py, test_plan_kinds.py, test_types.py). Parsing all of
+them takes 0.4-0.8 s of CPU and walking the trees 0.2 s; eight tests used to pay both."""
 
 from __future__ import annotations
 
@@ -25,6 +25,12 @@ def source_of(path: Path) -> str:
 
 
 @functools.cache
+def tree_of(path: Path) -> ast.Module:
+    """The module's tree (shared between tests: read it, never change it)."""
+    return ast.parse(source_of(path))
+
+
+@functools.cache
 def nodes_of(path: Path) -> tuple[ast.AST, ...]:
-    """Every node of the module's tree, as `ast.walk` gives them (shared between tests: read only)."""
-    return tuple(ast.walk(ast.parse(source_of(path))))
+    """Every node of the module's tree, as `ast.walk` gives them."""
+    return tuple(ast.walk(tree_of(path)))

@@ -16,17 +16,21 @@ from dbladder.roles import MemoryCgroup, RoleLimits, memory_problem, place_tree
 from dbladder.roles.confine import threads_of
 
 CPU = max(os.sched_getaffinity(0))
-# Three threads and a child (with a thread of its own), all started before the placement.
+# Three threads and a child (with a thread of its own), all started before the placement (the
+# child says when its thread is running: on a busy machine it once was not, yet).
 BUSY = """
 import os, threading, time
 def wait():
     time.sleep(30)
 for _ in range(3):
     threading.Thread(target=wait, daemon=True).start()
+started, child_ready = os.pipe()
 if os.fork() == 0:
     threading.Thread(target=wait, daemon=True).start()
+    os.write(child_ready, b"x")
     time.sleep(30)
     os._exit(0)
+os.read(started, 1)  # the child's thread too is running before the placement
 print("ready", flush=True)
 time.sleep(30)
 """

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import dataclasses
 import time
-from collections.abc import Iterable, Iterator
+from collections.abc import Callable, Iterable, Iterator
 from typing import Any
 
 from ..load.fleet import Fleet, GeneratorFailed, LevelDone
@@ -15,6 +15,11 @@ from .document import Run, outcome_of
 from .interrupts import Interrupted
 from .observer import RunObserver
 from .progress import Progress
+
+
+class DatabaseLost(Exception):
+    """The managed database was lost during a level (killed for memory, its process gone): the
+    level is marked, and the run stops with the levels finished before it."""
 
 
 def _rows(
@@ -44,6 +49,7 @@ def run_plan(
     progress: Progress,
     interrupted: Interrupted,
     fault_levels: set[int],
+    database_lost: Callable[[], str | None] | None = None,
 ) -> tuple[str, Stop | None]:
     """Run level after level as the plan asks, each a level of the result; why the run stopped,
     and the plan's own reason when it was the plan that stopped it. GeneratorFailed when the
@@ -53,6 +59,9 @@ def run_plan(
     failure: both are excused, so a ladder goes on. After each level the fleet rests the plan's
     `settle` seconds (a search's: so that a failed probe's backlog, the service still working
     through requests that timed out, does not count against the next one).
+
+    `database_lost` says, after each level, whether the managed database was lost meanwhile (one
+    line, or None): DatabaseLost then, with that level flagged.
     """
     plan = config.plan
     shown: list[Outcome] = []
@@ -67,6 +76,12 @@ def run_plan(
             raise GeneratorFailed(
                 fleet.failure() or f"the generator stopped before level {level.index + 1} finished"
             )
+        if database_lost is not None and (words := database_lost()) is not None:
+            words = f"level {level.index + 1}: {words}"
+            with run.editing() as document:
+                struck = document["levels"][-1]
+                struck["flags"] = [*struck.get("flags", []), words]
+            raise DatabaseLost(words)
         time.sleep(plan.settle)
     fleet.end_schedule()
     stop = plan.stop(shown, time.monotonic() - started)

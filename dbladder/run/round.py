@@ -34,7 +34,14 @@ from ..observe import syscalls_unavailable
 from ..report.bundle import write_bundle
 from ..result.seconds import beside_samples
 from ..roles import drop_page_cache
-from ..servers import ManagedServer, is_managed_spec, managed_server_for, server_for_url
+from ..servers import (
+    ManagedServer,
+    ServerLost,
+    ServerWatch,
+    is_managed_spec,
+    managed_server_for,
+    server_for_url,
+)
 from ..workloads.registry import load_workload
 from .app_target import APP_LOG, app_probe, app_section, run_app_setup, watch_app
 from .config import RunConfig
@@ -51,7 +58,7 @@ from .faults import (
 from .integrity import integrity_section, take_baseline
 from .integrity import summary as integrity_summary
 from .interrupts import noting_interrupts
-from .levels import run_plan
+from .levels import DatabaseLost, run_plan
 from .load_target import load_target
 from .observer import RunObserver, check_idle, idle_check_seconds
 from .placement import RoleGroups, role_groups
@@ -197,7 +204,10 @@ def _run_ladder(
     run.update(**config.plan.headline([]))
     status, stop = "complete", None
     failure: GeneratorFailed | None = None
+    lost: DatabaseLost | None = None
     faults = parse_faults(config.faults)
+    # A fault may stop the server on purpose: then only a kill for memory is a loss.
+    watch = ServerWatch(server, process_may_go=bool(faults)) if server is not None else None
     fault_levels = {fault.level - 1 for fault in faults}
     counts = cluster_counts(config, cluster) if cluster is not None else None
     processes = sum(counts.values()) if counts else generator_processes(config)
@@ -260,8 +270,18 @@ def _run_ladder(
             try:
                 with injector, watch_app(target, fleet) as app_watch:
                     stopped_because, stop = run_plan(
-                        config, fleet, run, observer, progress, interrupted, fault_levels
+                        config,
+                        fleet,
+                        run,
+                        observer,
+                        progress,
+                        interrupted,
+                        fault_levels,
+                        watch.lost if watch is not None else None,
                     )
+            except DatabaseLost as exc:  # keep the levels before it; the struck one is flagged
+                lost = exc
+                fleet.stop()
             except GeneratorFailed as exc:  # a generator process died: keep what finished before it
                 failure = exc
                 fleet.stop()
@@ -280,6 +300,9 @@ def _run_ladder(
                 run_flags, timeseries = observer.stop()
         if interrupted:  # also when the KeyboardInterrupt itself was lost (run/interrupts.py)
             status, stopped_because = "interrupted", "interrupted by the user (Ctrl-C)"
+        elif lost is not None:
+            status, stopped_because = "database lost", str(lost)
+            progress.message(stopped_because)
         elif app_watch is not None and app_watch.exited:  # the fleet stopped because the app did
             failure, status = None, "app exited"
             stopped_because = f"level {len(run.result.levels) + 1}: {app_watch.words}"
@@ -308,7 +331,7 @@ def _run_ladder(
     if target.transport is not None:
         run.update(transport=target.transport)
     # After the service has stopped: no request still in its hands can change the data meanwhile.
-    if check:
+    if check and lost is None:  # a lost server has no data left to check
         progress.message(f"checking the {fleet.acknowledged.count:,} acknowledged writes and the invariants")
         with run.editing() as document:  # a check that cannot read the database flags the run
             section = integrity_section(
@@ -321,6 +344,8 @@ def _run_ladder(
     write_bundle(result, config.out_dir, beside_samples(timeseries, result["levels"]))
     if failure is not None and status == "generator failed":
         raise GeneratorFailed(f"{failure}; the levels finished before it are in {run.path}")
+    if status == "database lost":
+        raise ServerLost(f"{stopped_because}; the levels finished before it are in {run.path}")
     if status == "app exited":
         raise AppExited(f"{stopped_because}; the levels finished before it are in {run.path}")
     return result

@@ -14,6 +14,7 @@ from .errors import (
     NotManaged,
     ServerBinariesMissing,
     ServerKilledForMemory,
+    ServerLost,
     ServerStartFailed,
     ServerStopFailed,
     ServerUserMissing,
@@ -35,6 +36,7 @@ from .resolve import (
     server_for_url,
     server_states,
 )
+from .watch import ServerWatch
 
 __all__ = [
     "KINDS",
@@ -43,10 +45,12 @@ __all__ = [
     "NotManaged",
     "ServerBinariesMissing",
     "ServerKilledForMemory",
+    "ServerLost",
     "ServerStartFailed",
     "ServerState",
     "ServerStopFailed",
     "ServerUserMissing",
+    "ServerWatch",
     "UnknownServer",
     "fault_permission",
     "find_server",

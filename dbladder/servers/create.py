@@ -22,7 +22,7 @@ import psutil
 
 from ..roles import RoleLimits, format_size, remove_leftovers
 from . import registry
-from .errors import NotManaged, ServerKilledForMemory, ServerStartFailed
+from .errors import NotManaged, ServerKilledForMemory, ServerLost, ServerStartFailed
 from .kind import Layout, OsUser, ServerKind
 from .managed import PORT_TAKEN, START_TIMEOUT, ManagedServer, kind_for, run_sync
 
@@ -209,6 +209,8 @@ def managed_server(
         server.temporary = True
         server.save()
         yield server
+    except ServerLost:  # the run has told it already, with its level and where the rest is
+        raise
     except Exception as exc:
         # Whatever the block met (a driver's "server has gone away" mid-seed), the kill for memory
         # is the cause to tell, while the group that counted it is still there.

@@ -21,6 +21,11 @@ class ServerKilledForMemory(DbladderError):
     """The kernel killed a managed server's process for passing the server's memory cap."""
 
 
+class ServerLost(DbladderError):
+    """A managed server was lost during a run's load (killed for memory, its process gone); the
+    message says how, at which level, and where the levels finished before it are."""
+
+
 class ServerStopFailed(DbladderError):
     """The server did not stop in time after it was asked to."""
 

@@ -21,6 +21,8 @@ INTERNAL: dict[str, str] = {
     "service turns it into that answer, it never leaves the service",
     "dbladder.observe.breakdown.NoTiming": "a /stats answer without request-time histograms; the run "
     "leaves the level's breakdown out and goes on",
+    "dbladder.run.levels.DatabaseLost": "the managed database lost during a level; the round catches "
+    "it, keeps the levels and raises ServerLost",
 }
 """Exception classes that are not DbladderErrors, each with why no user ever meets it."""
 

@@ -32,7 +32,7 @@ from ..observe.host import host_delta, read_host
 from ..plans import Level
 from . import clocks
 from .security import check_cleartext, security
-from .settings import DASK_SETTINGS, machine, versions
+from .settings import DASK_SETTINGS, agent_versions, machine
 
 SCHEDULER_WAIT = 5.0
 """Seconds an agent waits for its scheduler to answer before it gives up."""
@@ -55,7 +55,7 @@ def describe() -> dict[str, Any]:
     return {
         "role": _AGENT.get("role"),
         "name": _AGENT.get("name"),
-        "versions": versions(),
+        "versions": agent_versions(),
         "machine": machine(),
     }
 

@@ -22,7 +22,7 @@ import dataclasses
 import math
 import time
 import uuid
-from collections.abc import Iterator
+from collections.abc import Callable, Collection, Iterator
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -60,6 +60,11 @@ reported it: an agent reports a level within half a second of its last outcome, 
 not by then is stopped or hung."""
 CALL_TIMEOUT = 15.0
 """Seconds a short call to an agent (a start, a level, a stop) may take."""
+PING_TIMEOUT = 3.0
+"""Seconds a clock ping may take during the run (a round trip is a few ms): a stopped agent holds
+the coordinator's loop this long at most."""
+CLOCK_LEAD = 1.0
+"""Seconds before a level's start at which the coordinator measures the clocks for it."""
 
 
 class AgentRefused(DbladderError):
@@ -96,6 +101,11 @@ class Cluster:
         self.lost: dict[str, str] = {}
         """Agents of other roles than load that stopped answering, by name: why (their figures
         are not measured from then on)."""
+        self.clock_history: list[tuple[float, dict[str, clocks.ClockOffset]]] = []
+        """Every measurement of the agents' clock offsets: when (this process's
+        time.perf_counter()) and each agent's offset; the first is the run start's (`offsets`)."""
+        self.notify: Callable[[str], None] = lambda line: None
+        """Where a line goes when an agent other than a load agent is lost (the run's progress)."""
         self._futures: list[Any] = []  # an actor lives while its future is held
 
     def __enter__(self) -> Cluster:
@@ -128,6 +138,7 @@ class Cluster:
             for agent in self.agents:
                 if agent.name in self.actors:
                     self.offsets[agent.name] = self.measure(agent)
+            self.clock_history.append((time.perf_counter(), dict(self.offsets)))
             for agent in self.of_role("db"):
                 if agent.name in self.actors:
                     self.actors[agent.name].start().result(timeout=CALL_TIMEOUT)
@@ -162,33 +173,85 @@ class Cluster:
         self._futures.append(future)
         return future.result(timeout=CALL_TIMEOUT)
 
-    def measure(self, agent: Agent) -> clocks.ClockOffset:
+    def measure(self, agent: Agent, timeout: float = CALL_TIMEOUT) -> clocks.ClockOffset:
         """The agent's clock offset from this process's, by the fastest of a few dozen pings."""
         actor = self.actors[agent.name]
-        return clocks.measure(lambda: actor.clock().result(timeout=CALL_TIMEOUT))
+        return clocks.measure(lambda: actor.clock().result(timeout=timeout))
+
+    def measure_clocks(self, skip: Collection[str] = ()) -> dict[str, clocks.ClockOffset]:
+        """Every agent's clock offset now (before a level), kept in `clock_history`. An agent that
+        does not answer is left out: a db or app agent is then lost; a load agent, not in `skip`
+        (those already lost), is the fleet's to strike the level for (its poll finds it gone)."""
+        found = {}
+        for agent in self.agents:
+            if agent.name not in self.actors or agent.name in self.lost or agent.name in skip:
+                continue
+            try:
+                found[agent.name] = self.measure(agent, timeout=PING_TIMEOUT)
+            except Exception as exc:
+                if agent.role != "load":
+                    self.lose(agent, _cause(exc))
+        self.clock_history.append((time.perf_counter(), found))
+        return found
+
+    def clocks_at(self, moment: float) -> dict[str, clocks.ClockOffset]:
+        """The offsets measured last at or before `moment` (this process's time.perf_counter()),
+        the run start's for an agent not measured then."""
+        chosen = dict(self.offsets)
+        for measured_at, found in self.clock_history:
+            if measured_at <= moment:
+                chosen.update(found)
+        return chosen
+
+    def level_clocks(self, level_start: float, window_start: float) -> dict[str, Any]:
+        """A level's row `clocks`: the last measurement before its measured window (taken before
+        the level or, when the coordinator was busy at its start, in its warm-up): when, in
+        seconds from the level's start (negative: before it), and each agent's offset and bound."""
+        taken = [entry for entry in self.clock_history if entry[0] <= window_start] or self.clock_history[:1]
+        measured_at, found = taken[-1]
+        return {
+            "measured_s": measured_at - level_start,
+            "agents": {name: offset.to_dict() for name, offset in found.items()},  # those that answered
+        }
+
+    def lose(self, agent: Agent, cause: str) -> None:
+        """A db or app agent stopped answering: its figures are not measured from now on (one line
+        through `notify`, once)."""
+        if agent.name in self.lost:
+            return
+        self.lost[agent.name] = cause
+        self.notify(
+            f"{agent.role} agent {agent.name} ({agent.address}) was lost: {cause}; its host's "
+            "figures are not measured from now on, the run goes on"
+        )
 
     def host_figures(self, start: float, end: float, wait: float = 2.0) -> dict[str, dict[str, Any]]:
         """Each db agent's host over [start, end] (this process's time.perf_counter()): the means of
         its per-second samples whose middle falls in the window, placed by the agent's clock
-        offset. An agent that does not answer, or has no sample in the window, is left out: its
-        figures are not measured."""
-        figures = {}
+        offset measured before the level. An agent that has no sample in the window is left out;
+        one lost (now or before) is marked `measured: false` with the cause, from then on."""
+        figures: dict[str, dict[str, Any]] = {}
+        offsets = self.clocks_at(start)
         for agent in self.of_role("db"):
             actor = self.actors.get(agent.name)
-            if actor is None or agent.name in self.lost:
+            if actor is None:
                 continue
-            offset = self.offsets[agent.name].offset
+            if agent.name in self.lost:
+                figures[agent.name] = self._not_measured(agent)
+                continue
+            offset = offsets[agent.name].offset
             deadline = time.monotonic() + wait  # the sample covering the window's end comes a second later
             while True:
                 try:
                     samples = actor.samples().result(timeout=CALL_TIMEOUT)
                 except Exception as exc:
-                    self.lost[agent.name] = _cause(exc)
+                    self.lose(agent, _cause(exc))
                     break
                 if any(sample["t1"] - offset >= end for sample in samples) or time.monotonic() > deadline:
                     break
                 time.sleep(0.2)
             if agent.name in self.lost:
+                figures[agent.name] = self._not_measured(agent)
                 continue
             inside = [s for s in samples if start <= (s["t0"] + s["t1"]) / 2 - offset <= end]
             if not inside:
@@ -203,8 +266,12 @@ class Cluster:
                 "memory_used_bytes": mean["memory_used"],
                 "disk_write_bytes_per_s": sum(s["disk_write_bytes"] for s in inside)
                 / max(sum(s["t1"] - s["t0"] for s in inside), 1e-9),
+                "clock": offsets[agent.name].to_dict(),
             }
         return figures
+
+    def _not_measured(self, agent: Agent) -> dict[str, Any]:
+        return {"role": agent.role, "measured": False, "cause": f"agent lost: {self.lost[agent.name]}"}
 
     def of_role(self, role: str) -> list[Agent]:
         return [agent for agent in self.agents if agent.role == role]
@@ -261,6 +328,7 @@ class ClusterFleet:
         self._live: dict[str, dict[str, Any]] = {}
         self._stopped = False
         self._finals: dict[str, dict[str, Any]] = {}
+        self._clocked: set[int] = {0}  # the run start's measurement is the first level's
 
     @property
     def pids(self) -> list[int]:
@@ -336,6 +404,8 @@ class ClusterFleet:
             return self._scheduled[planned.index]
         if planned.index != self._started:
             raise ValueError(f"the next level to start is number {self._started}, not {planned.index}")
+        self.cluster.measure_clocks(skip=self.errors)  # before the probe, which starts after it
+        self._clocked.add(planned.index)
         start = max(planned.start, time.perf_counter() - self.origin + start_delay)
         level = dataclasses.replace(planned, start=start)
         self._levels_run[level.index] = level
@@ -367,6 +437,7 @@ class ClusterFleet:
         every level started has been reported or an agent is lost."""
         last_live = 0.0
         while not self.errors and self._next_level < self._started:
+            self._measure_clocks_due()
             self._poll()
             while not self.errors and len(self._reported.get(self._next_level, {})) == len(self.names):
                 parts = self._reported.pop(self._next_level)
@@ -389,6 +460,19 @@ class ClusterFleet:
                         self._next_level,
                     )
             time.sleep(POLL_INTERVAL)
+
+    def _measure_clocks_due(self) -> None:
+        """Measure every agent's clock for the levels starting within CLOCK_LEAD seconds (once for
+        all of them), before each level of the schedule as before each probe."""
+        now = time.perf_counter() - self.origin
+        due = [
+            i
+            for i, level in self._levels_run.items()
+            if i not in self._clocked and level.start - CLOCK_LEAD <= now
+        ]
+        if due:
+            self.cluster.measure_clocks(skip=self.errors)
+            self._clocked.update(due)
 
     def _poll(self) -> None:
         """Ask every agent that has no poll outstanding; read the answers that have come."""

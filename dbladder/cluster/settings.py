@@ -34,6 +34,11 @@ DASK_SETTINGS: dict[str, Any] = {
 }
 
 
+VERSIONS_ENV = "DBLADDER_TEST_AGENT_VERSIONS"
+"""Tests only (docs/cluster.md): NAME=VERSION,... an agent reports instead of its own, so that a
+test on one installation can start an agent of another version."""
+
+
 def versions() -> dict[str, str]:
     """What must be the same on the coordinator and every agent: dbladder, Dask, Python."""
     import dask
@@ -44,6 +49,21 @@ def versions() -> dict[str, str]:
         "dask": dask.__version__,
         "distributed": distributed.__version__,
         "python": platform.python_version(),
+    }
+
+
+def agent_versions() -> dict[str, str]:
+    """The versions an agent reports when it is asked what it is: its own (`versions`), but for
+    those a test set in DBLADDER_TEST_AGENT_VERSIONS."""
+    told = os.environ.get(VERSIONS_ENV, "")
+    pairs = dict(pair.split("=", 1) for pair in told.split(",") if "=" in pair)
+    return {
+        **versions(),
+        **{
+            name: value
+            for name, value in pairs.items()
+            if name in ("dbladder", "dask", "distributed", "python")
+        },
     }
 
 

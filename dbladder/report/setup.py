@@ -267,15 +267,30 @@ def machines_blocks(result: RunResult, name: str | None = None) -> list[Block]:
             [
                 fig.plain(level.index + 1),
                 f"{level.offered_rps:,.0f}",
-                *(
-                    f"{level.extra['hosts'][host]['busy']:.0f} %"
-                    if host in level.extra.get("hosts", {})
-                    else "-"
-                    for host in hosts
-                ),
+                *(_host_cpu(level.extra.get("hosts", {}).get(host)) for host in hosts),
             ]
             for level in result.levels
         ]
         columns = [Column("level"), Column("offered req/s"), *(Column(host) for host in hosts)]
         blocks.append(Table(columns, level_rows, kind="facts"))
+        for host in hosts:
+            lost = [
+                level for level in result.levels if _host_cpu(level.extra.get("hosts", {}).get(host)) == LOST
+            ]
+            if lost:
+                cause = lost[0].extra["hosts"][host]["cause"]
+                blocks.append(Paragraph(f"{host}: not measured from level {lost[0].index + 1} on ({cause})."))
     return blocks
+
+
+LOST = "not measured"
+
+
+def _host_cpu(figures: dict[str, Any] | None) -> str:
+    """A sampled host's CPU in a level: "-" without a sample in its window, "not measured" once its
+    agent was lost."""
+    if figures is None:
+        return "-"
+    if figures.get("measured", True) is False:
+        return LOST
+    return f"{figures['busy']:.0f} %"

@@ -214,6 +214,9 @@ class RunObserver:
         self.hosts: Callable[[float, float], dict[str, dict[str, Any]]] | None = None
         """A cluster's other hosts over a level's window (its time.perf_counter() bounds), by
         agent name (dbladder.cluster: `Cluster.host_figures`); None on one machine."""
+        self.clocks: Callable[[float, float], dict[str, Any]] | None = None
+        """A cluster's clock offsets measured for a level, from its start and its measured
+        window's (dbladder.cluster: `Cluster.level_clocks`); None on one machine."""
 
     def environment(self) -> dict[str, Any]:
         return environment(self.data_path, self.engine_info)
@@ -229,8 +232,14 @@ class RunObserver:
         database = next((name for name, figures in hosts.items() if figures["role"] == "db"), None)
         if database is not None and row.get("machine") is not None:
             figures = hosts[database]
-            row["machine"]["database_cpu_pct"] = figures["busy"] * (figures["cores"] or 1)
-            row["machine"]["database_cpu_from"] = f"the host of db agent {database}"
+            if figures.get("measured", True):
+                row["machine"]["database_cpu_pct"] = figures["busy"] * (figures["cores"] or 1)
+                row["machine"]["database_cpu_from"] = f"the host of db agent {database}"
+            else:  # this machine's own database group would be some other process's, or none
+                row["machine"].pop("database_cpu_pct", None)
+                row["machine"]["database_cpu_from"] = (
+                    f"not measured: db agent {database}'s {figures['cause']}"
+                )
 
     def start(
         self,
@@ -312,6 +321,8 @@ class RunObserver:
             # Per-request costs divide by the requests the service answered in the window (any
             # status), not by every request due: dropped ones never reached it.
             row["machine"] = summarise(sampler.samples(), start, end, row.get("served", row["requests"]))
+        if self.clocks is not None:
+            row["clocks"] = self.clocks(self._origin + snapshot["start"], start)
         if self.hosts is not None:
             self._other_hosts(row, self.hosts(start, end))
         if self._poller is not None:

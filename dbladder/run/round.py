@@ -183,6 +183,9 @@ def _run_ladder(
         progress.message(unavailable)
         run.flag(unavailable)
     observer.idle = idle
+    if cluster is not None:
+        observer.clocks = cluster.level_clocks
+        cluster.notify = progress.message  # a db agent lost: one line, the run goes on
     if cluster is not None and cluster.of_role("db"):  # the database's host is sampled where it runs
         observer.hosts = cluster.host_figures
     observer.storage_url = config.url
@@ -312,6 +315,8 @@ def _run_ladder(
             if fleet.struck is not None:  # a lost load agent: its level neither passed nor failed
                 run.update(incomplete_level=fleet.struck)
         run.flag(*run_flags)
+        if cluster is not None:
+            run.flag(*_lost_agent_flags(cluster, run.result.to_json()["levels"]))
         if faults:
             with run.editing() as document:  # the faults' records go into the struck levels' rows too
                 lines = add_faults(document, injector)
@@ -349,6 +354,18 @@ def _run_ladder(
     if status == "app exited":
         raise AppExited(f"{stopped_because}; the levels finished before it are in {run.path}")
     return result
+
+
+def _lost_agent_flags(cluster: Any, levels: list[dict[str, Any]]) -> list[str]:
+    """A flag per db or app agent lost during the run, from the first level it was not measured in."""
+    flags = []
+    for name, cause in cluster.lost.items():
+        missed = [
+            row["index"] + 1 for row in levels if row.get("hosts", {}).get(name, {}).get("measured") is False
+        ]
+        since = f" from level {missed[0]} on" if missed else ""
+        flags.append(f"agent {name} was lost ({cause}): its host's figures are not measured{since}")
+    return flags
 
 
 def _machine_lines(cluster: Any, counts: dict[str, int]) -> list[str]:

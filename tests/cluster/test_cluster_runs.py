@@ -257,3 +257,87 @@ def test_a_run_over_tls_reaches_the_fifo_servers_ceiling(tmp_path):
     assert result["config"]["cluster_tls"] == str(tmp_path / "tls")
     assert [machine["name"] for machine in result["machines"]] == ["coordinator", "load-1"]
     assert result["machines"][1]["address"].startswith("tls://")
+
+
+def test_a_db_agent_killed_mid_run_is_not_measured_from_then_on_and_the_run_goes_on(tmp_path):
+    # Four levels of 3 s at 100 req/s (a quarter of the FIFO server's 1,000/s): once the first is
+    # in result.json the db agent is killed; the run ends normally, the levels after the kill say
+    # their db host is not measured, and the terminal says so once.
+    with (
+        loopback_cluster(tmp_path / "cluster", {"load-1": {}, "db-1": {"role": "db"}}) as cluster,
+        known_server("fifo", service_ms=1.0) as server,
+    ):
+        out = tmp_path / "out"
+        command = [
+            *DBLADDER, "run", "--cluster", cluster.address, "--service", server.url,
+            "--db", f"sqlite:///{tmp_path}/shop.db", "--size", "products=2000", "--size", "orders=5000",
+            "--start", "100", "--step", "0", "--steps", "4", "--hold", "3", "--warmup", "0.5",
+            "--continue-after-fail", "--out", str(out),
+        ]  # fmt: skip
+        run = subprocess.Popen(command, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+        try:
+            deadline = time.monotonic() + 90
+            while _level_count(out / "result.json") < 1 and run.poll() is None:
+                assert time.monotonic() < deadline, "the first level never finished"
+                time.sleep(0.1)
+            os.kill(cluster.agents["db-1"].pid, signal.SIGKILL)
+            _, stderr = run.communicate(timeout=120)
+        finally:
+            if run.poll() is None:
+                run.kill()
+                run.wait()
+    assert run.returncode == 0, stderr
+    result = json.loads((out / "result.json").read_text())
+    levels = result["levels"]
+    assert len(levels) == 4 and result["status"] == "complete", stderr
+    assert levels[0]["hosts"]["db-1"]["samples"] >= 1
+    lost = [level for level in levels if level["hosts"]["db-1"].get("measured") is False]
+    assert lost and lost[-1] is levels[-1], [level["hosts"] for level in levels]
+    first_lost = levels.index(lost[0])
+    assert all(level["hosts"]["db-1"].get("measured") is False for level in levels[first_lost:])
+    for level in lost:
+        assert level["hosts"]["db-1"]["cause"].startswith("agent lost: ")
+        assert "database_cpu_pct" not in level["machine"]
+        assert level["machine"]["database_cpu_from"].startswith("not measured: db agent db-1's agent lost")
+    lines = [line for line in stderr.splitlines() if "db agent db-1" in line and "was lost" in line]
+    assert len(lines) == 1 and "not measured from now on" in lines[0], stderr
+    assert any(
+        "agent db-1 was lost" in flag and f"from level {first_lost + 1} on" in flag
+        for flag in result["flags"]
+    )
+    report = (out / "report.md").read_text()
+    assert f"db-1: not measured from level {first_lost + 1} on" in report
+    assert "| not measured |" in report
+    # The clocks were measured before every level, each its own measurement, before its window.
+    moments = []
+    for level in levels:
+        clocks = level["clocks"]
+        assert "load-1" in clocks["agents"]
+        assert clocks["measured_s"] < level["warmup_s"]
+        moments.append(level["start_s"] + clocks["measured_s"])
+    assert len(set(moments)) == 4, [level["clocks"] for level in levels]
+    assert "db-1" not in levels[-1]["clocks"]["agents"]
+
+
+def test_an_agent_of_another_version_is_refused_when_the_run_takes_it(tmp_path, monkeypatch, capsys):
+    # The agent reports dbladder 0.0.1 (DBLADDER_TEST_AGENT_VERSIONS, read only by an agent's
+    # answer): `run --cluster` refuses it in one line naming both versions, before anything runs.
+    from cli_support import run_main
+
+    from dbladder.cluster.settings import version_words, versions
+
+    odd = {"DBLADDER_TEST_AGENT_VERSIONS": "dbladder=0.0.1,python=3.9.0"}
+    with loopback_cluster(tmp_path / "cluster", {"load-old": odd}) as cluster:
+        database = tmp_path / "shop.db"
+        code, _, err = run_main(
+            monkeypatch, capsys, "run", "--cluster", cluster.address, "--db", f"sqlite:///{database}"
+        )
+    mine = versions()
+    theirs = version_words({**mine, "dbladder": "0.0.1", "python": "3.9.0"})
+    assert code == 1
+    error = [line for line in err.splitlines() if line.startswith("Error:")]
+    assert error == [
+        f"Error: agent load-old runs {theirs}, this coordinator {version_words(mine)}: "
+        "install the same versions on every machine"
+    ], err
+    assert not database.exists()

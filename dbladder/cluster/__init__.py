@@ -10,9 +10,11 @@ machine's generator processes to the target, as on one machine.
     clocks.py       each agent's clock offset from the coordinator's, by the fastest of a few dozen pings
     agent.py        `dbladder agent`: the Dask worker and the actors of its role (LoadAgent, DbAgent)
     scheduler.py    `dbladder scheduler`: Dask's scheduler with dbladder's defaults
-    coordinator.py  the run's side: find the agents, check them, `ClusterFleet` (a Fleet over machines)
+    security.py     TLS (`--tls DIR`, `--make-certs`) and the addresses refused in clear
+    coordinator.py  the run's side: find the agents, check them, their clocks, the db hosts' samples
+    fleet.py        `ClusterFleet`: a Fleet over the load agents' machines
 
-Nothing here imports Dask at import time but agent.py, scheduler.py and coordinator.py, which
+Nothing here imports Dask at import time but agent.py, scheduler.py, coordinator.py and fleet.py, which
 only `--cluster`, `dbladder agent` and `dbladder scheduler` load (`require_dask` first): the
 one-machine path never imports it.
 """

@@ -111,7 +111,7 @@ def _generator(
     """The generator fleet: this machine's processes, or the load agents' fleets of a cluster."""
     if cluster is None:
         return groups.started_in("generator", Fleet(spec, processes))
-    from ..cluster.coordinator import ClusterFleet
+    from ..cluster.fleet import ClusterFleet
 
     return ClusterFleet(cluster, spec, cluster_counts(config, cluster))
 

@@ -8,6 +8,7 @@ from then on (`Cluster.lose`).
 
 from __future__ import annotations
 
+import contextlib
 import time
 import uuid
 from collections.abc import Callable, Collection
@@ -58,9 +59,17 @@ class Cluster:
     one's clock offset.
     """
 
-    def __init__(self, address: str, roles: tuple[str, ...] = ("load", "db"), tls: Path | None = None):
+    def __init__(
+        self,
+        address: str,
+        roles: tuple[str, ...] = ("load", "db"),
+        tls: Path | None = None,
+        place: bool = True,
+    ):
         self.address = address
         self.tls = tls
+        self.place = place
+        """False: only connect and check the agents (a comparison's check before it seeds)."""
         self.roles = roles
         self.client: Client | None = None
         self.agents: list[Agent] = []
@@ -98,6 +107,8 @@ class Cluster:
                     f"no load agent is connected to {self.address}: start one on each load machine with "
                     f"`dbladder agent --scheduler {self.address} --role load`"
                 )
+            if not self.place:
+                return self
             for agent in self.agents:
                 if agent.role in self.roles:
                     self.actors[agent.name] = self._place(
@@ -116,6 +127,10 @@ class Cluster:
         return self
 
     def __exit__(self, *exc_info: object) -> None:
+        for agent in self.of_role("db"):  # its sampling thread would outlive the actor otherwise
+            if agent.name in self.actors and agent.name not in self.lost:
+                with contextlib.suppress(Exception):
+                    self.actors[agent.name].stop().result(timeout=PING_TIMEOUT)
         if self.client is not None:
             self.client.close(timeout=5)
             self.client = None

@@ -154,6 +154,12 @@ def run_compare(config: CompareConfig, progress: Progress | None = None) -> dict
     config = config.checked()
     progress = progress or QuietProgress()
     make_out_dir(config.out_dir)
+    if config.base.cluster is not None:  # a scheduler that does not answer stops it before any seeding
+        from ..cluster.coordinator import Cluster  # only a cluster comparison imports Dask
+
+        progress.message(f"checking the cluster's scheduler at {config.base.cluster} and its agents")
+        with Cluster(config.base.cluster, tls=config.base.cluster_tls, place=False):
+            pass
     with contextlib.ExitStack() as stack:
         # One throwaway server per managed:ENGINE text, shared by the entries that name it.
         servers: dict[str, ManagedServer | None] = {}

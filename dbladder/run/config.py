@@ -222,7 +222,10 @@ class RunConfig:
                 self.cluster, self.cluster_tls, "the run's coordinator would connect to the scheduler"
             )
             if self.faults:
-                problems.append("faults go with a run on one machine, not with cluster")
+                problems.append(
+                    "faults (--fault) go with a run on one machine, not with cluster (--cluster): "
+                    "the service and the database are not this machine's to kill or restart there"
+                )
         elif self.cluster_tls is not None:
             problems.append("cluster_tls (--tls) goes with cluster (--cluster), which is not given")
         if self.service_url is not None:

@@ -341,3 +341,41 @@ def test_an_agent_of_another_version_is_refused_when_the_run_takes_it(tmp_path, 
         "install the same versions on every machine"
     ], err
     assert not database.exists()
+
+
+def test_compare_over_the_cluster_runs_each_database_from_the_load_agents(cluster, tmp_path):
+    # Two SQLite databases, one run each, a ladder of one 2 s level at 100 req/s to the FIFO
+    # server (a quarter of its 400/s): both runs' load comes from the two load agents.
+    from cli_support import dbladder
+
+    with known_server("fifo", service_ms=2.5) as server:
+        done = dbladder(
+            "compare", "--cluster", cluster.address, "--service", server.url,
+            "--db", f"sqlite:///{tmp_path}/a.db", "--db", f"sqlite:///{tmp_path}/b.db", "--runs", "1",
+            "--size", "products=2000", "--size", "orders=5000",
+            "--start", "100", "--step", "0", "--steps", "1", "--hold", "2", "--warmup", "0.5",
+            "--out", str(tmp_path / "out"), timeout=240,
+        )  # fmt: skip
+    assert done.returncode == 0, done.stderr
+    document = json.loads((tmp_path / "out" / "compare.json").read_text())
+    assert len(document["runs"]) == 2
+    for run in document["runs"]:
+        roles = {machine["name"]: machine["role"] for machine in run["machines"]}
+        assert roles == {"coordinator": "coordinator", "load-1": "load", "load-2": "load", "db-1": "db"}
+        (level,) = run["levels"]
+        assert level["requests"] == 150  # 100 req/s over the 1.5 measured seconds, from both agents
+        assert set(level["clocks"]["agents"]) == {"load-1", "load-2", "db-1"}
+
+
+def test_compare_to_a_scheduler_that_does_not_answer_stops_before_seeding(tmp_path):
+    from cli_support import dbladder
+    from cluster_support import free_port
+
+    done = dbladder(
+        "compare", "--cluster", f"tcp://127.0.0.1:{free_port()}",
+        "--db", f"sqlite:///{tmp_path}/a.db", "--db", f"sqlite:///{tmp_path}/b.db",
+        "--out", str(tmp_path / "out"),
+    )  # fmt: skip
+    assert done.returncode == 1, done.stderr
+    assert done.stderr.strip().splitlines()[-1].startswith("Error: no scheduler answered"), done.stderr
+    assert not (tmp_path / "a.db").exists() and "seeding" not in done.stderr

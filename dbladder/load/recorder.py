@@ -195,6 +195,15 @@ class Recorder:
             if number < len(seconds):
                 seconds[number].answered += 1
 
+    def level_state(self, index: int) -> str:
+        """Level `index`'s "state" as its snapshot gives it, without building the snapshot."""
+        record = self.levels[index]
+        if not record.started:
+            return "pending"
+        if record.scheduled and record.in_flight == 0:
+            return "finished"
+        return "interrupted" if self.interrupted else "running"
+
     def level_snapshot(self, index: int) -> dict[str, Any]:
         """One level's figures so far as dicts, lists and numbers (JSON-ready; `merge_levels` combines them).
 
@@ -204,12 +213,7 @@ class Recorder:
         """
         record, warmup = self.levels[index], self.warmups[index]
         level = record.level
-        if not record.started:
-            state = "pending"
-        elif record.scheduled and record.in_flight == 0:
-            state = "finished"
-        else:
-            state = "interrupted" if self.interrupted else "running"
+        state = self.level_state(index)
         return {
             "index": level.index,
             "rate": level.rate,

@@ -128,3 +128,22 @@ def test_merged_operations_sum_their_counts_and_keep_the_worst_percentiles() -> 
     assert merged.operations == {
         "read": {"requests": 40, "failures": 1, "p50_ms": 2.0, "p95_ms": 5.0, "p99_ms": 20.0}
     }
+
+
+def test_a_levels_state_alone_is_its_snapshots_state() -> None:
+    # The generator asks for the state every half second and builds the snapshot only once finished.
+    recorder = Recorder([LEVEL])
+    record = recorder.levels[0]
+    seen = []
+    for started, scheduled, in_flight, interrupted in [
+        (False, False, 0, False),
+        (True, False, 3, False),
+        (True, True, 1, False),
+        (True, True, 1, True),
+        (True, True, 0, False),
+    ]:
+        record.started, record.scheduled, record.in_flight = started, scheduled, in_flight
+        recorder.interrupted = interrupted
+        assert recorder.level_state(0) == recorder.level_snapshot(0)["state"]
+        seen.append(recorder.level_state(0))
+    assert seen == ["pending", "running", "running", "interrupted", "finished"]

@@ -234,10 +234,10 @@ def _report_levels(
     recorder: Recorder, reported: int, part: int, events: Any, windows: QueryWindows | None = None
 ) -> int:
     """Send every level finished since the last report, in order; the new count reported."""
-    while reported < len(recorder.levels):
+    # The state first: a whole snapshot of the running level (its histograms, its seconds) only to
+    # find it unfinished took 6.7 ms of the generator every REPORT_INTERVAL, up to 21 ms at once.
+    while reported < len(recorder.levels) and recorder.level_state(reported) == "finished":
         snapshot = recorder.level_snapshot(reported)
-        if snapshot["state"] != "finished":
-            break
         if windows is not None and (counted := windows.level(snapshot["index"])) is not None:
             snapshot["queries"] = counted
         events.put(("level", part, snapshot["index"], snapshot))

@@ -31,6 +31,7 @@ from dbladder.load.targets.http import HttpTarget
 from dbladder.observe.disk import fsync_rate
 from dbladder.observe.sampler import Sampler
 from dbladder.plans import Ladder, Phase, UserPlan
+from dbladder.result.diagnosis import Diagnosis
 from dbladder.result.levels import level_row
 from dbladder.result.passmark import PassMark
 from dbladder.result.stall_events import Moment
@@ -43,9 +44,9 @@ from dbladder.workloads import shop
 
 MARK = PassMark(p95_ms=50.0, max_fail_pct=1.0)
 # A stall of a second fails its seconds (p95 about 950 ms) by any mark up to most of a second,
-# while a busy machine's schedule lag (66 ms p99 at a load of 11 on 2 cores) is not half of this
-# one: the generator is not blamed for what the server did.
-STALL_MARK = PassMark(p95_ms=200.0, max_fail_pct=1.0)
+# while a busy machine's schedule lag (66 ms p99 at a load of 11 on 2 cores, 127 ms at 14) is not
+# half of this one: the generator is not blamed for what the server did.
+STALL_MARK = PassMark(p95_ms=400.0, max_fail_pct=1.0)
 # The mark of a level offered twice or three times what its bottleneck answers: a backlog that
 # grows a second a second (or more) fails it in every measured second, while the generator's own
 # schedule lag on a busy machine (151 ms p99 at a load of 8.7 on 2 cores, 27 ms at 6.6: enough to
@@ -83,11 +84,11 @@ def send_watched(server: KnownServer, ladder: Ladder) -> tuple[float, dict[str, 
     return origin, row, machine_moments(samples, start, start + row["hold_s"] - row["warmup_s"])
 
 
-@pytest.mark.slow
-def test_a_server_that_stalls_once_is_a_stall_at_the_right_second_for_the_right_length():
-    # The server stalls 7 s after it came up, for 1 s; the level measures from 1 s to 11 s. It
-    # waits through the stall, idle: its CPU does not stand out in those seconds.
-    with known_server("stall", period_s=7.0, stall_s=1.0) as server:
+def stalled_once(kind: str) -> tuple[Diagnosis, dict[str, Any]]:
+    """A known server of `kind` that stalls 7 s after it came up, for 1 s, under 100 requests a
+    second with the level measured from 1 s to 11 s: its diagnosis, asserted a stall at the right
+    second (within 0.5 s) and of the right length (within 0.3 s), and the level's row."""
+    with known_server(kind, period_s=7.0, stall_s=1.0) as server:
         up = time.monotonic()
         origin, row, machine = send_watched(server, Ladder(100, 100, 1, 11.0, warmup=1.0))
     found = level_diagnosis(row, STALL_MARK, level_resources(row), machine=machine)
@@ -96,24 +97,24 @@ def test_a_server_that_stalls_once_is_a_stall_at_the_right_second_for_the_right_
     assert abs(found.evidence["stall_start_s"] - true_start) <= 0.5, (found.line, true_start)
     assert abs(found.evidence["stall_length_s"] - 1.0) <= 0.3, found.line
     assert len(row["seconds"]) == 10
+    return found, row
+
+
+@pytest.mark.slow
+def test_a_server_that_stalls_once_is_a_stall_at_the_right_second_for_the_right_length():
+    # It waits through the stall, idle: its CPU does not stand out in those seconds.
+    found, _ = stalled_once("stall")
     assert "in_stall.service CPU" not in found.evidence, found.line
     assert "service CPU" not in found.line, found.line
 
 
 @pytest.mark.slow
 def test_a_stall_that_is_the_servers_cpu_says_so_beside_the_stall():
-    # The same stall, but the server's one thread spins through it: its process uses a whole core
-    # in those seconds and a few hundredths in the others (100 tiny answers a second). The machine
-    # sampler reads once a second, unaligned with the stall, so the readings it shares hold at
-    # least half of it: 0.5 cores or more, against a median of about 0.02.
-    with known_server("burn", period_s=7.0, stall_s=1.0) as server:
-        up = time.monotonic()
-        origin, row, machine = send_watched(server, Ladder(100, 100, 1, 11.0, warmup=1.0))
-    found = level_diagnosis(row, STALL_MARK, level_resources(row), machine=machine)
-    true_start = up + 7.0 - (origin + 1.0)
-    assert found.kind == "stall", found.line
-    assert abs(found.evidence["stall_start_s"] - true_start) <= 0.5, (found.line, true_start)
-    assert abs(found.evidence["stall_length_s"] - 1.0) <= 0.3, found.line
+    # The same stall, but the server's one thread spins through it: its process wants a whole
+    # core in those seconds (used, or runnable and waiting for it on a busy machine) and about a
+    # tenth in the others (100 tiny answers a second). The machine sampler reads once a second,
+    # unaligned with the stall, so the readings it shares hold at least half of it.
+    found, _ = stalled_once("burn")
     assert found.evidence["in_stall.service CPU"] >= 0.45, found.line
     assert "; in those seconds the service CPU at " in found.line, found.line
 

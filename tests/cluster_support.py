@@ -51,7 +51,9 @@ class LoopbackCluster:
     def tls_args(self) -> list[str]:
         return ["--tls", str(self.tls)] if self.tls is not None else []
 
-    def start_agent(self, name: str, role: str = "load", env: dict[str, str] | None = None) -> Process:
+    def start_agent(
+        self, name: str, role: str = "load", env: dict[str, str] | None = None, cwd: Path | None = None
+    ) -> Process:
         log = self.folder / f"{name}.log"
         with log.open("w") as handle:  # the agent has its own copy of the descriptor
             popen = subprocess.Popen(
@@ -69,6 +71,7 @@ class LoopbackCluster:
                 stdout=subprocess.DEVNULL,
                 stderr=handle,
                 env={**os.environ, **(env or {})},
+                cwd=cwd,
             )
         process = self.agents[name] = Process(name, popen, log)
         return process

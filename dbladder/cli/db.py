@@ -46,15 +46,22 @@ def db() -> None:
     metavar="NAME=VALUE",
     help="A server setting over the durable defaults, e.g. synchronous_commit=off (repeatable).",
 )
+@click.option(
+    "--host",
+    default="127.0.0.1",
+    show_default=True,
+    help="The address of this machine it listens on (PostgreSQL only for another than loopback: the "
+    "database's machine of a cluster, docs/cluster.md); clients on that address's subnets are trusted.",
+)
 @click.option("--json", "as_json", is_flag=True, help="Print the server's record as JSON instead of its URL.")
-def start(engine: str, settings: tuple[str, ...], as_json: bool) -> None:
+def start(engine: str, settings: tuple[str, ...], host: str, as_json: bool) -> None:
     """Start a private server and print its URL.
 
-    ENGINE's installed programs create it in a folder of its own, on a free port on 127.0.0.1 and
-    a socket in that folder, with durable settings. It keeps running after this command exits,
-    until `dbladder db stop NAME`.
+    ENGINE's installed programs create it in a folder of its own, on a free port on 127.0.0.1 (or
+    --host) and a socket in that folder, with durable settings. It keeps running after this
+    command exits, until `dbladder db stop NAME`.
     """
-    server = start_managed(engine, _parse_settings(settings))
+    server = start_managed(engine, _parse_settings(settings), host=host)
     try:
         info = asyncio.run(describe(server.url, EngineOptions(pool_size=1)))
     except DbladderError:

@@ -4,7 +4,7 @@ The coordinator finds the agents by asking every worker `describe()` (Client.run
 actor on each of the run's agents, pinned to it: a `LoadAgent` runs today's generator fleet
 (dbladder.load.fleet) unchanged, with the run's parts it was given, from the run start the
 coordinator translated into this machine's clock, and hands over its levels' snapshots, live views
-and acknowledged writes when polled; a `DbAgent` samples its host every second. The worker runs
+and acknowledged writes when polled; a db or app agent samples its host (sampled.py). The worker runs
 in this process (no nanny): a `kill -9` of the agent ends its worker, and the generator
 processes end with it (`child._end_with_parent`).
 """
@@ -28,7 +28,6 @@ from distributed.utils import get_ip
 
 from ..errors import DbladderError, UsageError
 from ..load.fleet import Fleet, LevelDone, ProcessSpec
-from ..observe.host import host_delta, read_host
 from ..plans import Level
 from . import clocks
 from .security import check_cleartext, security
@@ -153,41 +152,6 @@ class LoadAgent:
         if self._fleet is None:
             raise RuntimeError("the load agent has no fleet: launch it first")
         return self._fleet
-
-
-class DbAgent:
-    """A Dask actor on a db agent: the host's CPU, load, memory and disk writes every second,
-    stamped with this agent's clock (the coordinator places them in the levels' windows)."""
-
-    def __init__(self) -> None:
-        self._samples: list[dict[str, Any]] = []
-        self._lock = threading.Lock()
-        self._stop = threading.Event()
-        self._thread: threading.Thread | None = None
-
-    async def clock(self) -> float:
-        return clocks.agent_clock()
-
-    def start(self, interval: float = 1.0) -> None:
-        self._thread = threading.Thread(target=self._sample, args=(interval,), name="host", daemon=True)
-        self._thread.start()
-
-    def _sample(self, interval: float) -> None:
-        before, at = read_host(), clocks.agent_clock()
-        while not self._stop.wait(interval):
-            now, t = read_host(), clocks.agent_clock()
-            sample = host_delta(before, now)
-            with self._lock:
-                self._samples.append({"t0": at, "t1": t, **asdict(sample)})
-            before, at = now, t
-
-    def samples(self) -> list[dict[str, Any]]:
-        """Every sample so far (a run's worth is a few hundred)."""
-        with self._lock:
-            return list(self._samples)
-
-    def stop(self) -> None:
-        self._stop.set()
 
 
 def run_agent(

@@ -21,12 +21,14 @@ from distributed import Client
 
 from ..errors import DbladderError
 from . import clocks
-from .agent import DbAgent, LoadAgent, SchedulerUnreachable, describe
+from .agent import LoadAgent, SchedulerUnreachable, describe
+from .sampled import AppAgent, DbAgent, window_figures
 from .security import security
 from .settings import CONNECT_TIMEOUT, DASK_SETTINGS, machine, version_words, versions
 
-HOST_KEYS = ("usr", "sys", "iowait", "idle", "steal", "load1", "memory_used")
-"""A db agent's per-second sample fields that a level's window averages."""
+ACTORS: dict[str, type] = {"load": LoadAgent, "db": DbAgent, "app": AppAgent}
+SAMPLED = ("db", "app")
+"""The roles whose agents sample their host."""
 CALL_TIMEOUT = 15.0
 """Seconds a short call to an agent (a start, a level, a stop) may take."""
 PING_TIMEOUT = 3.0
@@ -62,15 +64,20 @@ class Cluster:
     def __init__(
         self,
         address: str,
-        roles: tuple[str, ...] = ("load", "db"),
+        roles: tuple[str, ...] = ("load", "app", "db"),
         tls: Path | None = None,
         place: bool = True,
+        db_url: str | None = None,
     ):
         self.address = address
         self.tls = tls
         self.place = place
         """False: only connect and check the agents (a comparison's check before it seeds)."""
         self.roles = roles
+        self.db_url = db_url
+        """The run's database as every machine reaches it: a db agent samples its server's processes."""
+        self.found: dict[str, dict[str, Any]] = {}
+        """How each db agent found the database server's processes on its host (how, warning, pid)."""
         self.client: Client | None = None
         self.agents: list[Agent] = []
         self.actors: dict[str, Any] = {}
@@ -111,16 +118,17 @@ class Cluster:
                 return self
             for agent in self.agents:
                 if agent.role in self.roles:
-                    self.actors[agent.name] = self._place(
-                        LoadAgent if agent.role == "load" else DbAgent, agent
-                    )
+                    self.actors[agent.name] = self._place(ACTORS[agent.role], agent)
             for agent in self.agents:
                 if agent.name in self.actors:
                     self.offsets[agent.name] = self.measure(agent)
             self.clock_history.append((time.perf_counter(), dict(self.offsets)))
             for agent in self.of_role("db"):
                 if agent.name in self.actors:
-                    self.actors[agent.name].start().result(timeout=CALL_TIMEOUT)
+                    self.found[agent.name] = self.call(agent.name, "start", self.db_url)
+            for agent in self.of_role("app"):
+                if agent.name in self.actors:
+                    self.call(agent.name, "start")
         except BaseException:
             self.__exit__()
             raise
@@ -155,6 +163,21 @@ class Cluster:
         )
         self._futures.append(future)
         return future.result(timeout=CALL_TIMEOUT)
+
+    def call(self, name: str, method: str, *args: Any, timeout: float = CALL_TIMEOUT) -> Any:
+        """Call `method` of agent `name`'s actor and wait for its answer (bounded)."""
+        return getattr(self.actors[name], method)(*args).result(timeout=timeout)
+
+    def data_agent(self, has_server: bool) -> Agent | None:
+        """The agent on whose machine the run's data is seeded: a server's on the db agent's
+        machine, SQLite's on the app agent's (where the service opens the file); None: here."""
+        agents = self.of_role("db" if has_server else "app")
+        return agents[0] if agents and agents[0].name in self.actors else None
+
+    def app_agent(self) -> Agent | None:
+        """The agent the service runs on (the first app agent), or None: no app agent."""
+        agents = self.of_role("app")
+        return agents[0] if agents and agents[0].name in self.actors else None
 
     def measure(self, agent: Agent, timeout: float = CALL_TIMEOUT) -> clocks.ClockOffset:
         """The agent's clock offset from this process's, by the fastest of a few dozen pings."""
@@ -209,13 +232,13 @@ class Cluster:
         )
 
     def host_figures(self, start: float, end: float, wait: float = 2.0) -> dict[str, dict[str, Any]]:
-        """Each db agent's host over [start, end] (this process's time.perf_counter()): the means of
+        """Each db and app agent's host over [start, end] (this process's time.perf_counter()): the means of
         its per-second samples whose middle falls in the window, placed by the agent's clock
         offset measured before the level. An agent that has no sample in the window is left out;
         one lost (now or before) is marked `measured: false` with the cause, from then on."""
         figures: dict[str, dict[str, Any]] = {}
         offsets = self.clocks_at(start)
-        for agent in self.of_role("db"):
+        for agent in [agent for agent in self.agents if agent.role in SAMPLED]:
             actor = self.actors.get(agent.name)
             if actor is None:
                 continue
@@ -236,21 +259,14 @@ class Cluster:
             if agent.name in self.lost:
                 figures[agent.name] = self._not_measured(agent)
                 continue
-            inside = [s for s in samples if start <= (s["t0"] + s["t1"]) / 2 - offset <= end]
-            if not inside:
-                continue
-            mean = {key: sum(s[key] for s in inside) / len(inside) for key in HOST_KEYS}
-            mean["busy"] = 100.0 - mean["idle"] - mean["iowait"]
-            figures[agent.name] = {
-                "role": agent.role,
-                "samples": len(inside),
-                "cores": agent.machine["cores"],
-                **{key: mean[key] for key in ("usr", "sys", "iowait", "idle", "steal", "busy", "load1")},
-                "memory_used_bytes": mean["memory_used"],
-                "disk_write_bytes_per_s": sum(s["disk_write_bytes"] for s in inside)
-                / max(sum(s["t1"] - s["t0"] for s in inside), 1e-9),
-                "clock": offsets[agent.name].to_dict(),
-            }
+            window = window_figures(samples, offset, start, end)
+            if window is not None:
+                figures[agent.name] = {
+                    "role": agent.role,
+                    "cores": agent.machine["cores"],
+                    **window,
+                    "clock": offsets[agent.name].to_dict(),
+                }
         return figures
 
     def _not_measured(self, agent: Agent) -> dict[str, Any]:

@@ -4,15 +4,21 @@ after it), one already running, or none (direct mode), reached over the route `-
 
 from __future__ import annotations
 
+import asyncio
 import contextlib
+import functools
 from collections.abc import Callable, Iterator
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any, cast
+from urllib.parse import urlsplit
 
 from ..app.workload import AppWorkload
-from ..errors import DbladderError
+from ..errors import DbladderError, UsageError
 from ..service import ServiceConfig, running_service
 from ..service.server import RunningService
+from ..transport import transport_of
+from ..transport.probe import round_trip_us
+from ..urls import DatabaseURL
 from .app_target import app_target
 from .config import RunConfig, parse_service_url
 from .placement import RoleGroups
@@ -31,32 +37,60 @@ class LoadTarget:
     db_url: str = ""  # the URL the load uses (another transport, or the latency relay)
     transport: dict[str, Any] | None = None  # how it gets there, for the result (None: as given)
     workload: str | None = None  # the workload the load's processes load, when not the config's (--app)
+    stats: Callable[[], dict[str, Any]] | None = None  # the service's /stats, where it is not `service`
 
 
 @contextlib.contextmanager
 def load_target(
-    config: RunConfig, progress: Progress, groups: RoleGroups | None = None
+    config: RunConfig, progress: Progress, groups: RoleGroups | None = None, cluster: Any = None
 ) -> Iterator[LoadTarget]:
     """The target of the load, reaching the database by the route `--transport` and
     `--added-latency` choose (the relay, if any, outlives the service). The service and the relay
-    run in the service role's place (`groups`)."""
+    run in the service role's place (`groups`), or on a cluster's app agent (dbladder.cluster)."""
     if config.app is not None:  # the user's app on the run's database instead of dbladder's service
         with app_target(config, cast(AppWorkload, config.round_workload()), progress) as started:
             app, description, workload = started
             yield LoadTarget(app.config.host, app.port, description, app, workload=workload)  # type: ignore[arg-type]
         return
     place = groups.hook("service") if groups is not None else None
+    app_agent = cluster.app_agent() if cluster is not None and config.target == "http" else None
+    if app_agent is not None and config.service_url is None:
+        if config.transport is not None or config.added_latency_ms is not None:
+            raise UsageError(
+                "--transport and --added-latency go with a service on this machine; here it runs on "
+                f"app agent {app_agent.name}"
+            )
+        # The route is the app machine's: its round trip to the database is measured there.
+        measured = cluster.call(app_agent.name, "run_here", functools.partial(round_trip_here, config.url))
+        app_route: dict[str, Any] = {
+            "transport": transport_of(config.url),
+            "chosen": False,
+            "url": config.url.redacted,
+            "added_latency_ms": None,
+            "round_trip_us": {"direct": measured},
+            "measured_on": app_agent.name,
+        }
+        with _service_for(config, progress, place, cluster) as target:
+            target.db_url, target.transport = config.db_url, app_route
+            yield target
+        return
     with database_route(config.url, config.transport, config.added_latency_ms, place) as route:
         if config.transport is not None or config.added_latency_ms is not None:
             progress.message(f"the load reaches the database over {route_words(route.description)}")
-        with _service_for(config.with_url(route.url), progress, place) as target:
+        with _service_for(config.with_url(route.url), progress, place, cluster) as target:
             target.db_url, target.transport = route.url.raw, route.description
             yield target
 
 
+def round_trip_here(url: DatabaseURL) -> dict[str, float]:
+    """A SELECT 1's round trips from this machine to the database (an app agent's: the
+    service's route), as one machine measures its own before the load."""
+    return asyncio.run(round_trip_us(url))
+
+
 @contextlib.contextmanager
 def _service_for(
-    config: RunConfig, progress: Progress, place: Callable[[], None] | None = None
+    config: RunConfig, progress: Progress, place: Callable[[], None] | None = None, cluster: Any = None
 ) -> Iterator[LoadTarget]:
     """The target of the load: a service started for the round, one already running, or none (direct)."""
     if config.target == "direct":
@@ -78,6 +112,29 @@ def _service_for(
         pool_timeout=config.timeout,
         sqlite_writers=config.sqlite_writers,
     )
+    app_agent = cluster.app_agent() if cluster is not None else None
+    if app_agent is not None:
+        from ..cluster.sampled import remote_service
+
+        # On the agent's own address, a free port: the load agents reach it there.
+        here = replace(service_config, host=urlsplit(app_agent.address).hostname or "127.0.0.1")
+        call = functools.partial(cluster.call, app_agent.name)
+        with remote_service(call, functools.partial(running_service, here)) as (started, stats):
+            progress.message(
+                f"service on app agent {app_agent.name} at {started['url']}: {config.workers} worker(s), "
+                f"pool {config.pool_size}" + (", one SQLite writer" if config.sqlite_writers else "")
+            )
+            description = {
+                "workers": config.workers,
+                "pool_size": config.pool_size,
+                "sqlite_writers": config.sqlite_writers,
+                "url": started["url"],
+                "agent": app_agent.name,
+            }
+            yield LoadTarget(started["host"], started["port"], description, stats=stats)
+            with contextlib.suppress(Exception):  # an agent gone: no totals to add
+                description["stats"] = stats()["totals"]
+        return
     with running_service(service_config, place=place) as service:
         progress.message(
             f"service on {service.url}: {config.workers} worker(s), pool {config.pool_size}"

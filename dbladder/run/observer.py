@@ -223,23 +223,30 @@ class RunObserver:
 
     @staticmethod
     def _other_hosts(row: dict[str, Any], hosts: dict[str, dict[str, Any]]) -> None:
-        """A cluster's hosts in the level's row (`hosts`); the database's CPU is its host's, from
-        the db agent there (the host's busy share times its cores, in % of one CPU as a process
-        group's is), since the database's processes are not on this machine."""
+        """A cluster's hosts in the level's row (`hosts`). The database's CPU is the db agent's
+        sample of the server's processes on its host; where it found none, the host's busy share
+        times its cores (in % of one CPU, as a process group's is). The service's CPU is the app
+        agent's sample of its session. Neither runs on this machine."""
         if not hosts:
             return
         row["hosts"] = hosts
-        database = next((name for name, figures in hosts.items() if figures["role"] == "db"), None)
-        if database is not None and row.get("machine") is not None:
-            figures = hosts[database]
-            if figures.get("measured", True):
-                row["machine"]["database_cpu_pct"] = figures["busy"] * (figures["cores"] or 1)
-                row["machine"]["database_cpu_from"] = f"the host of db agent {database}"
-            else:  # this machine's own database group would be some other process's, or none
-                row["machine"].pop("database_cpu_pct", None)
-                row["machine"]["database_cpu_from"] = (
-                    f"not measured: db agent {database}'s {figures['cause']}"
-                )
+        machine = row.get("machine")
+        if machine is None:
+            return
+        for role, group in (("db", "database"), ("app", "service")):
+            name = next((name for name, figures in hosts.items() if figures["role"] == role), None)
+            if name is None:
+                continue
+            figures = hosts[name]
+            if not figures.get("measured", True):  # this machine's own group would be another's, or none
+                machine.pop(f"{group}_cpu_pct", None)
+                machine[f"{group}_cpu_from"] = f"not measured: {role} agent {name}'s {figures['cause']}"
+            elif f"{group}_cpu_pct" in figures:
+                machine[f"{group}_cpu_pct"] = figures[f"{group}_cpu_pct"]
+                machine[f"{group}_cpu_from"] = f"the {group}'s processes on {role} agent {name}"
+            elif role == "db":
+                machine["database_cpu_pct"] = figures["busy"] * (figures["cores"] or 1)
+                machine["database_cpu_from"] = f"the host of db agent {name}"
 
     def start(
         self,

@@ -3,6 +3,7 @@ sizes read), the engine described, the mix worked out."""
 
 from __future__ import annotations
 
+import asyncio
 from dataclasses import dataclass, replace
 from typing import Any
 
@@ -11,7 +12,7 @@ from ..engines import opened
 from ..engines.base import EngineInfo, EngineOptions
 from ..workloads.base import DataSpec, Mix, Workload
 from .config import RunConfig
-from .progress import Progress
+from .progress import Progress, QuietProgress
 
 
 @dataclass(frozen=True)
@@ -22,6 +23,12 @@ class Prepared:
     seeding: dict[str, Any] | None
     data: DataSpec
     mix: Mix
+
+
+def prepare_here(config: RunConfig) -> Prepared:
+    """`prepare_database` of the config's workload, quietly, on the machine that calls it (a
+    cluster's db or app agent: where the engine keeps the data)."""
+    return asyncio.run(prepare_database(config, config.round_workload(), QuietProgress()))
 
 
 async def prepare_database(config: RunConfig, workload: Workload, progress: Progress) -> Prepared:

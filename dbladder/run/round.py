@@ -23,6 +23,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import dataclasses
+import functools
 import os
 import platform
 from contextlib import AbstractContextManager
@@ -31,6 +32,8 @@ from typing import Any
 from ..app.errors import AppExited
 from ..load.fleet import Fleet, GeneratorFailed, PartRange, ProcessSpec, spread
 from ..observe import syscalls_unavailable
+from ..observe.database import DatabaseProcesses
+from ..observe.processes import nothing
 from ..report.bundle import write_bundle
 from ..result.seconds import beside_samples
 from ..roles import drop_page_cache
@@ -62,11 +65,14 @@ from .levels import DatabaseLost, run_plan
 from .load_target import load_target
 from .observer import RunObserver, check_idle, idle_check_seconds
 from .placement import RoleGroups, role_groups
-from .preparation import prepare_database
+from .preparation import prepare_database, prepare_here
 from .progress import Progress, QuietProgress
 from .sizing import generator_processes, process_spec
 from .storage import database_size, reading_role_cap
 from .transport import load_transport
+
+SEED_TIMEOUT = 3600.0
+"""Seconds an agent may take to seed the run's data on its machine (a large scale takes minutes)."""
 
 
 def run_ladder(
@@ -102,7 +108,9 @@ def _cluster(config: RunConfig, progress: Progress) -> Any:
 
     assert config.cluster is not None
     progress.message(f"connecting to the cluster's scheduler at {config.cluster}")
-    return Cluster(config.cluster, tls=config.cluster_tls)
+    # A managed server is started here after the agents join: no db agent's host to find it on.
+    db_url = None if is_managed_spec(config.db_url) else config.db_url
+    return Cluster(config.cluster, tls=config.cluster_tls, db_url=db_url)
 
 
 def _generator(
@@ -149,9 +157,20 @@ def _run_ladder(
     workload = config.round_workload()
     if config.app is not None:  # the app's own setup makes its data: nothing is seeded
         run.update(app={"setup_s": run_app_setup(config, progress), "log": APP_LOG})
-    prepared = asyncio.run(
-        prepare_database(dataclasses.replace(config, seed=None) if config.app else config, workload, progress)
+    preparing = dataclasses.replace(config, seed=None) if config.app else config
+    seeder = (
+        cluster.data_agent(config.url.kind.has_server) if cluster is not None and not config.app else None
     )
+    if seeder is not None:  # seeded where the engine keeps its data: the db host, or the app's for SQLite
+        progress.message(
+            f"preparing the data on {seeder.role} agent {seeder.name} ({seeder.machine['host']})"
+        )
+        work = functools.partial(prepare_here, preparing)
+        prepared = cluster.call(seeder.name, "run_here", work, timeout=SEED_TIMEOUT)
+    else:
+        prepared = asyncio.run(prepare_database(preparing, workload, progress))
+    # SQLite's file on the app agent's machine: not this machine's to open, size or check.
+    remote_file = seeder is not None and not config.url.kind.has_server
     engine_info, mix = prepared.engine, prepared.mix
     described = {
         "name": workload.name,
@@ -163,21 +182,29 @@ def _run_ladder(
     }
     run.update(workload=described)
     check = config.integrity and workload.write_share(mix) > 0
+    if check and remote_file and seeder is not None:
+        check = False
+        run.flag(f"the integrity check did not run: the SQLite file is on app agent {seeder.name}'s machine")
     baseline = take_baseline(config.url, workload) if check else None
     if (data_layer := workload.data_layer(engine_info.engine)) is not None:
         run.update(workload=described | {"data_layer": data_layer})
-    sqlite_path = config.url.path  # None for a server: its files are not ours to measure
+    sqlite_path = None if remote_file else config.url.path  # a server's files are not ours to measure
     data_path = os.path.abspath(sqlite_path) if sqlite_path else None
     observer = RunObserver(engine_info, config.url, data_path, config.precise_clock, config.syscalls)
-    observer.diagnosis = LevelDiagnosis(
-        config.url,
-        config.pass_mark,
-        [op.name for op in workload.operations if op.write] if workload.write_share(mix) > 0 else [],
-        os.path.dirname(data_path) if data_path else None,
-        generator_cpu=not config.precise_clock,
-        cores=role_cores(config.placement, service_loops(config)),
+    # The activity probe would open SQLite's file here: on the app agent's machine, there is none.
+    observer.diagnosis = (
+        None
+        if remote_file
+        else LevelDiagnosis(
+            config.url,
+            config.pass_mark,
+            [op.name for op in workload.operations if op.write] if workload.write_share(mix) > 0 else [],
+            os.path.dirname(data_path) if data_path else None,
+            generator_cpu=not config.precise_clock,
+            cores=role_cores(config.placement, service_loops(config)),
+        )
     )
-    if (fsync := observer.diagnosis.measure_disk()) is not None:
+    if observer.diagnosis is not None and (fsync := observer.diagnosis.measure_disk()) is not None:
         run.update(fsync=fsync)
     if config.syscalls and (unavailable := syscalls_unavailable()):
         progress.message(unavailable)
@@ -186,12 +213,17 @@ def _run_ladder(
     if cluster is not None:
         observer.clocks = cluster.level_clocks
         cluster.notify = progress.message  # a db agent lost: one line, the run goes on
-    if cluster is not None and cluster.of_role("db"):  # the database's host is sampled where it runs
-        observer.hosts = cluster.host_figures
-    observer.storage_url = config.url
+    if cluster is not None and (cluster.of_role("db") or cluster.of_role("app")):
+        observer.hosts = cluster.host_figures  # a db or app agent's host is sampled where it runs
+        for name, found in cluster.found.items():
+            if found.get("warning"):
+                run.flag(f"db agent {name}: {found['warning']}")
+            if found.get("pid") is not None:  # found on its host: nothing of it to find here
+                observer.database = DatabaseProcesses(nothing, f"db agent {name}: {found['how']}")
+    observer.storage_url = None if remote_file else config.url
     run.update(
         storage={
-            "size_bytes": database_size(observer.storage_url),
+            "size_bytes": database_size(observer.storage_url) if observer.storage_url else None,
             "memory_cap_bytes": reading_role_cap(config),
         }
     )
@@ -235,7 +267,7 @@ def _run_ladder(
     if config.placement.drop_caches:
         progress.message("dropping the page cache (--drop-caches)")
         drop_page_cache()
-    with load_target(config, progress, groups) as target:
+    with load_target(config, progress, groups, cluster) as target:
         run.update(service=target.description)
         if target.transport is not None:
             run.update(transport=target.transport)
@@ -268,7 +300,7 @@ def _run_ladder(
                 fleet.origin,
                 lambda: fleet.pids,
                 (lambda: service.pid) if service else None,
-                getattr(service, "stats", None),  # the user's app has no /stats
+                target.stats or getattr(service, "stats", None),  # the user's app has no /stats
             )
             try:
                 with injector, watch_app(target, fleet) as app_watch:

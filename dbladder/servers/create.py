@@ -20,10 +20,11 @@ from pathlib import Path
 
 import psutil
 
+from ..errors import UsageError
 from ..roles import RoleLimits, format_size, remove_leftovers
 from . import registry
 from .errors import NotManaged, ServerKilledForMemory, ServerLost, ServerStartFailed
-from .kind import Layout, OsUser, ServerKind
+from .kind import LOOPBACK, Layout, OsUser, ServerKind
 from .managed import PORT_TAKEN, START_TIMEOUT, ManagedServer, kind_for, run_sync
 
 # Ports are drawn from here, below Linux's default ephemeral range (32768-60999), so that the
@@ -47,7 +48,7 @@ def _filesystem(path: Path) -> str:
     return kind
 
 
-def _free_port(taken: set[int]) -> int:
+def _free_port(taken: set[int], host: str = LOOPBACK) -> int:
     ephemeral = _ephemeral_range()
     for _ in range(200):
         port = random.randint(*PORT_RANGE)
@@ -55,11 +56,11 @@ def _free_port(taken: set[int]) -> int:
             continue
         with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as probe:
             try:
-                probe.bind(("127.0.0.1", port))
+                probe.bind((host, port))
             except OSError:
                 continue
         return port
-    raise ServerStartFailed(f"found no free port on 127.0.0.1 from {PORT_RANGE[0]} to {PORT_RANGE[1]}")
+    raise ServerStartFailed(f"found no free port on {host} from {PORT_RANGE[0]} to {PORT_RANGE[1]}")
 
 
 def _ephemeral_range() -> tuple[int, int]:
@@ -85,13 +86,17 @@ def start_managed(
     base_dir: str | Path | None = None,
     timeout: float = START_TIMEOUT,
     limits: RoleLimits | None = None,
+    host: str = LOOPBACK,
 ) -> ManagedServer:
     """Create and start a throwaway server (postgresql or mariadb) with a database `dbladder`:
-    a new folder, a free port on 127.0.0.1, a socket in the folder, the durable defaults with
-    `settings` over them, on the CPUs and under the memory cap of `limits` (the database role's).
+    a new folder, a free port on 127.0.0.1 (or on `host`, another address of this machine: the
+    database's machine of a cluster), a socket in the folder, the durable defaults with `settings`
+    over them, on the CPUs and under the memory cap of `limits` (the database role's).
     It keeps running until `stop()` or `remove()`, also after this process exits. If anything
     fails, nothing is left behind."""
     kind = kind_for(engine)
+    if host != LOOPBACK and not kind.other_hosts:
+        raise UsageError(f"a managed {kind.title} server listens on {LOOPBACK} only, not {host}")
     effective = kind.settings_with(settings or {})
     binaries = kind.find_binaries()
     user = kind.os_user()
@@ -102,7 +107,7 @@ def start_managed(
     if limits is not None and limits.memory is not None:
         _remove_left_over_cgroups(root)
     for attempt in range(PORT_ATTEMPTS):
-        server = _create(kind, effective, settings or {}, binaries, user, root, base)
+        server = _create(kind, effective, settings or {}, binaries, user, root, base, host)
         try:
             if limits is not None:
                 server.place(limits)
@@ -140,11 +145,12 @@ def _create(
     user: OsUser | None,
     root: Path,
     base: Path,
+    host: str = LOOPBACK,
 ) -> ManagedServer:
     """A new, registered, empty instance folder and its first record."""
     taken = _registered_ports(root)
     while True:
-        port = _free_port(taken)
+        port = _free_port(taken, host)
         name = f"{kind.engine}-{port}"
         folder = base / name
         kind.check_socket_path(Layout(folder), port)
@@ -176,6 +182,7 @@ def _create(
         filesystem=_filesystem(folder),
         created=_now(),
         started_by=os.getpid(),
+        host=host,
     )
     server.save()
     return server
@@ -185,7 +192,7 @@ def _set_up(server: ManagedServer, user: OsUser | None, timeout: float) -> None:
     """initdb or install-db, start, create the `dbladder` database; each step timed."""
     kind, layout = server.kind, server.layout
     began = time.monotonic()
-    kind.create(layout, server.binaries, user, server.port, server.settings)
+    kind.create(layout, server.binaries, user, server.port, server.settings, server.host)
     created = time.monotonic()
     server.timings["init"] = round(created - began, 3)
     server.start(timeout)
@@ -202,9 +209,10 @@ def managed_server(
     settings: dict[str, str] | None = None,
     base_dir: str | Path | None = None,
     limits: RoleLimits | None = None,
+    host: str = LOOPBACK,
 ) -> Iterator[ManagedServer]:
     """A throwaway server for the duration of the block, removed after it (also on error or Ctrl-C)."""
-    server = start_managed(engine, settings, base_dir, limits=limits)
+    server = start_managed(engine, settings, base_dir, limits=limits, host=host)
     try:
         server.temporary = True
         server.save()

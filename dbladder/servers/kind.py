@@ -30,6 +30,9 @@ MAX_SOCKET_PATH = 107
 _SETTING_NAME = re.compile(r"^[A-Za-z_][A-Za-z0-9_.-]*$")
 _SIZE = re.compile(r"^\s*(\d+)\s*([A-Za-z]*)\s*$")
 
+LOOPBACK = "127.0.0.1"
+"""Where a managed server listens unless told another address of this machine (`host`)."""
+
 
 def setting_bytes(value: str, units: dict[str, int], bare: int) -> int | None:
     """A size setting in bytes: a number with one of `units` (case-insensitive), or bare, in units
@@ -125,6 +128,9 @@ class ServerKind(ABC):
     title: ClassVar[str]  # for messages: "PostgreSQL"
     package: ClassVar[str]  # the Debian package with the server programs
     program: ClassVar[str]  # the server process's executable name, to recognise it
+    # Whether it may listen on another address than loopback (`host`): its clients there get in
+    # as on loopback (PostgreSQL: trust on the address's subnets). MariaDB's root is local only.
+    other_hosts: ClassVar[bool] = False
     # Settings written to the instance's settings file unless the caller overrides them.
     defaults: ClassVar[dict[str, str]]
     # Settings dbladder itself sets (address, port, socket, folders): a caller may not change them.
@@ -218,9 +224,10 @@ class ServerKind(ABC):
         user: OsUser | None,
         port: int,
         settings: dict[str, str],
+        host: str = LOOPBACK,
     ) -> None:
         """Create the data folder (initdb, mariadb-install-db) and write the settings file: the
-        fixed address, port and socket, then `settings`."""
+        fixed address (`host`), port and socket, then `settings`."""
 
     @abstractmethod
     def command(self, layout: Layout, binaries: dict[str, str]) -> list[str]:
@@ -237,7 +244,7 @@ class ServerKind(ABC):
         server does not accept connections yet."""
 
     @abstractmethod
-    def url(self, port: int) -> str:
+    def url(self, port: int, host: str = LOOPBACK) -> str:
         """The TCP URL of the `dbladder` database, as dbladder's engines read it."""
 
     @abstractmethod

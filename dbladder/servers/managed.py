@@ -32,7 +32,7 @@ from ..roles import MemoryCgroup, RoleLimits
 from ..urls import SCHEMES
 from . import processes, registry
 from .errors import BadServerSpec, NotManaged, ServerStartFailed, ServerStopFailed
-from .kind import DATABASE, Layout, ServerKind, last_lines
+from .kind import DATABASE, LOOPBACK, Layout, ServerKind, last_lines
 from .mariadb import MariaDBServer
 from .postgres import PostgresServer
 
@@ -99,6 +99,8 @@ class ManagedServer:
     cgroup: str | None = None
     memory_limit: int | None = None
     cgroup_version: int | None = None
+    host: str = LOOPBACK
+    """The address it listens on besides its socket: loopback unless started with another."""
 
     @property
     def left_over(self) -> bool:
@@ -142,7 +144,7 @@ class ManagedServer:
     @property
     def url(self) -> str:
         """The TCP URL of its `dbladder` database, for any dbladder command's --db."""
-        return self.kind.url(self.port)
+        return self.kind.url(self.port, self.host)
 
     @property
     def socket_url(self) -> str:

@@ -18,7 +18,7 @@ from pathlib import Path
 from typing import ClassVar
 
 from .errors import ServerBinariesMissing
-from .kind import DATABASE, Layout, OsUser, ServerKind, run_program, running_as_root, setting_bytes
+from .kind import DATABASE, LOOPBACK, Layout, OsUser, ServerKind, run_program, running_as_root, setting_bytes
 
 SEARCH_FOLDERS = ("/usr/sbin", "/usr/bin", "/usr/libexec", "/usr/local/sbin", "/usr/local/bin")
 OS_USER = "mysql"
@@ -116,11 +116,12 @@ class MariaDBServer(ServerKind):
         user: OsUser | None,
         port: int,
         settings: dict[str, str],
+        host: str = LOOPBACK,
     ) -> None:
         fixed = {
             "datadir": str(layout.data),
             "port": str(port),
-            "bind_address": "127.0.0.1",
+            "bind_address": host,
             "socket": str(self.socket_path(layout, port)),
             "pid_file": str(layout.folder / "mariadbd.pid"),
             # Accounts are matched by address: no DNS lookup for each connection.
@@ -169,8 +170,8 @@ class MariaDBServer(ServerKind):
             finally:
                 await connection.ensure_closed()
 
-    def url(self, port: int) -> str:
-        return f"mariadb://root@127.0.0.1:{port}/{DATABASE}"
+    def url(self, port: int, host: str = LOOPBACK) -> str:
+        return f"mariadb://root@{host}:{port}/{DATABASE}"
 
     def socket_url(self, layout: Layout, port: int) -> str:
         return f"mariadb://root@localhost/{DATABASE}?unix_socket={self.socket_path(layout, port)}"

@@ -3,7 +3,8 @@
 The programs come from the Debian package `postgresql` (`/usr/lib/postgresql/<version>/bin`; the
 newest version there wins), or from PATH. PostgreSQL refuses to run as root, so when dbladder runs
 as root the data folder belongs to the `postgres` OS user and initdb and the server run as that
-user. Authentication is `trust` for the `postgres` role; the server listens on 127.0.0.1 only and
+user. Authentication is `trust` for the `postgres` role; the server listens on 127.0.0.1 only (or on
+the one address of this machine it is given, trusting the clients on that address's subnets) and
 on a socket in the instance's folder.
 """
 
@@ -17,7 +18,7 @@ from pathlib import Path
 from typing import ClassVar
 
 from .errors import ServerBinariesMissing, ServerUserMissing
-from .kind import DATABASE, Layout, OsUser, ServerKind, run_program, running_as_root, setting_bytes
+from .kind import DATABASE, LOOPBACK, Layout, OsUser, ServerKind, run_program, running_as_root, setting_bytes
 
 DEBIAN_BIN_ROOT = Path("/usr/lib/postgresql")
 ROLE = "postgres"
@@ -41,6 +42,7 @@ class PostgresServer(ServerKind):
     title = "PostgreSQL"
     package = "postgresql"
     program = "postgres"
+    other_hosts = True
     # Durable as the published "Postgres vs MariaDB on two dedicated CPUs" set it (fsync and
     # synchronous_commit on, no replication WAL), with a small memory footprint: several instances
     # and a benchmark share this machine.
@@ -132,6 +134,7 @@ class PostgresServer(ServerKind):
         user: OsUser | None,
         port: int,
         settings: dict[str, str],
+        host: str = LOOPBACK,
     ) -> None:
         # --no-sync: a throwaway instance does not outlive a crash of the machine (which dbladder
         # does not inject), and skipping initdb's fsync saves part of a second.
@@ -139,7 +142,7 @@ class PostgresServer(ServerKind):
         command += ["--encoding=UTF8", "--locale=C", "--no-sync"]
         run_program(command, user, layout.folder, "initdb")
         fixed = {
-            "listen_addresses": "127.0.0.1",
+            "listen_addresses": host,
             "port": str(port),
             "unix_socket_directories": str(layout.folder),
         }
@@ -150,6 +153,11 @@ class PostgresServer(ServerKind):
         # Later lines win in postgresql.conf, so the include overrides initdb's values.
         with (layout.data / "postgresql.conf").open("a") as conf:
             conf.write(f"\ninclude {_quote(str(path))}\n")
+        if host != LOOPBACK:
+            # initdb trusts loopback only: the other machines on the address's own network
+            # (samenet: its subnets) come in as the postgres role too, as on loopback.
+            with (layout.data / "pg_hba.conf").open("a") as hba:
+                hba.write("\nhost all all samenet trust\n")
 
     def command(self, layout: Layout, binaries: dict[str, str]) -> list[str]:
         return [binaries["postgres"], "-D", str(layout.data)]
@@ -169,8 +177,8 @@ class PostgresServer(ServerKind):
         finally:
             await asyncio.wait_for(connection.close(), 2)
 
-    def url(self, port: int) -> str:
-        return f"postgresql://{ROLE}@127.0.0.1:{port}/{DATABASE}"
+    def url(self, port: int, host: str = LOOPBACK) -> str:
+        return f"postgresql://{ROLE}@{host}:{port}/{DATABASE}"
 
     def socket_url(self, layout: Layout, port: int) -> str:
         return f"postgresql://{ROLE}@:{port}/{DATABASE}?host={layout.folder}"

@@ -72,3 +72,16 @@ def test_missing_programs_name_the_debian_package(monkeypatch, tmp_path):
         kind_for("postgresql").find_binaries()
     with pytest.raises(ServerBinariesMissing, match=r"\(mariadbd and mariadb-install-db\).*mariadb-server$"):
         kind_for("mariadb").find_binaries()
+
+
+def test_only_postgresql_listens_on_another_address_and_mariadb_refuses_before_creating_anything(tmp_path):
+    from dbladder.servers import start_managed
+
+    with pytest.raises(
+        UsageError, match=r"a managed MariaDB server listens on 127\.0\.0\.1 only, not 10\.1\.2\.3"
+    ):
+        start_managed("mariadb", base_dir=tmp_path, host="10.1.2.3")
+    assert list(tmp_path.iterdir()) == []
+    assert (
+        postgres_kind.PostgresServer().url(5433, "10.1.2.3") == "postgresql://postgres@10.1.2.3:5433/dbladder"
+    )

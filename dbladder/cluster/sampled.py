@@ -1,0 +1,167 @@
+"""The agents that sample their machine: a db agent on the database's host, an app agent on the
+service's (docs/cluster.md).
+
+Both sample their host every second with the one-machine sampler (dbladder.observe.sampler), on
+this agent's clock, so the coordinator places each sample in a level's window by the agent's
+clock offset. The db agent also samples the database server's processes, found on its host by the
+URL's port or socket as one machine finds them (dbladder.observe.database): the postmaster and its
+backends, or mariadbd. The app agent runs the service (started and stopped there, its `/stats`
+read there) and samples its session. Either one seeds the data where the engine keeps it: a
+server's database from the db host, SQLite's file on the app host, where the service opens it.
+
+The round's own functions do the work (dbladder.run: its preparation, the service, the round
+trip): the coordinator sends them by reference, so this package never imports the round.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import dataclasses
+from collections.abc import Callable, Iterator
+from contextlib import AbstractContextManager
+from typing import Any
+
+from ..observe.database import database_processes
+from ..observe.processes import Resolver, session
+from ..observe.sampler import Sampler
+from . import clocks
+
+HOST_KEYS = ("usr", "sys", "iowait", "idle", "steal", "load1", "memory_used")
+"""A db or app agent's per-second sample fields that a level's window averages."""
+GROUP_KEYS = ("database_cpu_pct", "service_cpu_pct")
+"""The process groups' CPU a db agent (the database server's) or an app agent (the service's)
+samples, averaged over a level's window when the agent has them."""
+
+
+class SampledAgent:
+    """An actor that samples its host, and the process groups its role gives, every second."""
+
+    def __init__(self) -> None:
+        self._sampler: Sampler | None = None
+
+    async def clock(self) -> float:
+        """This machine's clock (async: answered on the worker's loop, with no thread hop)."""
+        return clocks.agent_clock()
+
+    def _sample(self, groups: dict[str, Resolver], interval: float) -> None:
+        if self._sampler is not None:
+            self._sampler.stop()
+        self._sampler = Sampler(groups, interval=interval, clock=clocks.agent_clock)
+        self._sampler.start()
+
+    def samples(self) -> list[dict[str, Any]]:
+        """Every sample so far (a run's worth is a few hundred): its bounds on this agent's clock,
+        the host's figures and each group's CPU (% of one CPU) as <group>_cpu_pct."""
+        if self._sampler is None:
+            return []
+        return [
+            {
+                "t0": sample.start,
+                "t1": sample.t,
+                **dataclasses.asdict(sample.host),
+                **{f"{name}_cpu_pct": group.cpu_pct for name, group in sample.groups.items()},
+            }
+            for sample in self._sampler.samples()
+        ]
+
+    def warnings(self) -> list[str]:
+        return list(self._sampler.warnings) if self._sampler is not None else []
+
+    def run_here(self, work: Callable[[], Any]) -> Any:
+        """Run a function of the round on this machine (the data's preparation, a round trip to
+        the database) and hand back what it returns."""
+        return work()
+
+    def stop(self) -> None:
+        if self._sampler is not None:
+            self._sampler.stop()
+
+
+class DbAgent(SampledAgent):
+    """A Dask actor on a db agent: the host and the database server's processes."""
+
+    def start(self, db_url: str | None = None, interval: float = 1.0) -> dict[str, Any]:
+        """Sample from now on; with `db_url`, its server's processes too (found on this host by
+        the URL's port or socket). How they were found, and a warning when not reliably."""
+        if db_url is None:
+            self._sample({}, interval)
+            return {"how": None, "warning": None}
+        found = database_processes(db_url)
+        # SQLite has no server, and one not found would read 0 %: then the host's figures only.
+        self._sample({"database": found.resolve} if found.root_pid is not None else {}, interval)
+        return {"how": found.how, "warning": found.warning, "pid": found.root_pid}
+
+
+class AppAgent(SampledAgent):
+    """A Dask actor on an app agent: the service runs here, and its session is sampled."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self._service: Any = None
+        self._stack = contextlib.ExitStack()
+
+    def start(self, interval: float = 1.0) -> dict[str, Any]:
+        self._sample({"service": self._service_processes}, interval)
+        return {"how": "the service's session", "warning": None}
+
+    def _service_processes(self) -> list[int]:
+        return session(self._service.pid)() if self._service is not None else []
+
+    def serve(self, start: Callable[[], AbstractContextManager[Any]]) -> dict[str, Any]:
+        """Start the service on this machine (`start`: the round's `running_service` of its
+        config); where it listens once every worker answers."""
+        self.stop_service()
+        self._service = self._stack.enter_context(start())
+        config = self._service.config
+        return {"url": self._service.url, "host": config.host, "port": config.port}
+
+    def stats(self) -> dict[str, Any]:
+        """The service's `/stats`, read on this machine."""
+        if self._service is None:
+            raise RuntimeError("the app agent runs no service: serve first")
+        return self._service.stats()
+
+    def stop_service(self) -> None:
+        """Stop the service (every process of it), if one runs."""
+        self._stack.close()
+        self._stack = contextlib.ExitStack()
+        self._service = None
+
+    def stop(self) -> None:
+        self.stop_service()
+        super().stop()
+
+
+def window_figures(
+    samples: list[dict[str, Any]], offset: float, start: float, end: float
+) -> dict[str, Any] | None:
+    """The means of the samples whose middle falls in [start, end] (the coordinator's clock; the
+    samples' is the agent's, `offset` ahead), or None when none does."""
+    inside = [s for s in samples if start <= (s["t0"] + s["t1"]) / 2 - offset <= end]
+    if not inside:
+        return None
+    keys = [*HOST_KEYS, *(key for key in GROUP_KEYS if all(key in s for s in inside))]
+    mean = {key: sum(s[key] for s in inside) / len(inside) for key in keys}
+    mean["busy"] = 100.0 - mean["idle"] - mean["iowait"]
+    return {
+        "samples": len(inside),
+        **{key: mean[key] for key in ("usr", "sys", "iowait", "idle", "steal", "busy", "load1")},
+        "memory_used_bytes": mean["memory_used"],
+        "disk_write_bytes_per_s": sum(s["disk_write_bytes"] for s in inside)
+        / max(sum(s["t1"] - s["t0"] for s in inside), 1e-9),
+        **{key: mean[key] for key in GROUP_KEYS if key in mean},
+    }
+
+
+@contextlib.contextmanager
+def remote_service(
+    call: Callable[..., Any], start: Callable[[], Any]
+) -> Iterator[tuple[dict[str, Any], Callable[[], Any]]]:
+    """The service started on an app agent (`call`: a call to its actor) for the block, stopped
+    after it, also on error: where it listens, and a reader of its `/stats`."""
+    started = call("serve", start, timeout=90.0)
+    try:
+        yield started, lambda: call("stats")
+    finally:
+        with contextlib.suppress(Exception):  # an agent gone has taken its service with it
+            call("stop_service", timeout=60.0)

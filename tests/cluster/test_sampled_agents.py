@@ -1,0 +1,93 @@
+"""The app agent and the db agent on loopback (docs/cluster.md): the service runs on the app
+agent with SQLite's file on the app agent's machine (here: the agent's own working folder, which
+the coordinator never opens), and the db agent samples the PostgreSQL server's own processes,
+found on its host by the URL's port, and seeds the data there.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+pytest.importorskip("distributed", reason="needs the cluster extra: pip install 'dbladder[cluster]'")
+
+from cluster_support import loopback_cluster
+
+from dbladder.plans import Search
+from dbladder.run.config import RunConfig
+from dbladder.run.progress import QuietProgress
+from dbladder.run.round import run_ladder
+
+pytestmark = pytest.mark.slow
+
+SMALL = {"products": 2000, "orders": 5000}
+
+
+def test_the_service_runs_on_the_app_agent_with_sqlite_there_and_the_search_finds_a_ceiling(tmp_path):
+    app_folder = tmp_path / "app-machine"
+    app_folder.mkdir()
+    with loopback_cluster(tmp_path / "cluster", {"load-1": {}}) as cluster:
+        cluster.start_agent("app-1", "app", cwd=app_folder)
+        cluster.wait_joined("app-1")
+        here = Path.cwd()
+        # A relative SQLite path: the app agent opens it in its own folder, the coordinator nowhere.
+        search = Search(start=100, hold=2.5, warmup=0.5, settle=0.5, budget=60)
+        config = RunConfig(
+            db_url="sqlite:///shop.db",
+            plan=search,
+            sizes=SMALL,
+            out_dir=tmp_path / "out",
+            cluster=cluster.address,
+        )
+        result = run_ladder(config)
+    assert (app_folder / "shop.db").stat().st_size > 0
+    assert not (here / "shop.db").exists()
+    levels = result["levels"]
+    shown = [(level["offered_rps"], level["passed"], level["reasons"]) for level in levels]
+    # A ceiling reached: held below the lowest rate that failed (found to the search's resolution,
+    # or bracketed when a busy machine spent the budget first).
+    assert result["search"]["stopped_because"] in ("found", "budget"), shown
+    failed = [level["offered_rps"] for level in levels if not level["passed"]]
+    assert failed and 0 < result["ceiling_rps"] < min(failed), shown
+    assert result["service"]["agent"] == "app-1"
+    # Every request answered by the service on the app agent, counted by its own /stats there.
+    assert result["service"]["stats"]["requests"] >= sum(level["requests"] for level in levels)
+    for level in levels:
+        assert level["machine"]["service_cpu_from"] == "the service's processes on app agent app-1"
+        assert level["hosts"]["app-1"]["samples"] >= 1
+    busiest = max(levels, key=lambda level: level["achieved_rps"])
+    assert busiest["machine"]["service_cpu_pct"] > 10, busiest["hosts"]
+    assert any("integrity check did not run" in flag for flag in result["flags"])
+
+
+def test_the_db_agent_samples_the_postgresql_servers_processes_and_seeds_there(tmp_path, postgres_url):
+    with loopback_cluster(tmp_path / "cluster", {"load-1": {}, "db-1": {"role": "db"}}) as cluster:
+        config = RunConfig(
+            db_url=postgres_url,
+            target="direct",
+            plan=Search(start=200, hold=2.0, warmup=0.5, settle=0.5, budget=10),
+            sizes=SMALL,
+            out_dir=tmp_path / "out",
+            cluster=cluster.address,
+            generator_processes=1,
+            pool_size=4,
+        )
+        messages: list[str] = []
+
+        class Said(QuietProgress):
+            def message(self, text: str) -> None:
+                messages.append(text)
+
+        result = run_ladder(config, Said())
+    assert any(message.startswith("preparing the data on db agent db-1") for message in messages)
+    assert result["seeding"] is not None
+    for level in result["levels"]:
+        assert level["machine"]["database_cpu_from"] == "the database's processes on db agent db-1"
+        assert level["machine"]["database_cpu_pct"] == pytest.approx(
+            level["hosts"]["db-1"]["database_cpu_pct"]
+        )
+    # The server's own processes are a part of their host's CPU, never more (in % of one CPU).
+    busiest = max(result["levels"], key=lambda level: level["achieved_rps"])
+    figures = busiest["hosts"]["db-1"]
+    assert 0 < figures["database_cpu_pct"] <= figures["busy"] * figures["cores"] + 5, figures

@@ -128,20 +128,43 @@ def _level_count(path: Path) -> int:
         return 0
 
 
-def _strike(tmp_path: Path, how: signal.Signals) -> tuple[subprocess.CompletedProcess[str], dict, float]:
-    """A ladder over two fresh load agents; once its first level is in result.json, `how` is sent
-    to agent load-2 (the ladder goes on after a failed level: a busy machine may fail the first).
-    The run's exit, its result, and seconds from the signal to the run's end."""
+LADDER = [
+    "--start",
+    "100",
+    "--step",
+    "100",
+    "--steps",
+    "4",
+    "--hold",
+    "3",
+    "--warmup",
+    "0.5",
+    "--timeout",
+    "1",
+]
+
+
+def _strike(
+    tmp_path: Path,
+    how: signal.Signals,
+    agents: dict[str, dict[str, str]] | None = None,
+    victim: str = "load-2",
+    ladder: list[str] = LADDER,
+    into_level: float = 1.0,
+) -> tuple[subprocess.CompletedProcess[str], dict, float]:
+    """A ladder over fresh agents (two load agents unless `agents`); once its first level is in
+    result.json and `into_level` seconds more, `how` is sent to agent `victim` (the ladder goes on
+    after a failed level: a busy machine may fail the first). The run's exit, its result, and
+    seconds from the signal to the run's end."""
     with (
-        loopback_cluster(tmp_path / "cluster", {"load-1": {}, "load-2": {}}) as cluster,
+        loopback_cluster(tmp_path / "cluster", agents or {"load-1": {}, "load-2": {}}) as cluster,
         known_server("fifo", service_ms=1.0) as server,
     ):
         out = tmp_path / "out"
         command = [
             *DBLADDER, "run", "--cluster", cluster.address, "--service", server.url,
             "--db", f"sqlite:///{tmp_path}/shop.db", "--size", "products=2000", "--size", "orders=5000",
-            "--start", "100", "--step", "100", "--steps", "4", "--hold", "3", "--warmup", "0.5",
-            "--timeout", "1", "--continue-after-fail", "--out", str(out),
+            *ladder, "--continue-after-fail", "--out", str(out),
         ]  # fmt: skip
         run = subprocess.Popen(command, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
         try:
@@ -149,10 +172,10 @@ def _strike(tmp_path: Path, how: signal.Signals) -> tuple[subprocess.CompletedPr
             while _level_count(out / "result.json") < 1 and run.poll() is None:
                 assert time.monotonic() < deadline, "the first level never finished"
                 time.sleep(0.1)
-            time.sleep(1.0)  # into the second level
-            os.kill(cluster.agents["load-2"].pid, how)
+            time.sleep(into_level)
+            os.kill(cluster.agents[victim].pid, how)
             struck = time.monotonic()
-            stdout, stderr = run.communicate(timeout=90)
+            stdout, stderr = run.communicate(timeout=120)
             took = time.monotonic() - struck
         finally:
             if run.poll() is None:
@@ -263,31 +286,16 @@ def test_a_db_agent_killed_mid_run_is_not_measured_from_then_on_and_the_run_goes
     # Four levels of 3 s at 100 req/s (a quarter of the FIFO server's 1,000/s): once the first is
     # in result.json the db agent is killed; the run ends normally, the levels after the kill say
     # their db host is not measured, and the terminal says so once.
-    with (
-        loopback_cluster(tmp_path / "cluster", {"load-1": {}, "db-1": {"role": "db"}}) as cluster,
-        known_server("fifo", service_ms=1.0) as server,
-    ):
-        out = tmp_path / "out"
-        command = [
-            *DBLADDER, "run", "--cluster", cluster.address, "--service", server.url,
-            "--db", f"sqlite:///{tmp_path}/shop.db", "--size", "products=2000", "--size", "orders=5000",
-            "--start", "100", "--step", "0", "--steps", "4", "--hold", "3", "--warmup", "0.5",
-            "--continue-after-fail", "--out", str(out),
-        ]  # fmt: skip
-        run = subprocess.Popen(command, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
-        try:
-            deadline = time.monotonic() + 90
-            while _level_count(out / "result.json") < 1 and run.poll() is None:
-                assert time.monotonic() < deadline, "the first level never finished"
-                time.sleep(0.1)
-            os.kill(cluster.agents["db-1"].pid, signal.SIGKILL)
-            _, stderr = run.communicate(timeout=120)
-        finally:
-            if run.poll() is None:
-                run.kill()
-                run.wait()
-    assert run.returncode == 0, stderr
-    result = json.loads((out / "result.json").read_text())
+    done, result, _ = _strike(
+        tmp_path,
+        signal.SIGKILL,
+        agents={"load-1": {}, "db-1": {"role": "db"}},
+        victim="db-1",
+        ladder=["--start", "100", "--step", "0", "--steps", "4", "--hold", "3", "--warmup", "0.5"],
+        into_level=0.0,
+    )
+    stderr = done.stderr
+    assert done.returncode == 0, stderr
     levels = result["levels"]
     assert len(levels) == 4 and result["status"] == "complete", stderr
     assert levels[0]["hosts"]["db-1"]["samples"] >= 1
@@ -305,7 +313,7 @@ def test_a_db_agent_killed_mid_run_is_not_measured_from_then_on_and_the_run_goes
         "agent db-1 was lost" in flag and f"from level {first_lost + 1} on" in flag
         for flag in result["flags"]
     )
-    report = (out / "report.md").read_text()
+    report = (tmp_path / "out" / "report.md").read_text()
     assert f"db-1: not measured from level {first_lost + 1} on" in report
     assert "| not measured |" in report
     # The clocks were measured before every level, each its own measurement, before its window.

@@ -18,7 +18,6 @@ import json
 from typing import Any
 
 import click
-from rich.console import Console
 
 from ..errors import UsageError
 from ..report.integrity import integrity_lines
@@ -26,11 +25,10 @@ from ..report.result_table import comparison_table
 from ..run.compare import MAX_RUNS, CompareConfig, run_compare
 from ..run.integrity import raise_if_any_lost
 from ..transport import TRANSPORTS
-from .common import db_texts, exit_codes, sigterm_as_interrupt
-from .dashboard import live_dashboard
+from .common import db_texts, exit_codes
 from .expect import expect_options, raise_if_unmet
 from .roles import round_placement
-from .run import LATENCY_HELP, TRANSPORT_HELP, build_config, json_option, progress_for, round_options
+from .run import LATENCY_HELP, TRANSPORT_HELP, build_config, json_option, round_options, watched
 
 ORDER = "dbladder.compare.order"
 """Where `EntryCommand` keeps the order in which the options came, in the click context's meta."""
@@ -145,14 +143,13 @@ def compare(
         transports=transports if any(t is not None for t in transports) else (),
         added_latencies=latencies if any(latency is not None for latency in latencies) else (),
     )
-    progress = progress_for(Console(stderr=True), options["progress_interval"])
-    with live_dashboard(options, progress, "dbladder compare", base.pass_mark) as board:
-        try:
-            with sigterm_as_interrupt():
-                document = run_compare(config, board.progress)
-        finally:
-            progress.close()
-        board.compared(document["runs"])
+    document = watched(
+        options,
+        "dbladder compare",
+        base.pass_mark,
+        lambda progress: run_compare(config, progress),
+        lambda board, document: board.compared(document["runs"]),
+    )
     click.echo("", err=as_json)
     if not document["runs"]:
         click.echo("no run finished", err=as_json)

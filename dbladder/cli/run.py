@@ -4,8 +4,9 @@ table and the ceiling; exit 3 when an `--expect-*` is not met."""
 from __future__ import annotations
 
 import json
+from collections.abc import Callable
 from pathlib import Path
-from typing import Any
+from typing import Any, TypeVar
 
 import click
 from rich.console import Console
@@ -35,10 +36,12 @@ from .common import (
     workload_option,
 )
 from .config_file import settings_of
-from .dashboard import dashboard_options, live_dashboard
+from .dashboard import Board, dashboard_options, live_dashboard
 from .expect import echo_checks, expect_options, expectations_of, raise_if_unmet
 from .log_progress import DEFAULT_INTERVAL, LogProgress
 from .roles import role_options, round_placement
+
+Outcome = TypeVar("Outcome")
 
 
 class TerminalProgress:
@@ -309,14 +312,13 @@ def run(as_json: bool, **options: Any) -> None:
     from ..run.round import run_ladder  # the whole run: imported when one runs, not for --help
 
     config, plan = build_config(options)
-    progress = progress_for(Console(stderr=True), options["progress_interval"])
-    with live_dashboard(options, progress, "dbladder run", config.pass_mark) as board:
-        try:
-            with sigterm_as_interrupt():
-                result = run_ladder(config, board.progress)
-        finally:
-            progress.close()
-        board.finished(result)
+    result = watched(
+        options,
+        "dbladder run",
+        config.pass_mark,
+        lambda progress: run_ladder(config, progress),
+        Board.finished,
+    )
     echo = _echo(as_json)
     echo("")
     if not result["levels"]:
@@ -335,6 +337,27 @@ def run(as_json: bool, **options: Any) -> None:
         click.echo(json.dumps(result, indent=2))
     raise_if_lost(result.get("integrity"))  # exit code 4, before 3: a lost write matters more
     raise_if_unmet([found["line"] for found in checks if not found["met"]])
+
+
+def watched(
+    options: dict[str, Any],
+    title: str,
+    pass_mark: PassMark,
+    work: Callable[[Any], Outcome],
+    tell_board: Callable[[Board, Outcome], None],
+) -> Outcome:
+    """`work(progress)` shown as it goes (a status line on a terminal, else a line every
+    --progress-interval, and the --dashboard page if asked for), SIGTERM taken as Ctrl-C;
+    `tell_board` gives the dashboard what came of it (a round's result, a comparison's runs)."""
+    progress = progress_for(Console(stderr=True), options["progress_interval"])
+    with live_dashboard(options, progress, title, pass_mark) as board:
+        try:
+            with sigterm_as_interrupt():
+                outcome = work(board.progress)
+        finally:
+            progress.close()
+        tell_board(board, outcome)
+    return outcome
 
 
 def progress_for(console: Console, interval: float) -> TerminalProgress | LogProgress:

@@ -106,7 +106,7 @@ class LoadAgent:
                 entry = (
                     ("level", event.index, event.level)
                     if isinstance(event, LevelDone)
-                    else ("live", asdict(event))
+                    else ("live", event.to_dict())  # shallow: asdict deep-copies its seconds' histograms
                 )
                 with self._lock:
                     self._events.append(entry)

@@ -18,7 +18,6 @@ cause, and the run stops as it does when a generator process dies on one machine
 
 from __future__ import annotations
 
-import dataclasses
 import math
 import time
 from collections.abc import Iterator
@@ -28,6 +27,7 @@ from ..load.acknowledged import AcknowledgedWrites
 from ..load.fleet import (
     MERGES,
     READY_TIMEOUT,
+    FleetBase,
     GeneratorFailed,
     LevelDone,
     ProcessSpec,
@@ -48,7 +48,7 @@ reported it: an agent reports a level within half a second of its last outcome, 
 not by then is stopped or hung."""
 
 
-class ClusterFleet:
+class ClusterFleet(FleetBase):
     """The load agents' fleets as one: the interface of `Fleet` for the round (dbladder.run).
 
     `counts` is the generator processes of each load agent, by name. Entering starts every
@@ -156,33 +156,17 @@ class ClusterFleet:
         for name, future in stopping.items():
             self._answer(name, future, CALL_TIMEOUT, lose=False)
 
-    def start_level(self, planned: Level, start_delay: float = 0.5) -> Level:
-        """As `Fleet.start_level`: a probe starts `start_delay` seconds from now on every machine
-        (counted from the one run start, so the same instant everywhere)."""
-        if planned.index < len(self._scheduled):
-            return self._scheduled[planned.index]
-        if planned.index != self._started:
-            raise ValueError(f"the next level to start is number {self._started}, not {planned.index}")
+    probe_delay = 0.5  # a probe starts this far ahead on every machine, from the one run start
+
+    def _before_probe(self, planned: Level) -> None:
         self.cluster.measure_clocks(skip=self.errors)  # before the probe, which starts after it
         self._clocked.add(planned.index)
-        start = max(planned.start, time.perf_counter() - self.origin + start_delay)
-        level = dataclasses.replace(planned, start=start)
+
+    def _send_level(self, level: Level, start_delay: float) -> None:
         self._levels_run[level.index] = level
-        self._started += 1
         sent = {name: self._actors[name].start_level(level) for name in self._alive()}
         for name, future in sent.items():
             self._answer(name, future, CALL_TIMEOUT)
-        return level
-
-    def end_schedule(self) -> None:
-        if self._next_level < len(self._scheduled):
-            self.stop()
-
-    def level_events(self, index: int) -> Iterator[LevelDone | LiveView]:
-        for event in self.events():
-            yield event
-            if isinstance(event, LevelDone) and event.index == index:
-                return
 
     def _deadline(self, index: int) -> float:
         """The time (this process's clock) by which every agent must have reported level `index`."""

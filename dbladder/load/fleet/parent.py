@@ -23,14 +23,12 @@ collects what each one measured.
 
 from __future__ import annotations
 
-import dataclasses
 import math
 import multiprocessing
 import queue
 import signal
 import time
 from collections.abc import Iterator
-from dataclasses import dataclass
 from typing import Any
 
 from ...errors import DbladderError
@@ -38,6 +36,7 @@ from ...plans import Level
 from ..acknowledged import AcknowledgedWrites
 from ..live_view import LiveView, merge_live
 from ..recorder import merge_levels, merge_snapshots, merge_users_snapshots
+from .base import FleetBase, LevelDone
 from .child import child_main
 from .spec import ProcessSpec
 from .start_line import READY_TIMEOUT, StartLine
@@ -46,19 +45,11 @@ MERGES = {"open": merge_snapshots, "closed": merge_users_snapshots}
 """How the processes' snapshots merge, by the plan's model (the closed one adds a per-second series)."""
 
 
-@dataclass(frozen=True)
-class LevelDone:
-    """A level every process has finished: its merged snapshot (`recorder.merge_levels`)."""
-
-    index: int
-    level: dict[str, Any]
-
-
 class GeneratorFailed(DbladderError):
     """A generator process died or never reported: the message names it and its last error."""
 
 
-class Fleet:
+class Fleet(FleetBase):
     """N generator processes sharing one plan. Use as a context manager; follow `level_events()`.
 
     Entering starts the processes and returns once every one is ready (or READY_TIMEOUT passed);
@@ -149,39 +140,11 @@ class Fleet:
         self._end_commands()
         self._deadline = min(self._deadline, time.monotonic() + self.spec.timeout + 10)
 
-    def start_level(self, planned: Level, start_delay: float = 0.3) -> Level:
-        """Run the plan's next level; the level as run. A scheduled level is already on the
-        processes' schedule; any other (a search's probe) is sent to every process now, to start
-        `start_delay` seconds from now (or at its own start, if later).
-
-        The level's start is counted from the fleet's origin, as scheduled levels' are, so every
-        level sits on one timeline with the machine's samples.
-        """
-        if planned.index < len(self._scheduled):
-            return self._scheduled[planned.index]
-        if planned.index != self._started:
-            raise ValueError(f"the next level to start is number {self._started}, not {planned.index}")
-        start = max(planned.start, time.perf_counter() - self.origin + start_delay)
-        level = dataclasses.replace(planned, start=start)
-        self._started += 1
+    def _send_level(self, level: Level, start_delay: float) -> None:
         for commands in self._commands:
             if commands is not None:
                 commands.put(level)
         self._deadline = time.monotonic() + start_delay + level.hold + self.spec.timeout + 30
-        return level
-
-    def end_schedule(self) -> None:
-        """The plan is over: stop the processes if scheduled levels are still to come (a ladder
-        stopped by a failed level); a plan that ran every level it started is left to finish."""
-        if self._next_level < len(self._scheduled):
-            self.stop()
-
-    def level_events(self, index: int) -> Iterator[LevelDone | LiveView]:
-        """The live views up to level `index`, then its LevelDone; fewer if the processes stop first."""
-        for event in self.events():
-            yield event
-            if isinstance(event, LevelDone) and event.index == index:
-                return
 
     def _end_commands(self) -> None:
         for commands in self._commands:

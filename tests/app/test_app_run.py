@@ -19,6 +19,7 @@ from pathlib import Path
 
 import pytest
 from cli_support import dbladder as run_dbladder
+from cli_support import dbladder_here
 
 HERE = Path(__file__).resolve().parent
 SERVE = f"{sys.executable} {HERE / 'login_app.py'} {{port}}"
@@ -150,7 +151,7 @@ def test_a_setup_that_fails_says_its_code_and_last_lines_and_loads_nothing(tmp_p
 
 def test_a_bad_request_file_is_one_line_per_problem_before_anything_starts(tmp_path):
     bad = request_file(tmp_path, text=REQUESTS.replace('"/items/{id}/"', '"/items/{item}/"'))
-    ran = dbladder(
+    ran = dbladder_here(
         "run", "--db", f"sqlite:///{tmp_path / 'items.db'}", "--app", SERVE, "--requests", str(bad),
         "--out", str(tmp_path / "bad"),
     )  # fmt: skip

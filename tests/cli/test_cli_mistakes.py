@@ -7,7 +7,7 @@ import json
 import os
 
 import pytest
-from cli_support import dbladder, dbladder_here
+from cli_support import dbladder_here
 
 
 @pytest.mark.parametrize(
@@ -101,7 +101,7 @@ def test_a_bad_row_is_one_line_naming_file_table_row_and_column_on_every_engine(
 
 
 def test_engines_on_a_missing_sqlite_file_says_so_and_creates_nothing(tmp_path):
-    result = dbladder("engines", "--db", "sqlite:///missing.db", cwd=tmp_path)
+    result = dbladder_here("engines", "--db", "sqlite:///missing.db", cwd=tmp_path)
     assert result.returncode == 1
     assert result.stderr == (
         f"Error: the SQLite file {tmp_path}/missing.db does not exist; `dbladder seed` creates it\n"

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import pytest
-from cli_support import dbladder
+from cli_support import dbladder_here
 
 from dbladder.cli.compare import ORDER, compare, entry_routes
 from dbladder.errors import UsageError
@@ -40,7 +40,9 @@ def test_an_entry_given_one_option_twice_is_refused():
 
 
 def test_run_refuses_a_transport_the_engine_does_not_have(tmp_path):
-    result = dbladder("run", "--workload", "orm", "--db", f"sqlite:///{tmp_path}/x.db", "--transport", "tcp")
+    result = dbladder_here(
+        "run", "--workload", "orm", "--db", f"sqlite:///{tmp_path}/x.db", "--transport", "tcp"
+    )
     assert result.returncode == 2
     assert result.stdout == ""
     assert "transport tcp needs PostgreSQL or MariaDB (SQLite's only transport is inproc)" in result.stderr
@@ -49,7 +51,7 @@ def test_run_refuses_a_transport_the_engine_does_not_have(tmp_path):
 
 def test_compare_refuses_one_database_twice_by_the_same_route(tmp_path):
     url = f"sqlite:///{tmp_path}/x.db"
-    result = dbladder("compare", "--workload", "orm", "--db", url, "--db", url)
+    result = dbladder_here("compare", "--workload", "orm", "--db", url, "--db", url)
     assert result.returncode == 2
     assert "the same database twice by the same route" in result.stderr
     assert "Traceback" not in result.stderr

@@ -11,7 +11,7 @@ import sys
 from importlib.metadata import requires, version
 
 import pytest
-from cli_support import dbladder
+from cli_support import dbladder_here
 from test_observe_flags import FakeHost
 
 from dbladder.errors import UsageError
@@ -66,9 +66,9 @@ def test_the_idle_check_lasts_two_seconds_unless_the_environment_says_otherwise(
 
 def test_a_bad_idle_check_setting_is_one_line_before_the_run_writes_anything(tmp_path):
     out = tmp_path / "out"
-    finished = dbladder(
+    finished = dbladder_here(
         "run", "--db", f"sqlite:///{tmp_path}/shop.db", "--out", str(out),
-        timeout=60, env={**os.environ, "DBLADDER_IDLE_CHECK_SECONDS": "-1"},
+        env={**os.environ, "DBLADDER_IDLE_CHECK_SECONDS": "-1"},
     )  # fmt: skip
     assert finished.returncode == 2
     assert finished.stderr.strip() == (

@@ -183,12 +183,16 @@ def test_a_chunked_body_over_the_bound_is_refused(sqlite_url):
     seed(sqlite_url)
     with running_service(config(sqlite_url)) as service:
         client = Client(service.config.port)
-        chunks = (b"[" + b" " * 1000 for _ in range(MAX_BODY_BYTES // 1000 + 2))
-        client.connection.request("POST", "/orders", body=chunks, encode_chunked=True)
-        response = client.connection.getresponse()
-        assert response.status == 400
-        assert b"larger than" in response.read()
-        client.close()
+        try:
+            chunks = (b"[" + b" " * 1000 for _ in range(MAX_BODY_BYTES // 1000 + 2))
+            client.connection.request("POST", "/orders", body=chunks, encode_chunked=True)
+            response = client.connection.getresponse()
+            assert response.status == 400
+            assert b"larger than" in response.read()
+        finally:
+            # Closed also on a failure: a socket left to the garbage collector fails whichever
+            # test is running when it is collected (ResourceWarning), not this one.
+            client.close()
 
 
 @pytest.mark.slow

@@ -18,6 +18,16 @@ DBLADDER = [sys.executable, "-m", "dbladder"]
 START_TIMEOUT = 60.0  # a busy 2-core machine takes 10-20 s to import Dask in three processes at once
 
 
+def assert_reached_a_ceiling(result: dict) -> None:
+    """The search held a rate below the lowest one that failed: found to its resolution, or
+    bracketed when a busy machine spent the budget first."""
+    levels = result["levels"]
+    shown = [(level["offered_rps"], level["passed"], level["reasons"]) for level in levels]
+    assert result["search"]["stopped_because"] in ("found", "budget"), shown
+    failed = [level["offered_rps"] for level in levels if not level["passed"]]
+    assert failed and 0 < result["ceiling_rps"] < min(failed), shown
+
+
 def free_port() -> int:
     with socket.socket() as sock:
         sock.bind(("127.0.0.1", 0))

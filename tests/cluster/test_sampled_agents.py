@@ -12,7 +12,7 @@ import pytest
 
 pytest.importorskip("distributed", reason="needs the cluster extra: pip install 'dbladder[cluster]'")
 
-from cluster_support import loopback_cluster
+from cluster_support import assert_reached_a_ceiling, loopback_cluster
 
 from dbladder.plans import Search
 from dbladder.run.config import RunConfig
@@ -44,12 +44,7 @@ def test_the_service_runs_on_the_app_agent_with_sqlite_there_and_the_search_find
     assert (app_folder / "shop.db").stat().st_size > 0
     assert not (here / "shop.db").exists()
     levels = result["levels"]
-    shown = [(level["offered_rps"], level["passed"], level["reasons"]) for level in levels]
-    # A ceiling reached: held below the lowest rate that failed (found to the search's resolution,
-    # or bracketed when a busy machine spent the budget first).
-    assert result["search"]["stopped_because"] in ("found", "budget"), shown
-    failed = [level["offered_rps"] for level in levels if not level["passed"]]
-    assert failed and 0 < result["ceiling_rps"] < min(failed), shown
+    assert_reached_a_ceiling(result)
     assert result["service"]["agent"] == "app-1"
     # Every request answered by the service on the app agent, counted by its own /stats there.
     assert result["service"]["stats"]["requests"] >= sum(level["requests"] for level in levels)

@@ -14,6 +14,7 @@ from rich.console import Console
 
 from ..load.live_view import LiveView
 from ..report import terminal
+from ..run.progress import seeding_line
 
 DEFAULT_INTERVAL = 5.0
 
@@ -27,7 +28,6 @@ class LogProgress:
         self.interval = interval
         self.last_line = time.monotonic()
         self.table_started = False
-        self.seeded: dict[str, int] = {}
 
     def _line(self, text: str) -> None:
         self.console.print(text, highlight=False, soft_wrap=True, markup=False)
@@ -39,11 +39,9 @@ class LogProgress:
     def message(self, text: str) -> None:
         self._line(text)
 
-    def seeding(self, table: str, rows: int, planned: dict[str, int]) -> None:
-        self.seeded[table] = self.seeded.get(table, 0) + rows
+    def seeding(self, database: str, table: str, done: int, total: int) -> None:
         if self._due():
-            done, total = sum(self.seeded.values()), sum(planned.values())
-            self._line(f"progress: seeding {table}: {done:,} of {total:,} rows ({100 * done / total:.0f} %)")
+            self._line(f"progress: {seeding_line(database, table, done, total)}")
 
     def live(self, view: LiveView) -> None:
         if self._due():

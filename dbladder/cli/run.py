@@ -24,6 +24,7 @@ from ..run.document import default_out_dir
 from ..run.faults import KINDS
 from ..run.integrity import raise_if_lost
 from ..run.plan_choice import PlanChoice, PlanOptions, choose_plan
+from ..run.progress import seeding_line
 from ..transport import TRANSPORTS
 from .app_options import app_fields, app_options
 from .common import (
@@ -51,15 +52,12 @@ class TerminalProgress:
         self.console = console
         self.status: Status | None = None
         self.table_started = False
-        self.seeded: dict[str, int] = {}
 
     def message(self, text: str) -> None:
         self.console.print(text, highlight=False, soft_wrap=True)
 
-    def seeding(self, table: str, rows: int, planned: dict[str, int]) -> None:
-        self.seeded[table] = self.seeded.get(table, 0) + rows
-        done, total = sum(self.seeded.values()), sum(planned.values())
-        self._status(f"seeding {table}: {done:,} of {total:,} rows ({100 * done / total:.0f} %)")
+    def seeding(self, database: str, table: str, done: int, total: int) -> None:
+        self._status(seeding_line(database, table, done, total))
 
     def live(self, view: LiveView) -> None:
         phase = "warming up" if view.warming_up else f"{view.elapsed:4.0f} s"

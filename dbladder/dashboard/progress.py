@@ -20,8 +20,8 @@ class DashboardProgress:
         self.inner.message(text)
         self.state.message(text)
 
-    def seeding(self, table: str, rows: int, planned: dict[str, int]) -> None:
-        self.inner.seeding(table, rows, planned)  # the page says "seeding" from the messages alone
+    def seeding(self, database: str, table: str, done: int, total: int) -> None:
+        self.inner.seeding(database, table, done, total)  # the page says "seeding" from the messages alone
 
     def live(self, view: LiveView) -> None:
         self.inner.live(view)

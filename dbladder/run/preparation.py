@@ -12,7 +12,7 @@ from ..engines import opened
 from ..engines.base import EngineInfo, EngineOptions
 from ..workloads.base import DataSpec, Mix, Workload
 from .config import RunConfig
-from .progress import Progress, QuietProgress
+from .progress import Progress, QuietProgress, seeding_pass
 
 
 @dataclass(frozen=True)
@@ -41,9 +41,7 @@ async def prepare_database(config: RunConfig, workload: Workload, progress: Prog
             planned = workload.planned_rows(data.sizes)
             sizes = ", ".join(f"{count:,} {name}" for name, count in data.sizes.items())
             progress.message(f"seeding the {workload.name} workload: {sizes} (seed {data.seed})")
-            seeding = await seed(
-                engine, workload, data, lambda table, rows: progress.seeding(table, rows, planned)
-            )
+            seeding = await seed(engine, workload, data, seeding_pass(progress, config.url.engine, planned))
         else:
             data = DataSpec(0, await workload.sizes_in(engine))
         await workload.check_sql(engine)

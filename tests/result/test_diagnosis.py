@@ -140,6 +140,19 @@ def test_saturation_names_the_resource_furthest_past_its_bound():
             "85% of the active sessions waiting for a lock (wait event Lock:transactionid: 80%)",
         ),
         (Resources(iowait=0.45), "disk", "iowait 45%"),
+        # A writer committing at the disk's fsync rate on an otherwise idle host: the host's
+        # iowait (0.45 of a bound of 0.2: 2.25) is those syncs waited for, and reads further past
+        # its bound than the queue (1.8); the writer is named, the disk's rate beside it.
+        (
+            Resources(
+                writer_queue_share=0.9,
+                commits_per_second=52,
+                fsyncs_per_second=53,
+                iowait=0.45,
+            ),
+            "writer queue",
+            "52 commits/s against an fsync rate of 53/s",
+        ),
     ],
 )
 def test_each_resource_at_its_limit_is_the_one_named(resources, named, shown):

@@ -294,13 +294,20 @@ def counting_to(count: int) -> str:
 
 
 def cpu_ms_of(sql: str, times: int = 20) -> float:
-    """The CPU one run of `sql` takes on an in-memory SQLite, in ms (the mean of `times` runs)."""
+    """The CPU one run of `sql` takes on an in-memory SQLite, in ms: the least of `times` runs.
+
+    The least, not the mean: a run can cost more than its work (cache misses, a busy machine's
+    steal counted as the process's time) but never less, and the service's reads cost at least
+    it. A mean of 9.8 ms in a clean CI run had the service answer 156 reads a second, where 9.8 ms
+    a read allows 102."""
     connection = apsw.Connection(":memory:")
     connection.execute(sql).fetchall()
-    started = time.process_time()
+    least = float("inf")
     for _ in range(times):
+        started = time.process_time()
         connection.execute(sql).fetchall()
-    return (time.process_time() - started) / times * 1000
+        least = min(least, time.process_time() - started)
+    return least * 1000
 
 
 # The burn a request of the CPU known cause costs the service.

@@ -14,14 +14,9 @@ into the run yet. The order of the questions, and why:
    with every connection busy (and the sends they cut short) count only when the server answered
    what it was sent within the mark (p95 from the send): a slow server keeps them busy itself.
 3. Is it a stall? Most seconds passed and the failing ones are one run with passing seconds after
-   it (at most STALL_MOST_SECONDS of the level): the server stopped, then caught up. Located from
-   the seconds' own counts, worked through for a server that stops answering at s for L seconds
-   and then answers its backlog at once, at a steady rate r:
-     - the second holding s answered only what was due before s: s = k + answered_k / r (when
-       the stall ended inside that same second, it answered everything in the end, and s is
-       only known to lie in [k, k + 1 - L]: the middle of that is given, and how far off it can be);
-     - the p95 of that second is set by the requests due in the first 5 % of a second after s,
-       which waited L less at most 0.05 s: L = p95 + 0.05 s (the second's max, when known, is L).
+   it (at most STALL_MOST_SECONDS of the level): the server stopped, then caught up. Located and
+   sized from the seconds' own latencies (`stall_location`, which works it through), or from
+   their counts of answers in a result that kept no max per second.
    What the run's other samples saw in [s, s + L] is named beside it when it stood out against
    the rest of the level (`stall_events`: a checkpoint, CPU steal, iowait, lock waits, a role's
    CPU, the generator's schedule lag); nothing is said when nothing did.
@@ -56,9 +51,9 @@ from dataclasses import asdict, dataclass, field
 from typing import Any
 
 from .stall_events import Moment, stall_clause, stall_events
+from .stall_location import located_by_counts, located_by_latencies
 
 STALL_MOST_SECONDS = 0.3  # a stall fails at most this share of the level's seconds
-TOP_SHARE_SECONDS = 0.05  # the 5 % above a p95, as seconds of a steady second's requests
 SHORT_ANSWERS = 0.95  # answers below this share of the sends: the backlog grew
 CLIMB = 2.0  # p95 in the last third of the level at least this multiple of the first third's
 SCHEDULE_LAG_P99_MS = 2.0  # as the "generator fell behind" flag
@@ -173,7 +168,7 @@ def diagnose(
         return generator
     runs = _runs(failing)
     if len(runs) == 1 and runs[0][1] < len(seconds) - 1 and _share(runs[0], seconds) <= STALL_MOST_SECONDS:
-        return _stall(seconds, failing, runs[0], moments)
+        return _stall(seconds, failing, runs[0], moments, pass_p95_ms)
     mostly = sum(failing) / len(seconds) > STALL_MOST_SECONDS
     if users is not None:
         closed = _closed(seconds, failing, users, resources) if mostly else None
@@ -246,34 +241,20 @@ def _generator(
 
 
 def _stall(
-    seconds: Sequence[Second], failing: Sequence[bool], run: tuple[int, int], moments: Sequence[Moment]
+    seconds: Sequence[Second],
+    failing: Sequence[bool],
+    run: tuple[int, int],
+    moments: Sequence[Moment],
+    pass_p95_ms: float,
 ) -> Diagnosis:
-    first, last = run
     passing = [s for s, fails in zip(seconds, failing, strict=True) if not fails]
-    rate = statistics.median(s.answered for s in passing) or 1.0
-    # Where it began: the first failing second, or the one before it when that one's answers
-    # already fell short (a stall that began in its last 5 %, too little to fail its p95).
-    begins = first
-    if first > 0 and seconds[first - 1].answered < (1 - TOP_SHARE_SECONDS) * rate:
-        begins = first - 1
-    lengths = [
-        (s.max_ms / 1000) if s.max_ms is not None else (s.p95_ms / 1000 + TOP_SHARE_SECONDS)
-        for s in seconds[first : last + 1]
-        if s.p95_ms is not None
-    ]
-    length = max(lengths, default=0.0)
-    evidence = {"stall_length_s": length}
-    if seconds[begins].answered < (1 - TOP_SHARE_SECONDS) * rate:
-        start = begins + seconds[begins].answered / rate
-        at = f"{start:.1f} s"
-    else:
-        # It began and ended inside one second, which answered everything in the end: it began
-        # somewhere in [begins, begins + 1 - length]; the middle is at most half of that away.
-        within = max(0.0, 1.0 - length) / 2
-        start = begins + within
-        at = f"{start:.1f} s (within {within:.1f} s)"
+    located = located_by_latencies(seconds, run, pass_p95_ms)
+    length, start, within = (*located, None) if located else located_by_counts(seconds, run, passing)
+    evidence = {"stall_length_s": length, "stall_start_s": start}
+    at = f"{start:.1f} s"
+    if within is not None:
+        at += f" (within {within:.1f} s)"
         evidence["stall_start_within_s"] = within
-    evidence["stall_start_s"] = start
     others = [s.p95_ms for s in passing if s.p95_ms is not None]
     other_p95 = max(others, default=0.0)
     events = stall_events(moments, start, length)

@@ -23,6 +23,8 @@ from collections.abc import Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from dbladder.service.server import stop_process_tree
+
 PREFIX = "dblnt"
 SUBNET = "10.213.0"
 """The hosts' /24: private, and only ever inside this module's own namespaces."""
@@ -113,6 +115,7 @@ class Hosts:
                 stderr=subprocess.STDOUT,
                 stdin=subprocess.DEVNULL,
                 env={**os.environ, **(env or {})},
+                start_new_session=True,  # its session is what end() stops: its children too
             )
         self.processes.append((name, popen))
         return log
@@ -124,15 +127,9 @@ class Hosts:
         )
 
     def end(self) -> None:
-        """End every process started here, by PID, the last started first."""
+        """End every process started here and what it started (its session), the last first."""
         for _, popen in reversed(self.processes):
-            if popen.poll() is None:
-                popen.terminate()
-                try:
-                    popen.wait(timeout=15)
-                except subprocess.TimeoutExpired:
-                    popen.kill()
-                    popen.wait(timeout=5)
+            stop_process_tree(popen, timeout=15)
 
 
 def wait_for(log: Path, text: str, process: subprocess.Popen[bytes] | None, timeout: float) -> None:

@@ -2,15 +2,17 @@
 from that same namespace, in the same run (issue 24).
 
     python benchmarks/netns_direct.py [--products 20000] [--orders 50000] [--connections 8]
-                                      [--budget 60] [--seconds 10]
+                                      [--budget 60] [--seconds 10] [--apart]
 
 As root (it skips, saying why, elsewhere): two hosts made with `ip netns` on one bridge
 (tests/netns_support.py), a managed PostgreSQL listening on the db host's private address
 (`dbladder db start postgresql --host`), and on the load host `dbladder run --target direct`
 (its ceiling search seeds the shop) and then `dbladder bench --native --result` on the same data:
 pgbench -M prepared over the same route with the same connections, and the share of it that
-direct mode's ceiling holds. Every process is started here and ended by its PID; the namespaces
-and the server are removed after the run, also when it fails.
+direct mode's ceiling holds. With `--apart` the hosts do not share their cores either: everything
+on the load host runs on CPU 0 and the server (with every backend it forks) on CPU 1, taskset's
+affinity being inherited, as two one-core machines would be. Every process is started here and
+ended by its PID; the namespaces and the server are removed after the run, also when it fails.
 """
 
 from __future__ import annotations
@@ -35,6 +37,7 @@ def main() -> None:
     parser.add_argument("--connections", type=int, default=8)
     parser.add_argument("--budget", type=float, default=60.0)
     parser.add_argument("--seconds", type=float, default=10.0)
+    parser.add_argument("--apart", action="store_true", help="the load host on CPU 0, the db host on CPU 1")
     args = parser.parse_args()
     reason = unavailable()
     if reason is not None:
@@ -44,7 +47,10 @@ def main() -> None:
         namespaces(["load", "db"], Path(folder) / "hosts") as hosts,
     ):
         db = hosts["db"].address
-        started = hosts.run("db", [*DBLADDER, "db", "start", "postgresql", "--host", db, "--json"], 120)
+        on_db, on_load = (["taskset", "-c", "1"], ["taskset", "-c", "0"]) if args.apart else ([], [])
+        started = hosts.run(
+            "db", [*on_db, *DBLADDER, "db", "start", "postgresql", "--host", db, "--json"], 120
+        )
         if started.returncode != 0:
             sys.exit(started.stderr)
         server = json.loads(started.stdout)
@@ -53,8 +59,8 @@ def main() -> None:
             sizes = ["--size", f"products={args.products}", "--size", f"orders={args.orders}"]
             run = hosts.run(
                 "load",
-                [*DBLADDER, "run", "--target", "direct", "--db", server["url"], "--allow-remote-target",
-                 *sizes, "--writes", "0", "--pool", str(args.connections), "--budget", str(args.budget),
+                [*on_load, *DBLADDER, "run", "--target", "direct", "--db", server["url"],
+                 "--allow-remote-target", *sizes, "--writes", "0", "--pool", str(args.connections), "--budget", str(args.budget),
                  "--no-integrity", "--out", str(out)],
                 timeout=args.budget * 3 + 300,
             )  # fmt: skip
@@ -62,7 +68,7 @@ def main() -> None:
                 sys.exit(run.stderr[-3000:])
             bench = hosts.run(
                 "load",
-                [*DBLADDER, "bench", "--native", "--db", server["url"],
+                [*on_load, *DBLADDER, "bench", "--native", "--db", server["url"],
                  "--connections", str(args.connections), "--seconds", str(args.seconds),
                  "--result", str(out), "--json"],
                 timeout=args.seconds * 10 + 120,
@@ -74,7 +80,8 @@ def main() -> None:
         result = json.loads((out / "result.json").read_text())
         native = json.loads(bench.stdout)
     ceiling = float(result["ceiling_rps"])
-    print(f"hosts: load {hosts['load'].address}, db {db} (PostgreSQL {server['server_version']})")
+    cores = " (load host on CPU 0, db host on CPU 1)" if args.apart else " (sharing the machine's cores)"
+    print(f"hosts: load {hosts['load'].address}, db {db} (PostgreSQL {server['server_version']}){cores}")
     stopped = result["search"]["stopped_because"]
     print(f"direct mode from the load host: ceiling {ceiling:,.0f} req/s ({stopped})")
     print(json.dumps(native, indent=2))

@@ -60,8 +60,8 @@ def main() -> None:
             run = hosts.run(
                 "load",
                 [*on_load, *DBLADDER, "run", "--target", "direct", "--db", server["url"],
-                 "--allow-remote-target", *sizes, "--writes", "0", "--pool", str(args.connections), "--budget", str(args.budget),
-                 "--no-integrity", "--out", str(out)],
+                 "--allow-remote-target", *sizes, "--writes", "0", "--pool", str(args.connections),
+                 "--budget", str(args.budget), "--no-integrity", "--out", str(out)],
                 timeout=args.budget * 3 + 300,
             )  # fmt: skip
             if run.returncode != 0:

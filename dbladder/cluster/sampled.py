@@ -6,11 +6,13 @@ this agent's clock, so the coordinator places each sample in a level's window by
 clock offset. The db agent also samples the database server's processes, found on its host by the
 URL's port or socket as one machine finds them (dbladder.observe.database): the postmaster and its
 backends, or mariadbd. The app agent runs the service (started and stopped there, its `/stats`
-read there) and samples its session. Either one seeds the data where the engine keeps it: a
-server's database from the db host, SQLite's file on the app host, where the service opens it.
+read there) and samples its session, and holds the service's route to the database open around
+it (`--transport`, and the latency relay of `--added-latency`, made on its machine). Either one
+seeds the data where the engine keeps it: a server's database from the db host, SQLite's file on
+the app host, where the service opens it.
 
-The round's own functions do the work (dbladder.run: its preparation, the service, the round
-trip): the coordinator sends them by reference, so this package never imports the round.
+The round's own functions do the work (dbladder.run: its preparation, the service, the route and
+its round trips): the coordinator sends them by reference, so this package never imports the round.
 """
 
 from __future__ import annotations
@@ -99,6 +101,8 @@ class AppAgent(SampledAgent):
         super().__init__()
         self._service: Any = None
         self._stack = contextlib.ExitStack()
+        self._route: Any = None
+        self._route_stack = contextlib.ExitStack()
 
     def start(self, interval: float = 1.0) -> dict[str, Any]:
         self._sample({"service": self._service_processes}, interval)
@@ -127,8 +131,26 @@ class AppAgent(SampledAgent):
         self._stack = contextlib.ExitStack()
         self._service = None
 
+    def open_route(self, start: Callable[[], AbstractContextManager[Any]]) -> Any:
+        """Make the service's route to the database on this machine (`start`: the round's
+        `database_route` of its URL, transport and added latency): the relay, if any, runs here
+        until `close_route`; what the route yields (its URL as this machine reaches it, and its
+        description, the round trips measured here)."""
+        self.close_route()
+        self._route = self._route_stack.enter_context(start())
+        return self._route
+
+    def close_route(self) -> Any:
+        """Undo the route (stop its relay, if one runs); what it yielded, now with the figures a
+        route adds when it ends (the relay's stats), or None when no route was open."""
+        route, self._route = self._route, None
+        self._route_stack.close()
+        self._route_stack = contextlib.ExitStack()
+        return route
+
     def stop(self) -> None:
         self.stop_service()
+        self.close_route()  # after the service: the relay outlives it, as on one machine
         super().stop()
 
 
@@ -165,3 +187,20 @@ def remote_service(
     finally:
         with contextlib.suppress(Exception):  # an agent gone has taken its service with it
             call("stop_service", timeout=60.0)
+
+
+@contextlib.contextmanager
+def remote_route(call: Callable[..., Any], start: Callable[[], Any], timeout: float) -> Iterator[Any]:
+    """The service's route to the database made on an app agent (`call`: a call to its actor)
+    for the block, undone after it, also on error: what the route yields there (`timeout`: the
+    seconds its round trips may take to measure). At the end the yielded description is brought
+    up to date in place with the agent's (a relay's stats are added as it stops)."""
+    route = call("open_route", start, timeout=timeout)
+    try:
+        yield route
+    finally:
+        with contextlib.suppress(Exception):  # an agent gone has taken its relay with it
+            ended = call("close_route", timeout=60.0)
+            described = getattr(route, "description", None)
+            if isinstance(described, dict) and ended is not None:
+                described.update(ended.description or {})

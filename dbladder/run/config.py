@@ -226,6 +226,12 @@ class RunConfig:
                     "faults (--fault) go with a run on one machine, not with cluster (--cluster): "
                     "the service and the database are not this machine's to kill or restart there"
                 )
+            if self.target == "direct" and (self.transport is not None or self.added_latency_ms is not None):
+                problems.append(
+                    "added latency and transport (--transport) go with the service's route, not with "
+                    "cluster direct mode (--cluster --target direct): the load agents connect to the "
+                    "database from their own machines, where this machine's relay or socket is not"
+                )
         elif self.cluster_tls is not None:
             problems.append("cluster_tls (--tls) goes with cluster (--cluster), which is not given")
         if self.service_url is not None:

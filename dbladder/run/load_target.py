@@ -4,7 +4,6 @@ after it), one already running, or none (direct mode), reached over the route `-
 
 from __future__ import annotations
 
-import asyncio
 import contextlib
 import functools
 from collections.abc import Callable, Iterator
@@ -16,14 +15,11 @@ from ..app.workload import AppWorkload
 from ..errors import DbladderError, UsageError
 from ..service import ServiceConfig, running_service
 from ..service.server import RunningService
-from ..transport import transport_of
-from ..transport.probe import round_trip_us
-from ..urls import DatabaseURL
 from .app_target import app_target
 from .config import RunConfig, parse_service_url
 from .placement import RoleGroups
 from .progress import Progress
-from .transport import database_route, route_words
+from .transport import RELAY_PROBE_ROUND_TRIPS, database_route, remote_route_problems, route_words
 
 
 @dataclass
@@ -55,24 +51,22 @@ def load_target(
     place = groups.hook("service") if groups is not None else None
     app_agent = cluster.app_agent() if cluster is not None and config.target == "http" else None
     if app_agent is not None and config.service_url is None:
-        if config.transport is not None or config.added_latency_ms is not None:
-            raise UsageError(
-                "--transport and --added-latency go with a service on this machine; here it runs on "
-                f"app agent {app_agent.name}"
-            )
-        # The route is the app machine's: its round trip to the database is measured there.
-        measured = cluster.call(app_agent.name, "run_here", functools.partial(round_trip_here, config.url))
-        app_route: dict[str, Any] = {
-            "transport": transport_of(config.url),
-            "chosen": False,
-            "url": config.url.redacted,
-            "added_latency_ms": None,
-            "round_trip_us": {"direct": measured},
-            "measured_on": app_agent.name,
-        }
-        with _service_for(config, progress, place, cluster) as target:
-            target.db_url, target.transport = config.db_url, app_route
-            yield target
+        from ..cluster.sampled import remote_route
+
+        # The route is the app machine's: made there (the relay beside the service, in front of
+        # the database's address as that machine reaches it) and its round trips measured there.
+        start = functools.partial(database_route, config.url, config.transport, config.added_latency_ms)
+        call = functools.partial(cluster.call, app_agent.name)
+        with remote_route(call, start, route_timeout(config.added_latency_ms)) as route:
+            route.description["measured_on"] = app_agent.name
+            if config.transport is not None or config.added_latency_ms is not None:
+                progress.message(
+                    f"the load reaches the database over {route_words(route.description)} "
+                    f"from app agent {app_agent.name}"
+                )
+            with _service_for(config.with_url(route.url), progress, None, cluster) as target:
+                target.db_url, target.transport = route.url.raw, route.description
+                yield target
         return
     with database_route(config.url, config.transport, config.added_latency_ms, place) as route:
         if config.transport is not None or config.added_latency_ms is not None:
@@ -82,10 +76,25 @@ def load_target(
             yield target
 
 
-def round_trip_here(url: DatabaseURL) -> dict[str, float]:
-    """A SELECT 1's round trips from this machine to the database (an app agent's: the
-    service's route), as one machine measures its own before the load."""
-    return asyncio.run(round_trip_us(url))
+def route_timeout(added_latency_ms: float | None) -> float:
+    """Seconds an app agent may take to make the route: the transport's check and its round trips,
+    and through a relay RELAY_PROBE_ROUND_TRIPS more, each 2 x the added latency at least."""
+    return 90.0 + 4 * RELAY_PROBE_ROUND_TRIPS * (added_latency_ms or 0.0) / 1000
+
+
+def check_remote_route(config: RunConfig, cluster: Any) -> None:
+    """Before the run: refuse, in one line, a route the app agent's machine cannot make (a Unix
+    socket of a database on another machine); nothing is seeded or started before it."""
+    app_agent = cluster.app_agent() if cluster is not None and config.target == "http" else None
+    if app_agent is None or config.service_url is not None or config.app is not None:
+        return
+    work = functools.partial(remote_route_problems, config.url, config.transport)
+    problems = cluster.call(app_agent.name, "run_here", work)
+    if problems:
+        raise UsageError(
+            f"app agent {app_agent.name}'s machine, where the service runs, cannot make the route: "
+            + "; ".join(problems)
+        )
 
 
 @contextlib.contextmanager

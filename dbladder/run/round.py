@@ -62,7 +62,7 @@ from .integrity import integrity_section, take_baseline
 from .integrity import summary as integrity_summary
 from .interrupts import noting_interrupts
 from .levels import DatabaseLost, run_plan
-from .load_target import load_target
+from .load_target import check_remote_route, load_target
 from .observer import RunObserver, check_idle, idle_check_seconds
 from .placement import RoleGroups, role_groups
 from .preparation import prepare_database, prepare_here
@@ -143,6 +143,10 @@ def _run_ladder(
     groups: RoleGroups,
     cluster: Any = None,
 ) -> dict[str, Any]:
+    # A route the app agent's machine cannot make is refused before anything is written or seeded.
+    check_remote_route(
+        dataclasses.replace(config, db_url=server.url) if server is not None else config, cluster
+    )
     run = Run(config, config.out_dir / "result.json")
     run.update(placement=config.placement.describe())
     if server is not None:

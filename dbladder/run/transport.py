@@ -17,17 +17,27 @@ connection, `transport.probe`, a few tens of milliseconds): over the transport a
 relay, through the relay, so the report can say what a round trip costs and what the relay itself
 adds; a run without either flag measures its URL's own transport the same way. After the load it
 records what the relay forwarded and how late its held chunks left.
+
+With a cluster's app agent the route is made on the app machine (dbladder.cluster sends
+`database_route` there by reference): the relay listens on that machine's loopback, in front of
+the database's address as that machine reaches it, and the round trips are measured there.
+`remote_route_problems`, run there before anything is seeded, says which routes cannot be made
+from that machine.
 """
 
 from __future__ import annotations
 
 import asyncio
 import contextlib
+import ipaddress
 import math
+import os
+import socket
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from typing import Any
 
+from ..engines.dialect import dialect_of
 from ..errors import DbladderError
 from ..transport import (
     TRANSPORTS,
@@ -96,6 +106,49 @@ def route_problems(
             "running (--service)"
         )
     return problems
+
+
+def remote_route_problems(db_url: DatabaseURL, transport: str | None) -> list[str]:
+    """Why the service's route cannot be made from this machine (an app agent's, asked before the
+    run): a Unix socket is a file of the database's own machine, so `--transport unix` needs the
+    URL's host to be an address of this one, and a URL that is a socket needs it here."""
+    if db_url.kind.in_process:
+        return []  # SQLite's file: the app agent seeds it on its own machine
+    endpoint = dialect_of(db_url).endpoint(db_url)
+    if endpoint is None:
+        return []
+    if endpoint.unix_path:
+        if os.path.exists(endpoint.unix_path):
+            return []
+        return [
+            f"the database's Unix socket {endpoint.unix_path} is not on this machine: give --db an "
+            "address this machine reaches the database at over TCP"
+        ]
+    if transport == "unix" and is_this_machine(endpoint.host) is False:
+        return [
+            f"--transport unix reaches a database only from its own machine, and {endpoint.host} is "
+            "not an address of this one: use --transport tcp, or run the app agent on the database's machine"
+        ]
+    return []
+
+
+def is_this_machine(host: str) -> bool | None:
+    """Whether `host` is this machine (loopback, or an address one of its interfaces has: a socket
+    can bind to it, and nothing is sent); None when it does not resolve here."""
+    try:
+        found = socket.getaddrinfo(host, None, type=socket.SOCK_STREAM)
+    except OSError:
+        return None
+    for family, _, _, _, address in found:
+        if ipaddress.ip_address(str(address[0]).split("%")[0]).is_loopback:
+            return True
+        with socket.socket(family, socket.SOCK_STREAM) as probe:
+            try:
+                probe.bind((address[0], 0))
+            except OSError:
+                continue
+            return True
+    return False
 
 
 @contextlib.contextmanager

@@ -2,11 +2,23 @@
 
 from __future__ import annotations
 
+import functools
+import socket
+
 import pytest
 
+from dbladder.cluster.sampled import AppAgent
 from dbladder.errors import InvalidConfig
 from dbladder.run.config import RunConfig
-from dbladder.run.transport import database_route, load_transport, route_problems, route_words
+from dbladder.run.transport import (
+    database_route,
+    is_this_machine,
+    load_transport,
+    remote_route_problems,
+    route_problems,
+    route_words,
+)
+from dbladder.transport import RelayTarget
 from dbladder.urls import parse_url
 
 
@@ -74,3 +86,39 @@ def test_postgres_over_its_socket_through_the_relay_is_recorded_with_the_relay_f
     assert stats["connections"] >= 1 and stats["held_chunks"] > 0 and stats["mean_late_us"] >= 0
     assert route_words(described) == "unix + 1 ms each way (relay)"
     assert load_transport(described).endswith("through the latency relay adding 1 ms each way")
+
+
+def test_an_app_machine_refuses_a_unix_socket_to_a_database_elsewhere(tmp_path):
+    # 192.0.2.1 (TEST-NET-1) is no address of this machine; nothing is sent to find it out.
+    elsewhere = parse_url("postgresql://postgres@192.0.2.1:5432/x")
+    here = parse_url("postgresql://postgres@127.0.0.1:5432/x")
+    assert is_this_machine("127.0.0.1") and is_this_machine("localhost")
+    assert is_this_machine("192.0.2.1") is False
+    assert is_this_machine("no-such-host.invalid") is None
+    assert remote_route_problems(elsewhere, "unix") == [
+        "--transport unix reaches a database only from its own machine, and 192.0.2.1 is not an "
+        "address of this one: use --transport tcp, or run the app agent on the database's machine"
+    ]
+    assert remote_route_problems(elsewhere, "tcp") == remote_route_problems(elsewhere, None) == []
+    assert remote_route_problems(here, "unix") == []
+    missing = parse_url(f"postgresql://postgres@/x?host={tmp_path}")
+    assert remote_route_problems(missing, None) == [
+        f"the database's Unix socket {tmp_path}/.s.PGSQL.5432 is not on this machine: give --db an "
+        "address this machine reaches the database at over TCP"
+    ]
+    assert remote_route_problems(parse_url(f"sqlite:///{tmp_path}/a.db"), None) == []
+
+
+def test_an_app_agent_holds_the_route_and_its_relay_until_it_closes_it(postgres_url):
+    # The actor's own methods, here without Dask: the route the coordinator sends by reference.
+    agent = AppAgent()
+    start = functools.partial(database_route, postgres_url, None, 0.0)
+    route = agent.open_route(start)
+    relay = RelayTarget.parse(route.description["relay"]["listen"])
+    with socket.create_connection((relay.host, relay.port), timeout=5):
+        pass  # the relay listens while the route is open
+    ended = agent.close_route()
+    assert ended is route and ended.description["relay"]["stats"]["connections"] >= 1
+    with pytest.raises(OSError):
+        socket.create_connection((relay.host, relay.port), timeout=5).close()
+    assert agent.close_route() is None

@@ -68,15 +68,15 @@ def test_the_relay_runs_on_the_app_agent_and_adds_its_latency_there(tmp_path, po
     assert "Traceback" not in agent_log
     # Round trips measured on the app machine: through the relay adding 5 ms each way against the
     # relay adding nothing. Tolerance: from 2 x 5 ms (a held chunk never leaves before its due
-    # time; 0.3 ms off for two medians of 100 round trips each) to 2 x 5 ms + 4 ms (the relay's
-    # process and the client wake up late on a busy machine: 0.7-0.9 ms in three runs at a load
-    # of 4, and the relay's own tests saw a chunk up to 5 ms late).
+    # time; 0.3 ms off for two medians of 100 round trips each) to 2 x 5 ms + 6 ms (the relay's
+    # process and the client wake up late on a busy machine: 0.6-0.9 ms over in four runs at a
+    # load of 4, 2.6 ms in one at a load of 7, and the relay's own tests saw a chunk 5 ms late).
     assert plain["transport"]["round_trip_us"]["direct"]["median"] > 0
     through = slow["transport"]["round_trip_us"]["through_relay"]["median"]
     base = plain["transport"]["round_trip_us"]["through_relay"]["median"]
     direct = slow["transport"]["round_trip_us"]["direct"]["median"]
     for added_us in (through - base, through - direct):  # against the relay adding nothing, and none
-        assert 2 * ADDED_MS * 1000 - 300 <= added_us <= 2 * ADDED_MS * 1000 + 4000, (through, base, direct)
+        assert 2 * ADDED_MS * 1000 - 300 <= added_us <= 2 * ADDED_MS * 1000 + 6000, (through, base, direct)
     # The service's time in the database per request grows by 2 x 5 ms for every round trip it
     # makes: the shop's product and page are one statement each, an order two (the order, then
     # its items), each one round trip on a prepared statement. Tolerance: 5 % under (the plain

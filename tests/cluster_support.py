@@ -111,26 +111,32 @@ class LoopbackCluster:
 
 @contextlib.contextmanager
 def loopback_cluster(
-    folder: Path, agents: dict[str, dict[str, str]], tls: Path | None = None
+    folder: Path, agents: dict[str, dict[str, str]], tls: Path | None = None, plain_dask: bool = False
 ) -> Iterator[LoopbackCluster]:
     """A scheduler on a free loopback port and the load agents named in `agents` (each with its
     environment's additions), every one joined, over TLS with the files in `tls` if given; all
-    ended after the block."""
+    ended after the block. The scheduler is `dbladder scheduler`, or with `plain_dask` Dask's own
+    `dask scheduler` (no dbladder on it: it checks no agent's versions)."""
     folder.mkdir(parents=True, exist_ok=True)
     port = free_port()
     scheme = "tls" if tls is not None else "tcp"
     cluster = LoopbackCluster(f"{scheme}://127.0.0.1:{port}", folder, tls=tls)
     log = folder / "scheduler.log"
+    if plain_dask:
+        if tls is not None:
+            raise ValueError("a plain Dask scheduler here is in clear")
+        command = [sys.executable, "-m", "distributed.cli.dask_scheduler", "--host", "127.0.0.1"]
+        command += ["--port", str(port), "--no-dashboard", "--dashboard-address", "127.0.0.1:0"]
+        started = "Scheduler at:"
+    else:
+        command = [*DBLADDER, "scheduler", "--port", str(port), *cluster.tls_args]
+        started = "listening"
     with log.open("w") as handle:
-        popen = subprocess.Popen(
-            [*DBLADDER, "scheduler", "--port", str(port), *cluster.tls_args],
-            stdout=subprocess.DEVNULL,
-            stderr=handle,
-        )
+        popen = subprocess.Popen(command, stdout=subprocess.DEVNULL, stderr=handle)
     cluster.scheduler = Process("scheduler", popen, log)
     try:
         deadline = time.monotonic() + START_TIMEOUT
-        while "listening" not in cluster.scheduler.text():
+        while started not in cluster.scheduler.text():
             if popen.poll() is not None or time.monotonic() > deadline:
                 raise RuntimeError(f"the scheduler did not start: {cluster.scheduler.text()[-2000:]}")
             time.sleep(0.2)

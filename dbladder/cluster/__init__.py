@@ -11,6 +11,8 @@ machine's generator processes to the target, as on one machine.
     agent.py        `dbladder agent`: the Dask worker and the actors of its role (LoadAgent, DbAgent)
     scheduler.py    `dbladder scheduler`: Dask's scheduler with dbladder's defaults
     security.py     TLS (`--tls DIR`, `--make-certs`) and the addresses refused in clear
+    joining.py      what is checked on reaching the scheduler: TLS on both ends or neither (a probe),
+                    and an agent's versions, refused at its join by `dbladder scheduler`
     coordinator.py  the run's side: find the agents, check them, their clocks, the db hosts' samples
     fleet.py        `ClusterFleet`: a Fleet over the load agents' machines
 

@@ -29,8 +29,9 @@ from ..errors import DbladderError, UsageError
 from ..load.fleet import Fleet, LevelDone, ProcessSpec
 from ..plans import Level
 from . import clocks
+from .joining import VersionsDiffer, check_tls, refused_versions, startup_information
 from .security import check_cleartext, security
-from .settings import DASK_SETTINGS, agent_versions, machine
+from .settings import DASK_SETTINGS, agent_versions, machine, version_words
 
 SCHEDULER_WAIT = 5.0
 """Seconds an agent waits for its scheduler to answer before it gives up."""
@@ -164,6 +165,7 @@ def run_agent(
     dask.config.set(DASK_SETTINGS)
     logging.getLogger("distributed").setLevel(logging.CRITICAL)  # our one line says what happened
     _AGENT.update(role=role, name=name)
+    check_tls(scheduler, tls)
     with contextlib.suppress(KeyboardInterrupt):
         asyncio.run(_serve(scheduler, role, name, host, announce, security(tls)))
 
@@ -182,10 +184,17 @@ async def _serve(
             dashboard_address=f"{host}:0",
             memory_limit=0,  # no memory manager: the generator processes are not its to spill or kill
             death_timeout=SCHEDULER_WAIT,
+            startup_information=startup_information(agent_versions()),  # checked by `dbladder scheduler`
         )
         await worker
     except Exception as exc:  # Dask wraps why the worker did not start in a RuntimeError
         chain = list(_chain(exc))
+        if (theirs := refused_versions(chain)) is not None:
+            raise VersionsDiffer(
+                f"the scheduler at {scheduler} refused this agent ({name}): it runs "
+                f"{version_words(agent_versions())}, the scheduler {version_words(theirs)}: install "
+                "the same versions on every machine"
+            ) from None
         if any("name taken" in str(link) for link in chain):
             raise AgentRefused(
                 f"an agent named {name!r} is already connected to {scheduler}: give this one another --name"

@@ -22,6 +22,7 @@ from distributed import Client
 from ..errors import DbladderError
 from . import clocks
 from .agent import LoadAgent, SchedulerUnreachable, describe
+from .joining import check_tls
 from .sampled import AppAgent, DbAgent, window_figures
 from .security import security
 from .settings import CONNECT_TIMEOUT, DASK_SETTINGS, machine, version_words, versions
@@ -55,10 +56,10 @@ class Agent:
 class Cluster:
     """The coordinator's connection to a scheduler and its agents; a context manager.
 
-    Entering connects (a scheduler that does not answer: one line within a few seconds), finds
-    the dbladder agents among the workers, refuses any whose versions differ from this
-    coordinator's, places an actor on each agent of the roles the run uses, and measures each
-    one's clock offset.
+    Entering connects (a scheduler that does not answer, or that speaks TLS when this end does not
+    or the reverse: one line within a few seconds), finds the dbladder agents among the workers,
+    refuses any whose versions differ from this coordinator's, places an actor on each agent of
+    the roles the run uses, and measures each one's clock offset.
     """
 
     def __init__(
@@ -94,6 +95,7 @@ class Cluster:
 
     def __enter__(self) -> Cluster:
         dask.config.set(DASK_SETTINGS)
+        check_tls(self.address, self.tls)  # a scheme or certificate mismatch, said as such
         try:
             self.client = Client(
                 self.address,

@@ -328,14 +328,15 @@ def test_a_db_agent_killed_mid_run_is_not_measured_from_then_on_and_the_run_goes
 
 
 def test_an_agent_of_another_version_is_refused_when_the_run_takes_it(tmp_path, monkeypatch, capsys):
-    # The agent reports dbladder 0.0.1 (DBLADDER_TEST_AGENT_VERSIONS, read only by an agent's
-    # answer): `run --cluster` refuses it in one line naming both versions, before anything runs.
+    # The agent reports dbladder 0.0.1 (DBLADDER_TEST_AGENT_VERSIONS, read only by an agent):
+    # Dask's own scheduler lets it join (`dbladder scheduler` would not, test_joining.py), and
+    # `run --cluster` refuses it in one line naming both versions, before anything runs.
     from cli_support import run_main
 
     from dbladder.cluster.settings import version_words, versions
 
     odd = {"DBLADDER_TEST_AGENT_VERSIONS": "dbladder=0.0.1,python=3.9.0"}
-    with loopback_cluster(tmp_path / "cluster", {"load-old": odd}) as cluster:
+    with loopback_cluster(tmp_path / "cluster", {"load-old": odd}, plain_dask=True) as cluster:
         database = tmp_path / "shop.db"
         code, _, err = run_main(
             monkeypatch, capsys, "run", "--cluster", cluster.address, "--db", f"sqlite:///{database}"

@@ -7,8 +7,8 @@ interfaces.
 It refuses an agent whose dbladder, Dask or Python versions are not its own when the agent
 registers (joining.py): the agent never joins, it says why and exits, and the scheduler logs one
 line. Overriding the registration's handler is the only place Dask lets a scheduler refuse a
-worker with a reason the worker reads; a SchedulerPlugin's `add_worker` is called once the worker
-is registered and told it is welcome.
+worker with a reason the worker reads: a SchedulerPlugin's `add_worker` is called once the worker
+is registered, and the reply is "OK" whatever it does.
 """
 
 from __future__ import annotations

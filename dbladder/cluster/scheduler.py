@@ -41,7 +41,7 @@ def run_scheduler(host: str, port: int, announce: Callable[[str], None], tls: Pa
         asyncio.run(_serve(host, port, announce, tls))
 
 
-class VersionCheckingScheduler(Scheduler):  # type: ignore[misc]  # Dask's classes are untyped
+class VersionCheckingScheduler(Scheduler):
     """Dask's scheduler, refusing at registration a worker whose reported dbladder versions differ."""
 
     def __init__(self, *args: Any, announce: Callable[[str], None], **kwargs: Any):

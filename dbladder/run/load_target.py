@@ -49,8 +49,7 @@ def load_target(
             yield LoadTarget(app.config.host, app.port, description, app, workload=workload)  # type: ignore[arg-type]
         return
     place = groups.hook("service") if groups is not None else None
-    app_agent = cluster.app_agent() if cluster is not None and config.target == "http" else None
-    if app_agent is not None and config.service_url is None:
+    if (app_agent := service_agent(config, cluster)) is not None:
         from ..cluster.sampled import remote_route
 
         # The route is the app machine's: made there (the relay beside the service, in front of
@@ -76,6 +75,14 @@ def load_target(
             yield target
 
 
+def service_agent(config: RunConfig, cluster: Any) -> Any:
+    """The cluster's app agent when dbladder's service is to run there (the run starts it: no
+    `--service URL`, no `--app`, not direct mode), else None."""
+    if cluster is None or config.target != "http" or config.service_url is not None or config.app is not None:
+        return None
+    return cluster.app_agent()
+
+
 def route_timeout(added_latency_ms: float | None) -> float:
     """Seconds an app agent may take to make the route: the transport's check and its round trips,
     and through a relay RELAY_PROBE_ROUND_TRIPS more, each 2 x the added latency at least."""
@@ -85,8 +92,7 @@ def route_timeout(added_latency_ms: float | None) -> float:
 def check_remote_route(config: RunConfig, cluster: Any) -> None:
     """Before the run: refuse, in one line, a route the app agent's machine cannot make (a Unix
     socket of a database on another machine); nothing is seeded or started before it."""
-    app_agent = cluster.app_agent() if cluster is not None and config.target == "http" else None
-    if app_agent is None or config.service_url is not None or config.app is not None:
+    if (app_agent := service_agent(config, cluster)) is None:
         return
     work = functools.partial(remote_route_problems, config.url, config.transport)
     problems = cluster.call(app_agent.name, "run_here", work)

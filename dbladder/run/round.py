@@ -143,15 +143,13 @@ def _run_ladder(
     groups: RoleGroups,
     cluster: Any = None,
 ) -> dict[str, Any]:
+    served = dataclasses.replace(config, db_url=server.url) if server is not None else config
     # A route the app agent's machine cannot make is refused before anything is written or seeded.
-    check_remote_route(
-        dataclasses.replace(config, db_url=server.url) if server is not None else config, cluster
-    )
+    check_remote_route(served, cluster)
     run = Run(config, config.out_dir / "result.json")
     run.update(placement=config.placement.describe())
-    if server is not None:
-        config = dataclasses.replace(config, db_url=server.url)
-    elif config.url.kind.has_server:
+    config = served
+    if server is None and config.url.kind.has_server:
         server = server_for_url(config.url)  # one of dbladder's own servers, if it is
     if server is not None:  # a managed server: its settings travel with the result
         run.update(database_server=server.record())

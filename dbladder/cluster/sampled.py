@@ -94,59 +94,72 @@ class DbAgent(SampledAgent):
         return {"how": found.how, "warning": found.warning, "pid": found.root_pid}
 
 
+class Held:
+    """A context manager an agent holds open between the coordinator's calls: what it yielded,
+    until closed (a service, a route)."""
+
+    def __init__(self) -> None:
+        self.value: Any = None
+        self._stack = contextlib.ExitStack()
+
+    def open(self, start: Callable[[], AbstractContextManager[Any]]) -> Any:
+        """Close what is held, then enter `start()` and hold it: what it yields."""
+        self.close()
+        self.value = self._stack.enter_context(start())
+        return self.value
+
+    def close(self) -> Any:
+        """Exit what is held, if anything: what it yielded (None when nothing was held)."""
+        value, self.value = self.value, None
+        self._stack.close()
+        self._stack = contextlib.ExitStack()
+        return value
+
+
 class AppAgent(SampledAgent):
     """A Dask actor on an app agent: the service runs here, and its session is sampled."""
 
     def __init__(self) -> None:
         super().__init__()
-        self._service: Any = None
-        self._stack = contextlib.ExitStack()
-        self._route: Any = None
-        self._route_stack = contextlib.ExitStack()
+        self._service = Held()
+        self._route = Held()
 
     def start(self, interval: float = 1.0) -> dict[str, Any]:
         self._sample({"service": self._service_processes}, interval)
         return {"how": "the service's session", "warning": None}
 
     def _service_processes(self) -> list[int]:
-        return session(self._service.pid)() if self._service is not None else []
+        service = self._service.value
+        return session(service.pid)() if service is not None else []
 
     def serve(self, start: Callable[[], AbstractContextManager[Any]]) -> dict[str, Any]:
         """Start the service on this machine (`start`: the round's `running_service` of its
         config); where it listens once every worker answers."""
-        self.stop_service()
-        self._service = self._stack.enter_context(start())
-        config = self._service.config
-        return {"url": self._service.url, "host": config.host, "port": config.port}
+        service = self._service.open(start)
+        config = service.config
+        return {"url": service.url, "host": config.host, "port": config.port}
 
     def stats(self) -> dict[str, Any]:
         """The service's `/stats`, read on this machine."""
-        if self._service is None:
+        if self._service.value is None:
             raise RuntimeError("the app agent runs no service: serve first")
-        return self._service.stats()
+        return self._service.value.stats()
 
     def stop_service(self) -> None:
         """Stop the service (every process of it), if one runs."""
-        self._stack.close()
-        self._stack = contextlib.ExitStack()
-        self._service = None
+        self._service.close()
 
     def open_route(self, start: Callable[[], AbstractContextManager[Any]]) -> Any:
         """Make the service's route to the database on this machine (`start`: the round's
         `database_route` of its URL, transport and added latency): the relay, if any, runs here
         until `close_route`; what the route yields (its URL as this machine reaches it, and its
         description, the round trips measured here)."""
-        self.close_route()
-        self._route = self._route_stack.enter_context(start())
-        return self._route
+        return self._route.open(start)
 
     def close_route(self) -> Any:
         """Undo the route (stop its relay, if one runs); what it yielded, now with the figures a
         route adds when it ends (the relay's stats), or None when no route was open."""
-        route, self._route = self._route, None
-        self._route_stack.close()
-        self._route_stack = contextlib.ExitStack()
-        return route
+        return self._route.close()
 
     def stop(self) -> None:
         self.stop_service()

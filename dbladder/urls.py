@@ -34,6 +34,7 @@ import dataclasses
 import ipaddress
 import os
 import re
+import socket
 import stat
 from collections.abc import Mapping
 from dataclasses import dataclass, field
@@ -370,3 +371,22 @@ def is_loopback(host: str) -> bool:
         return ipaddress.ip_address(host.strip("[]")).is_loopback
     except ValueError:
         return False
+
+
+def is_this_machine(host: str) -> bool | None:
+    """Whether `host` is this machine (loopback, or an address one of its interfaces has: a socket
+    can bind to it, and nothing is sent); None when it does not resolve here."""
+    try:
+        found = socket.getaddrinfo(host, None, type=socket.SOCK_STREAM)
+    except OSError:
+        return None
+    for family, _, _, _, address in found:
+        if ipaddress.ip_address(str(address[0]).split("%")[0]).is_loopback:
+            return True
+        with socket.socket(family, socket.SOCK_STREAM) as probe:
+            try:
+                probe.bind((address[0], 0))
+            except OSError:
+                continue
+            return True
+    return False

@@ -22,7 +22,7 @@ import psutil
 from ..engines.base import EngineInfo
 from ..engines.dialect import dialect_of
 from ..errors import DbladderError
-from ..urls import DatabaseURL, parse_url
+from ..urls import DatabaseURL, is_this_machine, parse_url
 from .processes import Resolver, nothing, process_tree
 
 SQLITE_HOW = "none of its own: SQLite runs inside the service, so its CPU is the service's"
@@ -108,17 +108,10 @@ def _is_local(host: str) -> bool:
     if host in ("localhost", ""):
         return True
     try:
-        address = ipaddress.ip_address(host)
+        ipaddress.ip_address(host)
     except ValueError:
         return False  # a name other than localhost: assume another machine
-    if address.is_loopback:
-        return True
-    return any(
-        entry.address == host
-        for entries in psutil.net_if_addrs().values()
-        for entry in entries
-        if entry.family.name in ("AF_INET", "AF_INET6")
-    )
+    return is_this_machine(host) is True
 
 
 def _listener(socket_path: str | None, port: int) -> tuple[int | None, str, str]:

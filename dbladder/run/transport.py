@@ -29,10 +29,8 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-import ipaddress
 import math
 import os
-import socket
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from typing import Any
@@ -48,7 +46,7 @@ from ..transport import (
     transport_url,
 )
 from ..transport.probe import round_trip_us
-from ..urls import DatabaseURL, parse_url
+from ..urls import DatabaseURL, is_this_machine, parse_url
 
 MAX_ADDED_LATENCY_MS = 1000.0
 RELAY_PROBE_ROUND_TRIPS = 100  # through a relay adding MS each way: 100 x 2 MS at most
@@ -130,25 +128,6 @@ def remote_route_problems(db_url: DatabaseURL, transport: str | None) -> list[st
             "not an address of this one: use --transport tcp, or run the app agent on the database's machine"
         ]
     return []
-
-
-def is_this_machine(host: str) -> bool | None:
-    """Whether `host` is this machine (loopback, or an address one of its interfaces has: a socket
-    can bind to it, and nothing is sent); None when it does not resolve here."""
-    try:
-        found = socket.getaddrinfo(host, None, type=socket.SOCK_STREAM)
-    except OSError:
-        return None
-    for family, _, _, _, address in found:
-        if ipaddress.ip_address(str(address[0]).split("%")[0]).is_loopback:
-            return True
-        with socket.socket(family, socket.SOCK_STREAM) as probe:
-            try:
-                probe.bind((address[0], 0))
-            except OSError:
-                continue
-            return True
-    return False
 
 
 @contextlib.contextmanager

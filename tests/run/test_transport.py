@@ -12,14 +12,13 @@ from dbladder.errors import InvalidConfig
 from dbladder.run.config import RunConfig
 from dbladder.run.transport import (
     database_route,
-    is_this_machine,
     load_transport,
     remote_route_problems,
     route_problems,
     route_words,
 )
 from dbladder.transport import RelayTarget
-from dbladder.urls import parse_url
+from dbladder.urls import is_this_machine, parse_url
 
 
 def test_each_engine_is_offered_only_its_own_transports():

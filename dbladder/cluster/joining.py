@@ -33,6 +33,7 @@ from typing import Any
 from urllib.parse import urlsplit
 
 from ..errors import DbladderError
+from .security import security
 from .settings import version_words
 
 PROBE_TIMEOUT = 3.0
@@ -132,8 +133,6 @@ def _check_certificates(host: str, port: int, address: str, tls: Path) -> None:
     """A TLS handshake with the files in `tls`, as Dask's connection makes it; then one byte of
     the scheduler's Dask handshake, which a scheduler that refused our certificate never sends
     (under TLS 1.3 its refusal comes after the client's side of the handshake is done)."""
-    from .security import security
-
     context = security(tls).get_connection_args("client")["ssl_context"]
     copy = f"copy the scheduler's --tls folder (ca.pem, cert.pem, key.pem) to this machine as {tls}"
     try:

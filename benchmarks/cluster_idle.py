@@ -9,7 +9,9 @@ measured: its own cost must be small beside them. In one run, on this machine, t
   1. no agent: the host's CPU in use (/proc/stat, as dbladder/observe/host.py reads it);
   2. a db agent joined to a scheduler on loopback, idle (its Dask worker's heartbeats only);
   3. the same agent sampling its host every second, as during a run (the coordinator's DbAgent
-     actor placed on it, as `run --cluster` does).
+     actor placed on it, as `run --cluster` does);
+  4. the reference: a plain Dask worker (`python -m distributed.cli.dask_worker`, no nanny) joined
+     to the same scheduler with Dask's defaults but the profiler off, idle.
 
 Printed per window: the host's CPU in use (% of all its CPUs), and for the agent's process its
 CPU (% of one core, from its own CPU time over the window: the figure that does not depend on
@@ -20,6 +22,8 @@ is not on the database host in a real cluster and is not counted.
 from __future__ import annotations
 
 import argparse
+import os
+import subprocess
 import sys
 import tempfile
 import time
@@ -56,8 +60,8 @@ def line(name: str, figures: dict[str, float]) -> str:
     text = f"{name:<28} host CPU in use {figures['host_busy_pct']:5.1f} %"
     if "agent_cpu_pct" in figures:
         text += (
-            f"; agent {figures['agent_cpu_pct']:.2f} % of a core, RSS {figures['agent_rss_mib']:.0f} MiB, "
-            f"USS {figures['agent_uss_mib']:.0f} MiB"
+            f"; the process {figures['agent_cpu_pct']:.2f} % of a core, "
+            f"RSS {figures['agent_rss_mib']:.0f} MiB, USS {figures['agent_uss_mib']:.0f} MiB"
         )
     return text
 
@@ -77,7 +81,23 @@ def main() -> None:
         print(line("db agent, idle", window(args.seconds, pid)), flush=True)
         with Cluster(cluster.address, roles=("db",)):  # its DbAgent samples the host every second
             print(line("db agent, sampling each 1 s", window(args.seconds, pid)), flush=True)
+        print(line("plain Dask worker, idle", plain_worker(cluster.address, args.seconds)), flush=True)
     print(f"load average {psutil.getloadavg()[0]:.1f} at the end")
+
+
+def plain_worker(address: str, seconds: float) -> dict[str, float]:
+    """Window 4: Dask's own worker with its defaults (its event loop's 20 ms tick, its memory
+    monitor every 100 ms, its system monitor every 500 ms), the profiler off as an agent has it."""
+    environment = {**os.environ, "DASK_DISTRIBUTED__WORKER__PROFILE__ENABLED": "False"}
+    command = [sys.executable, "-m", "distributed.cli.dask_worker", address, "--nthreads", "1"]
+    command += ["--no-nanny", "--no-dashboard", "--name", "plain"]
+    worker = subprocess.Popen(command, env=environment, stderr=subprocess.DEVNULL)
+    try:
+        time.sleep(6.0)  # its import and join, then past its start-up
+        return window(seconds, worker.pid)
+    finally:
+        worker.terminate()
+        worker.wait(timeout=15)
 
 
 if __name__ == "__main__":

@@ -1,7 +1,8 @@
 """Dask's settings for dbladder's scheduler and agents, the versions that must match, a machine.
 
 Measured on a 2-core VM (issue 24): an idle worker costs about 0.3 % of a core with the profiler
-off; with it on, the profiler samples every thread 100 times a second. A worker is not daemonic
+off and its wake-ups slowed (below); with the profiler on, it samples every thread 100 times a
+second. A worker is not daemonic
 so that it may start generator processes (multiprocessing refuses children to a daemonic
 process), and one that stops heartbeating is dropped after 10 s rather than Dask's 5 minutes: a
 hung load agent is then gone from the scheduler before a level's deadline has long passed.
@@ -19,9 +20,10 @@ import psutil
 from .. import __version__
 
 WORKER_TTL = "10s"
-CONNECT_TIMEOUT = "3s"
-"""How long a connection to a scheduler or an agent may take: an address that does not answer is
+CONNECT_WAIT = 3.0
+"""Seconds a connection to a scheduler or an agent may take: an address that does not answer is
 reported within a few seconds, not after Dask's 30."""
+CONNECT_TIMEOUT = f"{CONNECT_WAIT:g}s"
 
 DASK_SETTINGS: dict[str, Any] = {
     "distributed.worker.daemon": False,
@@ -29,6 +31,13 @@ DASK_SETTINGS: dict[str, Any] = {
     "distributed.scheduler.worker-ttl": WORKER_TTL,
     "distributed.comm.timeouts.connect": CONNECT_TIMEOUT,
     "distributed.admin.system-monitor.gil.enabled": False,
+    # An idle agent's wake-ups (docs/cluster.md, "A db agent's own cost"): Dask's event loop ticks
+    # every 20 ms to notice a blocked loop, the worker reads its memory every 100 ms to pause or
+    # spill data (an agent holds none) and the system monitor records the host every 500 ms for a
+    # dashboard nobody opens. At those rates an idle agent took 1.8 % of a core; at these, 0.3 %.
+    "distributed.admin.tick.interval": "1s",
+    "distributed.worker.memory.monitor-interval": "1s",
+    "distributed.admin.system-monitor.interval": "2s",
     # A task (an actor) must stay on the agent it was given to: never stolen by another machine.
     "distributed.scheduler.work-stealing": False,
 }

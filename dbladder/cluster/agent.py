@@ -165,7 +165,8 @@ def run_agent(
     dask.config.set(DASK_SETTINGS)
     logging.getLogger("distributed").setLevel(logging.CRITICAL)  # our one line says what happened
     _AGENT.update(role=role, name=name)
-    check_tls(scheduler, tls)
+    if not check_tls(scheduler, tls, wait=SCHEDULER_WAIT):
+        raise SchedulerUnreachable(_unreachable(scheduler))
     with contextlib.suppress(KeyboardInterrupt):
         asyncio.run(_serve(scheduler, role, name, host, announce, security(tls)))
 
@@ -200,17 +201,21 @@ async def _serve(
                 f"an agent named {name!r} is already connected to {scheduler}: give this one another --name"
             ) from None
         if any(isinstance(link, (OSError, TimeoutError)) for link in chain):
-            raise SchedulerUnreachable(
-                f"no scheduler answered at {scheduler} within {SCHEDULER_WAIT:g} s: start one there "
-                "with `dbladder scheduler`, or check the address (and --tls: the scheduler's own "
-                "files, if it has them)"
-            ) from None
+            raise SchedulerUnreachable(_unreachable(scheduler)) from None
         raise
     announce(f"{role} agent {name} joined {scheduler} as {worker.address}")
     try:
         await worker.finished()
     finally:
         await worker.close()
+
+
+def _unreachable(scheduler: str) -> str:
+    return (
+        f"no scheduler answered at {scheduler} within {SCHEDULER_WAIT:g} s: start one there "
+        "with `dbladder scheduler`, or check the address (and --tls: the scheduler's own "
+        "files, if it has them)"
+    )
 
 
 def _chain(exc: BaseException | None) -> Iterator[BaseException]:

@@ -25,7 +25,7 @@ from .agent import LoadAgent, SchedulerUnreachable, describe
 from .joining import check_tls
 from .sampled import AppAgent, DbAgent, window_figures
 from .security import security
-from .settings import CONNECT_TIMEOUT, DASK_SETTINGS, machine, version_words, versions
+from .settings import CONNECT_TIMEOUT, CONNECT_WAIT, DASK_SETTINGS, machine, version_words, versions
 
 ACTORS: dict[str, type] = {"load": LoadAgent, "db": DbAgent, "app": AppAgent}
 SAMPLED = ("db", "app")
@@ -95,7 +95,12 @@ class Cluster:
 
     def __enter__(self) -> Cluster:
         dask.config.set(DASK_SETTINGS)
-        check_tls(self.address, self.tls)  # a scheme or certificate mismatch, said as such
+        # A scheme or certificate mismatch, said as such; a scheduler still starting waited for.
+        if not check_tls(self.address, self.tls, wait=CONNECT_WAIT):
+            raise SchedulerUnreachable(
+                f"no scheduler answered at {self.address} within {CONNECT_WAIT:g} s: start one "
+                "there with `dbladder scheduler`, or check the address"
+            )
         try:
             self.client = Client(
                 self.address,

@@ -9,8 +9,10 @@ of its own first and reads what the scheduler says: a Dask listener in clear wri
 as soon as it accepts, while a TLS listener says nothing until it gets a ClientHello, and then
 answers with a TLS record (0x16 or 0x15, then 0x03 and a minor version). With --tls on both ends it
 then completes a handshake with this machine's files, which tells a scheduler certificate this
-authority did not sign from a certificate of ours the scheduler refused. Nobody answering is left
-to Dask's connection, which says so in its own time.
+authority did not sign from a certificate of ours the scheduler refused. A scheduler still starting
+(its port refuses connections) is asked again until the caller's wait is over, as Dask's own
+connection would keep trying: an agent started beside its scheduler is told of a mismatch, not
+left to Dask's silence. Nobody answering by then is said by the caller.
 
 Versions. `dbladder agent` sends its versions in its registration (a Dask worker's startup
 information); `dbladder scheduler` (scheduler.py) answers one whose versions differ from its own
@@ -41,6 +43,8 @@ PROBE_TIMEOUT = 3.0
 CLEAR_WAIT = 0.5
 """Seconds the probe waits for a listener in clear to speak first before it sends a ClientHello:
 a plain Dask listener writes its handshake at once, and is then never sent TLS bytes."""
+RETRY_AFTER = 0.2
+"""Seconds between tries of a port that refused the probe's connection."""
 TLS_RECORDS = (0x15, 0x16)  # an alert, a handshake
 STARTUP_KEY = "dbladder-versions"
 """The key of an agent's versions in its registration's startup information."""
@@ -58,17 +62,20 @@ class VersionsDiffer(DbladderError):
     """The scheduler refused this agent: its dbladder, Dask or Python versions are not the scheduler's."""
 
 
-def check_tls(address: str, tls: Path | None) -> None:
+def check_tls(address: str, tls: Path | None, wait: float = 0.0) -> bool:
     """TlsMismatch, in one line, if the scheduler at `address` wants TLS and `tls` is None, speaks
-    in clear and `tls` is given, or refuses (or is refused by) the files in `tls`; nothing if all
-    is well or nobody answers there (Dask's connection reports that)."""
+    in clear and `tls` is given, or refuses (or is refused by) the files in `tls`. A port that
+    refuses connections is tried again for up to `wait` seconds. False if nobody answered there
+    (the caller says so), True if all is well."""
     parts = urlsplit(address)
     host, port = parts.hostname, parts.port
     if host is None or port is None:
-        return
+        return True  # not an address the probe can read: Dask's connection judges it
+    if not _listening(host, port, wait):
+        return False
     speaks_tls = _speaks_tls(host, port)
     if speaks_tls is None:
-        return
+        return False
     where = address.split("://", 1)[-1]
     if speaks_tls and tls is None:
         raise TlsMismatch(
@@ -82,6 +89,22 @@ def check_tls(address: str, tls: Path | None) -> None:
         )
     if tls is not None:
         _check_certificates(host, port, address, tls)
+    return True
+
+
+def _listening(host: str, port: int, wait: float) -> bool:
+    """Whether something accepts connections at host:port within `wait` seconds (one try if 0)."""
+    deadline = time.monotonic() + wait
+    while True:
+        try:
+            socket.create_connection((host, port), timeout=PROBE_TIMEOUT).close()
+            return True
+        except ConnectionRefusedError:  # nothing listens yet: a scheduler may be starting
+            if time.monotonic() + RETRY_AFTER > deadline:
+                return False
+            time.sleep(RETRY_AFTER)
+        except OSError:  # silent or unreachable: waiting longer would not tell more
+            return False
 
 
 def _speaks_tls(host: str, port: int) -> bool | None:

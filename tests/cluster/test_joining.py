@@ -9,6 +9,7 @@ an agent) instead of this installation's.
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import shutil
 import subprocess
 import time
@@ -221,11 +222,59 @@ def test_certificates_of_another_authority_are_said_to_be_refused(schedulers):
     check_tls(schedulers["plain"].address, None)
 
 
-def test_the_probe_leaves_an_address_nobody_answers_to_dasks_connection(tmp_path):
-    # No mismatch is said where nobody listens: Dask's connection says "no scheduler answered".
+def test_the_probe_says_nobody_answered_where_nobody_listens(tmp_path):
+    # No mismatch is said where nobody listens: the agent or the run says "no scheduler answered".
     from cluster_support import free_port
 
     started = time.monotonic()
-    check_tls(f"tcp://127.0.0.1:{free_port()}", None)
-    check_tls(f"tls://127.0.0.1:{free_port()}", tmp_path)
+    assert check_tls(f"tcp://127.0.0.1:{free_port()}", None) is False
+    assert check_tls(f"tls://127.0.0.1:{free_port()}", tmp_path) is False
     assert time.monotonic() - started < 1
+    started = time.monotonic()
+    assert check_tls(f"tcp://127.0.0.1:{free_port()}", None, wait=1.0) is False
+    assert 0.8 <= time.monotonic() - started < 3  # tried again for its wait, then gave up
+
+
+def test_a_tls_scheduler_still_starting_is_waited_for_and_its_mismatch_said(tmp_path):
+    # A listener that speaks TLS (Python's own, with certificates of make_certs) opens its port
+    # LATE seconds after the probe began: the probe keeps trying for its wait, then finds TLS
+    # where this end speaks in clear. Without the retry it said nothing (nobody listened yet).
+    import socket
+    import ssl
+    import threading
+
+    from cluster_support import free_port
+
+    late = 1.0
+    make_certs(tmp_path)
+    context = ssl.SSLContext(ssl.PROTOCOL_TLS_SERVER)
+    context.load_cert_chain(tmp_path / "cert.pem", tmp_path / "key.pem")
+    port = free_port()
+    done = threading.Event()
+
+    def listen_late() -> None:
+        time.sleep(late)
+        with socket.create_server(("127.0.0.1", port)) as server:
+            server.settimeout(10)
+            while not done.is_set():
+                try:
+                    conn, _ = server.accept()
+                except TimeoutError:
+                    return
+                with conn, contextlib.suppress(OSError):
+                    conn.settimeout(5)
+                    with context.wrap_socket(conn, server_side=True) as secured:
+                        secured.recv(1)
+
+    listener = threading.Thread(target=listen_late, daemon=True)
+    listener.start()
+    started = time.monotonic()
+    try:
+        with pytest.raises(TlsMismatch) as said:
+            check_tls(f"tcp://127.0.0.1:{port}", None, wait=5.0)
+    finally:
+        done.set()
+    took = time.monotonic() - started
+    assert str(said.value).startswith(f"the scheduler at tcp://127.0.0.1:{port} wants TLS: give --tls DIR")
+    assert late <= took < late + 5  # waited for the port, then the probe's 0.5 s in clear
+    listener.join(timeout=15)

@@ -19,8 +19,8 @@ from ..plans import Plan, Search, plan_to_config
 from ..result.expectations import Expectations
 from ..result.passmark import PassMark
 from ..roles import Placement
-from ..servers import is_managed_spec, parse_managed_spec
-from ..urls import DatabaseURL, EngineKind, engine_kind, is_loopback, parse_url
+from ..servers import Database, parse_database
+from ..urls import DatabaseURL, is_loopback
 from ..workloads.base import Workload
 from ..workloads.registry import DEFAULT_WORKLOAD, load_workload
 from .faults import (
@@ -34,32 +34,6 @@ TARGETS = ("http", "direct")
 
 SEARCH_PLAN = "search"
 """The name a result gives the ceiling search as its preset: it is the plan when no preset is given."""
-
-
-@dataclass(frozen=True)
-class ManagedDatabase:
-    """A `managed:ENGINE[?settings]` database: a throwaway server dbladder starts for the round,
-    whose URL replaces this one once it runs (dbladder.servers)."""
-
-    text: str
-    engine: str
-    settings: dict[str, str]
-    host: None = None  # not known until the server runs: it listens on loopback
-    path: None = None  # a server's files are not the round's to measure
-
-    @property
-    def kind(self) -> EngineKind:
-        return engine_kind(self.engine)
-
-    @property
-    def raw(self) -> str:
-        """The spec as given, as a parsed URL keeps its text."""
-        return self.text
-
-    @property
-    def redacted(self) -> str:
-        """The spec as given: it holds no password."""
-        return self.text
 
 
 @dataclass(frozen=True)
@@ -135,19 +109,16 @@ class RunConfig:
 
     # `db_url` once parsed (`database`), kept in a field so that every copy `dataclasses.replace`
     # makes of the config (the round makes several) carries it instead of parsing the text again.
-    parsed_database: DatabaseURL | ManagedDatabase | None = field(default=None, repr=False, compare=False)
+    parsed_database: Database | None = field(default=None, repr=False, compare=False)
 
     @property
-    def database(self) -> DatabaseURL | ManagedDatabase:
+    def database(self) -> Database:
         """`db_url` parsed, once for this config and its copies: what the run asks about the
         database (its engine's kind, its file, its host); BadURL or another UsageError when it
         does not parse."""
         parsed = self.parsed_database
         if parsed is None or parsed.raw != self.db_url:
-            if is_managed_spec(self.db_url):
-                parsed = ManagedDatabase(self.db_url, *parse_managed_spec(self.db_url))
-            else:
-                parsed = parse_url(self.db_url)
+            parsed = parse_database(self.db_url)
             # A memo, not a change: the same URL, parsed. The config stays frozen to its users.
             object.__setattr__(self, "parsed_database", parsed)
         return parsed
@@ -168,7 +139,7 @@ class RunConfig:
 
     def validate(self) -> list[str]:
         problems: list[str] = []
-        database: DatabaseURL | ManagedDatabase | None = None
+        database: Database | None = None
         try:
             database = self.database
         except DbladderError as exc:
@@ -299,9 +270,10 @@ class RunConfig:
                 "--fault needs a ladder or users plan (--preset NAME): a search's probes and their "
                 "timing are not known before the run"
             ]
+        parsed = self.parsed_database  # what validate() parsed: no second parse for a fault's check
         return fault_problems(
             faults,
-            db_url=self.db_url,
+            db_url=parsed if isinstance(parsed, DatabaseURL) else self.db_url,
             target=self.target,
             service_url=self.service_url,
             sqlite_writers=self.sqlite_writers,

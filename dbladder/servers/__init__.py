@@ -23,12 +23,15 @@ from .errors import (
 from .managed import KINDS, ManagedServer, kind_for
 from .registry import registry_root
 from .resolve import (
+    Database,
+    ManagedDatabase,
     ServerState,
     fault_permission,
     find_server,
     is_managed_spec,
     managed_server_for,
     managed_url,
+    parse_database,
     parse_managed_spec,
     placement_refusal,
     registered_servers,
@@ -41,6 +44,8 @@ from .watch import ServerWatch
 __all__ = [
     "KINDS",
     "BadServerSpec",
+    "Database",
+    "ManagedDatabase",
     "ManagedServer",
     "NotManaged",
     "ServerBinariesMissing",
@@ -59,6 +64,7 @@ __all__ = [
     "managed_server",
     "managed_server_for",
     "managed_url",
+    "parse_database",
     "parse_managed_spec",
     "placement_refusal",
     "registered_servers",

@@ -17,7 +17,7 @@ from urllib.parse import parse_qsl
 
 from ..errors import DbladderError
 from ..roles import RoleLimits, UnmanagedRole, format_size
-from ..urls import DatabaseURL, parse_url
+from ..urls import DatabaseURL, EngineKind, engine_kind, parse_url
 from . import registry
 from .create import managed_server
 from .errors import BadServerSpec, NotManaged
@@ -45,6 +45,44 @@ def parse_managed_spec(text: str) -> tuple[str, dict[str, str]]:
             f"cannot read the settings in {text!r}; write managed:ENGINE?name=value&..."
         ) from None
     return kind_for(engine).engine, settings
+
+
+@dataclass(frozen=True)
+class ManagedDatabase:
+    """A `managed:ENGINE[?settings]` database: a throwaway server dbladder starts for the round,
+    whose URL replaces this one once it runs (dbladder.servers)."""
+
+    text: str
+    engine: str
+    settings: dict[str, str]
+    host: None = None  # not known until the server runs: it listens on loopback
+    path: None = None  # a server's files are not the round's to measure
+
+    @property
+    def kind(self) -> EngineKind:
+        return engine_kind(self.engine)
+
+    @property
+    def raw(self) -> str:
+        """The spec as given, as a parsed URL keeps its text."""
+        return self.text
+
+    @property
+    def redacted(self) -> str:
+        """The spec as given: it holds no password."""
+        return self.text
+
+
+Database = DatabaseURL | ManagedDatabase
+"""A database as a round names it, parsed: a URL, or a managed server still to start."""
+
+
+def parse_database(text: str) -> Database:
+    """A `--db` text parsed: the one parse of a database URL (or `managed:` spec) a command makes,
+    whose value then travels in its place. BadURL or another UsageError when it does not parse."""
+    if is_managed_spec(text):
+        return ManagedDatabase(text, *parse_managed_spec(text))
+    return parse_url(text)
 
 
 @contextlib.contextmanager

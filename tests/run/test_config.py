@@ -9,7 +9,8 @@ import pytest
 
 from dbladder.errors import InvalidConfig
 from dbladder.plans import Ladder, Phase, Search, UserPlan
-from dbladder.run.config import ManagedDatabase, RunConfig
+from dbladder.run.config import RunConfig
+from dbladder.servers import ManagedDatabase
 from dbladder.urls import DatabaseURL
 
 

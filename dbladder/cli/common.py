@@ -13,8 +13,8 @@ import click
 from ..engines.base import DEFAULT_POOL_SIZE, EngineInfo, EngineOptions
 from ..errors import DbladderError, UsageError
 from ..load.presets import presets_for
-from ..servers import is_managed_spec
-from ..urls import DB_URL_ENV, parse_url, url_text
+from ..servers import Database, parse_database
+from ..urls import DB_URL_ENV, url_text
 from ..workloads.registry import DEFAULT_WORKLOAD, load_workload
 
 DEFAULT_DB = "sqlite:///shop.db"
@@ -35,19 +35,32 @@ def exit_codes(*codes: int) -> str:
 SEED_MAX = 2**63 - 1  # what a run's config accepts (RunConfig.validate) and numpy's generators take
 
 
+PARSED_DB = "dbladder.parsed_db"
+"""Where the click context's meta keeps DBLADDER_DB_URL as `_db_text` parsed it (`parsed_db`)."""
+
+
 def _db_text(ctx: click.Context, param: click.Parameter, value: str | None) -> str:
     # --db, else DBLADDER_DB_URL, else the default; @path reads the URL from a file (urls.url_text).
     if value is not None or not os.environ.get(DB_URL_ENV):
         return url_text(value, os.environ, default=DEFAULT_DB)
     # From the environment: checked here, where it is known to come from there, so that a bad one
-    # names the variable rather than an option the user never gave.
+    # names the variable rather than an option the user never gave. The parse is kept, so that
+    # the command goes on with it rather than parsing the text again (`parsed_db`).
     try:
         text = url_text(None, os.environ)
-        if not is_managed_spec(text):
-            parse_url(text)
+        parsed = parse_database(text)
     except UsageError as exc:
         raise type(exc)(f"{DB_URL_ENV}: {exc}") from None
+    ctx.meta[PARSED_DB] = parsed
     return text
+
+
+def parsed_db(text: str) -> Database | None:
+    """The running command's --db as `_db_text` parsed it, when it did (from DBLADDER_DB_URL) and
+    it is still `text`; None otherwise (outside a command too): the caller parses it, once."""
+    ctx = click.get_current_context(silent=True)
+    parsed = ctx.meta.get(PARSED_DB) if ctx is not None else None
+    return parsed if parsed is not None and parsed.raw == text else None
 
 
 def db_texts(values: Sequence[str]) -> tuple[str, ...]:

@@ -33,6 +33,7 @@ from .common import (
     db_option,
     exit_codes,
     parse_sizes,
+    parsed_db,
     sigterm_as_interrupt,
     workload_option,
 )
@@ -386,6 +387,7 @@ def build_config(options: dict[str, Any]) -> tuple[RunConfig, PlanChoice]:
     plan = choose_plan(options["workload"], plan_options(options))
     config = RunConfig(
         db_url=options["db_url"],
+        parsed_database=parsed_db(options["db_url"]),  # DBLADDER_DB_URL's, parsed as it was checked
         workload=options["workload"],
         **plan.config_fields(),
         pass_mark=PassMark(options["p95_ms"], options["max_fail_pct"]),

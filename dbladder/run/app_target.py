@@ -33,7 +33,7 @@ from ..data.seeding import SeedReport
 from ..engines import opened
 from ..engines.base import EngineOptions
 from ..load.acknowledged import AcknowledgedWrites
-from ..urls import DatabaseURL, parse_url
+from ..urls import DatabaseURL
 from ..workloads.base import Draw, Workload
 from .config import RunConfig
 from .progress import Progress
@@ -149,7 +149,7 @@ def app_section(
     return section
 
 
-def setup_maker(config: RunConfig, url: str, log: Path) -> Callable[[Any], Awaitable[SeedReport]]:
+def setup_maker(config: RunConfig, url: DatabaseURL, log: Path) -> Callable[[Any], Awaitable[SeedReport]]:
     """How a comparison makes the app's data on one database (FreshData's `make`): --app-setup
     run to its end, its output in `log` (none: the data as it is); FreshData then snapshots it."""
     app = config.app
@@ -158,7 +158,7 @@ def setup_maker(config: RunConfig, url: str, log: Path) -> Callable[[Any], Await
     async def make(engine: Any) -> SeedReport:
         if app.setup is None:  # no setup: the data already there is what every run starts from
             return SeedReport((), 0.0, 0.0)
-        environment = app_environment(parse_url(url))
+        environment = app_environment(url)
         seconds = await asyncio.to_thread(run_setup, app.setup, app.directory, environment, log)
         return SeedReport((), 0.0, seconds)
 

@@ -35,13 +35,13 @@ from .. import __version__
 from ..data.fresh import FreshData
 from ..data.seeding import SeedReport, seed
 from ..engines.base import Engine
-from ..errors import InvalidConfig
+from ..errors import DbladderError, InvalidConfig
 from ..report.bundle import build_reports
 from ..result.expectations import per_database
 from ..result.files import write_json
 from ..result.schema import COMPARE_SCHEMA
-from ..servers import ManagedServer, is_managed_spec, managed_server_for, parse_managed_spec
-from ..urls import parse_url
+from ..servers import Database, ManagedServer, is_managed_spec, managed_server_for, parse_database
+from ..urls import DatabaseURL, parse_url
 from ..workloads.base import DataSpec, Workload
 from .app_target import setup_maker
 from .config import RunConfig
@@ -66,6 +66,9 @@ class CompareConfig:
     # no relay). Empty: none for any entry.
     transports: tuple[str | None, ...] = ()
     added_latencies: tuple[float | None, ...] = ()
+    # Each of db_urls once parsed (`database`): the entries, their rounds and the runs of those
+    # carry the parsed value instead of parsing the text again (the base's own parse included).
+    parsed_databases: dict[str, Database] = field(default_factory=dict, repr=False, compare=False)
 
     @property
     def entries(self) -> list[Entry]:
@@ -73,7 +76,24 @@ class CompareConfig:
         count = len(self.db_urls)
         transports = self.transports or (None,) * count
         latencies = self.added_latencies or (None,) * count
-        return [Entry(*entry) for entry in zip(self.db_urls, transports, latencies, strict=False)]
+        return [
+            Entry(text, transport, latency, self.database(text))
+            for text, transport, latency in zip(self.db_urls, transports, latencies, strict=False)
+        ]
+
+    def database(self, text: str) -> Database | None:
+        """One of `db_urls` parsed, once for this config (the base's parse when it names the same
+        database); None when it does not parse: `validate` says why, as a round says it."""
+        parsed = self.parsed_databases.get(text)
+        if parsed is None:
+            known = self.base.parsed_database
+            try:
+                parsed = known if known is not None and known.raw == text else parse_database(text)
+            except DbladderError:
+                return None
+            # A memo, not a change: the same texts, parsed.
+            self.parsed_databases[text] = parsed
+        return parsed
 
     def validate(self) -> list[str]:
         problems = []
@@ -92,16 +112,20 @@ class CompareConfig:
                 f"the same database twice by the same route would be one entry twice: {entry.words}; "
                 "give each --db of one database its own --transport or --added-latency"
             )
-        for entry in self.entries or [Entry(self.base.db_url)]:
+        for entry in self.entries or [Entry(self.base.db_url, database=self.base.parsed_database)]:
             for problem in self.run_config(entry).validate():
                 if problem not in problems:
                     problems.append(problem)
         return problems
 
     def run_config(self, entry: Entry) -> RunConfig:
-        """The round for one entry: its database and its route."""
+        """The round for one entry: its database (as parsed, when it parses) and its route."""
         return dataclasses.replace(
-            self.base, db_url=entry.db_url, transport=entry.transport, added_latency_ms=entry.added_latency_ms
+            self.base,
+            db_url=entry.db_url,
+            parsed_database=entry.database,
+            transport=entry.transport,
+            added_latency_ms=entry.added_latency_ms,
         )
 
     def checked(self) -> CompareConfig:
@@ -118,6 +142,14 @@ class Entry:
     db_url: str
     transport: str | None = None
     added_latency_ms: float | None = None
+    # `db_url` parsed, when the caller has parsed it (CompareConfig.entries); not part of what
+    # makes two entries the same, which is their text and route.
+    database: Database | None = field(default=None, repr=False, compare=False)
+
+    @property
+    def parsed(self) -> Database:
+        """`db_url` parsed: as the entry was given it, else now (BadURL when it does not parse)."""
+        return self.database if self.database is not None else parse_database(self.db_url)
 
     @property
     def route(self) -> str:
@@ -129,15 +161,14 @@ class Entry:
 
     @property
     def words(self) -> str:
-        url = self.db_url if is_managed_spec(self.db_url) else parse_url(self.db_url).redacted
-        return url + (f" ({self.route})" if self.route else "")
+        return self.parsed.redacted + (f" ({self.route})" if self.route else "")
 
 
 def labels_for(urls: tuple[str, ...] | list[Entry]) -> list[str]:
     """A short, unique, folder-safe label per entry: the engine and the route it was given
     ("postgresql-tcp+2ms"), numbered when the same label repeats."""
     entries = [entry if isinstance(entry, Entry) else Entry(entry) for entry in urls]
-    names = [_engine(entry.db_url) + (f"-{entry.route}" if entry.route else "") for entry in entries]
+    names = [entry.parsed.engine + (f"-{entry.route}" if entry.route else "") for entry in entries]
     counts = Counter(names)
     seen: Counter[str] = Counter()
     labels = []
@@ -145,11 +176,6 @@ def labels_for(urls: tuple[str, ...] | list[Entry]) -> list[str]:
         seen[name] += 1
         labels.append(name if counts[name] == 1 else f"{name}-{seen[name]}")
     return labels
-
-
-def _engine(text: str) -> str:
-    """The engine a database URL or a managed:ENGINE text names."""
-    return parse_managed_spec(text)[0] if is_managed_spec(text) else parse_url(text).engine
 
 
 def seeder(
@@ -188,10 +214,15 @@ def _run_compare(
 ) -> dict[str, Any]:
     entries = config.entries
     labels = labels_for(entries)
+    # A managed server's URL, parsed once for all the runs of its entries.
+    server_urls = {text: parse_url(server.url) for text, server in servers.items() if server is not None}
 
-    def url_of(entry: Entry) -> str:
-        server = servers[entry.db_url]
-        return server.url if server is not None else entry.db_url
+    def url_of(entry: Entry) -> DatabaseURL:
+        """The entry's database as every run and its data use it: its URL, or its server's."""
+        database = server_urls.get(entry.db_url) or entry.parsed
+        if not isinstance(database, DatabaseURL):  # a managed: spec whose server is started above
+            raise TypeError(f"no server started for {entry.db_url}")
+        return database
 
     base = config.base
     workload = base.round_workload()
@@ -210,7 +241,7 @@ def _run_compare(
         "databases": [
             {
                 "label": label,
-                "db_url": entry.db_url if is_managed_spec(entry.db_url) else parse_url(entry.db_url).redacted,
+                "db_url": entry.parsed.redacted,
                 "transport": entry.transport,
                 "added_latency_ms": entry.added_latency_ms,
             }
@@ -251,8 +282,7 @@ def _run_compare(
                 progress.message(f"run {number} of {config.runs}: {label}")
                 start = asyncio.run(fresh[entry.db_url].before_run())
                 run_config = dataclasses.replace(
-                    config.run_config(entry),
-                    db_url=url_of(entry),
+                    config.run_config(entry).with_url(url_of(entry)),
                     seed=None,
                     out_dir=config.out_dir / f"{label}-run{number}",
                     # The app's data is the setup's snapshot, restored: the setup does not run again.

@@ -114,7 +114,7 @@ def parse_faults(texts: Sequence[str]) -> tuple[Fault, ...]:
 def fault_problems(
     faults: Sequence[Fault],
     *,
-    db_url: str,
+    db_url: str | DatabaseURL,
     target: str,
     service_url: str | None,
     sqlite_writers: int,
@@ -123,7 +123,8 @@ def fault_problems(
 ) -> list[str]:
     """Every reason a fault of this run cannot be caused, one line each (empty: all may go ahead).
 
-    `db_url` may be a `managed:` text: a server the run starts itself may always be stopped.
+    `db_url` may be a `managed:` text: a server the run starts itself may always be stopped; a URL
+    comes parsed when the caller has parsed it already.
     """
     problems = []
     for fault in faults:
@@ -154,7 +155,7 @@ def fault_problems(
                     f"{where}: SQLite has no server; its data lives in the service's processes "
                     "(kill-service, kill-writer)"
                 )
-            elif not is_managed_spec(db_url):
+            elif not (isinstance(db_url, str) and is_managed_spec(db_url)):
                 reason = fault_permission(db_url)
                 if reason is not None:
                     problems.append(f"{where}: {reason}")

@@ -23,7 +23,10 @@ from collections.abc import Callable, Iterator
 from contextlib import AbstractContextManager
 from typing import Any
 
-from ..observe.database import database_processes
+import psutil
+
+from ..errors import DbladderError
+from ..observe.database import DatabaseProcesses, database_processes
 from ..observe.processes import Resolver, session
 from ..observe.sampler import Sampler
 from . import clocks
@@ -33,6 +36,10 @@ HOST_KEYS = ("usr", "sys", "iowait", "idle", "steal", "load1", "memory_used")
 GROUP_KEYS = ("database_cpu_pct", "service_cpu_pct")
 """The process groups' CPU a db agent (the database server's) or an app agent (the service's)
 samples, averaged over a level's window when the agent has them."""
+
+
+class ServiceNotRunning(DbladderError):
+    """A call about the service to an app agent that runs none."""
 
 
 class SampledAgent:
@@ -71,7 +78,7 @@ class SampledAgent:
 
     def run_here(self, work: Callable[[], Any]) -> Any:
         """Run a function of the round on this machine (the data's preparation, a round trip to
-        the database) and hand back what it returns."""
+        the database, a fault on the database server) and hand back what it returns."""
         return work()
 
     def stop(self) -> None:
@@ -82,16 +89,35 @@ class SampledAgent:
 class DbAgent(SampledAgent):
     """A Dask actor on a db agent: the host and the database server's processes."""
 
+    def __init__(self) -> None:
+        super().__init__()
+        self._found: DatabaseProcesses | None = None
+        self._db_url = ""
+
     def start(self, db_url: str | None = None, interval: float = 1.0) -> dict[str, Any]:
         """Sample from now on; with `db_url`, its server's processes too (found on this host by
         the URL's port or socket). How they were found, and a warning when not reliably."""
         if db_url is None:
             self._sample({}, interval)
             return {"how": None, "warning": None}
-        found = database_processes(db_url)
+        found = self._found = database_processes(db_url)
+        self._db_url = db_url
         # SQLite has no server, and one not found would read 0 %: then the host's figures only.
-        self._sample({"database": found.resolve} if found.root_pid is not None else {}, interval)
+        self._sample({"database": self._server_processes} if found.root_pid is not None else {}, interval)
         return {"how": found.how, "warning": found.warning, "pid": found.root_pid}
+
+    def _server_processes(self) -> list[int]:
+        """The server's processes now; found again once its root has gone (a kill-db or restart-db
+        of the run starts it as another process), so the levels after a fault are measured too."""
+        found = self._found
+        if found is None:
+            return []
+        if found.root_pid is not None and not psutil.pid_exists(found.root_pid):
+            again = database_processes(self._db_url)
+            if again.root_pid is None:
+                return []  # down: nothing of it runs until it has started again
+            self._found = found = again
+        return found.resolve()
 
 
 class Held:
@@ -144,6 +170,13 @@ class AppAgent(SampledAgent):
         if self._service.value is None:
             raise RuntimeError("the app agent runs no service: serve first")
         return self._service.value.stats()
+
+    def on_service(self, work: Callable[[Any], Any]) -> Any:
+        """Run a function of the round on this machine with the service it runs (a fault: kill it,
+        restart it, kill its SQLite writer, by its PIDs here) and hand back what it returns."""
+        if self._service.value is None:
+            raise ServiceNotRunning("the app agent runs no service: serve first")
+        return work(self._service.value)
 
     def stop_service(self) -> None:
         """Stop the service (every process of it), if one runs."""

@@ -192,11 +192,6 @@ class RunConfig:
             problems += cluster_address_problems(
                 self.cluster, self.cluster_tls, "the run's coordinator would connect to the scheduler"
             )
-            if self.faults:
-                problems.append(
-                    "faults (--fault) go with a run on one machine, not with cluster (--cluster): "
-                    "the service and the database are not this machine's to kill or restart there"
-                )
             if self.target == "direct" and (self.transport is not None or self.added_latency_ms is not None):
                 problems.append(
                     "added latency and transport (--transport) go with the service's route, not with "
@@ -279,6 +274,7 @@ class RunConfig:
             sqlite_writers=self.sqlite_writers,
             levels=levels,
             engine=engine,
+            on_agents=self.cluster is not None,
         )
 
     def checked(self) -> RunConfig:

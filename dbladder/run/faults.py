@@ -120,11 +120,15 @@ def fault_problems(
     sqlite_writers: int,
     levels: Sequence[Level],
     engine: str | None,
+    on_agents: bool = False,
 ) -> list[str]:
     """Every reason a fault of this run cannot be caused, one line each (empty: all may go ahead).
 
     `db_url` may be a `managed:` text: a server the run starts itself may always be stopped; a URL
-    comes parsed when the caller has parsed it already.
+    comes parsed when the caller has parsed it already. With `on_agents` (a cluster run) the server
+    is stopped by the db agent on its machine, which says whether it may once the run has reached
+    it (cluster_faults.py); a `managed:` server would be started on this machine, where no db
+    agent acts, so it is refused.
     """
     problems = []
     for fault in faults:
@@ -155,7 +159,13 @@ def fault_problems(
                     f"{where}: SQLite has no server; its data lives in the service's processes "
                     "(kill-service, kill-writer)"
                 )
-            elif not (isinstance(db_url, str) and is_managed_spec(db_url)):
+            elif on_agents and isinstance(db_url, str) and is_managed_spec(db_url):
+                problems.append(
+                    f"{where}: with --cluster the db agent stops the server on its own machine; "
+                    f"{db_url} would start one on this machine: start a managed server on the "
+                    "database's machine (`dbladder db start ENGINE --host ADDRESS` there) and give its URL"
+                )
+            elif not (isinstance(db_url, str) and is_managed_spec(db_url)) and not on_agents:
                 reason = fault_permission(db_url)
                 if reason is not None:
                     problems.append(f"{where}: {reason}")
@@ -223,6 +233,9 @@ class FaultActions:
     def __init__(self, service: RunningService | None = None, server: ManagedServer | None = None):
         self.service = service
         self.server = server
+        self.noted: dict[str, Any] = {}
+        """What the last action adds to its fault's record beside its detail: on a cluster, the
+        agent that acted (cluster_faults.py); nothing on one machine."""
 
     def run(self, kind: str) -> str:
         """Cause the fault; one sentence saying what was done. DbladderError if it could not be."""
@@ -365,8 +378,10 @@ class FaultInjector:
             record["state"] = "failed"
             record["error"] = str(exc)
             record["action_s"] = round(time.perf_counter() - began, 3)
+            record.update(self.actions.noted)
             return
         record["action_s"] = round(time.perf_counter() - began, 3)
+        record.update(self.actions.noted)
         record["state"] = "done"
         # From the moment it struck until a real request was answered again.
         while time.perf_counter() < min(began + PROBE_LIMIT, self._stopped_at + PROBE_AFTER_LOAD):

@@ -62,7 +62,7 @@ from .integrity import integrity_section, take_baseline
 from .integrity import summary as integrity_summary
 from .interrupts import noting_interrupts
 from .levels import DatabaseLost, run_plan
-from .load_target import check_remote_route, load_target
+from .load_target import check_remote_route, load_target, service_agent
 from .observer import RunObserver, check_idle, idle_check_seconds
 from .placement import RoleGroups, role_groups
 from .preparation import prepare_database, prepare_here
@@ -146,6 +146,8 @@ def _run_ladder(
     served = dataclasses.replace(config, db_url=server.url) if server is not None else config
     # A route the app agent's machine cannot make is refused before anything is written or seeded.
     check_remote_route(served, cluster)
+    # So is a fault no agent may cause: a server stopped by the db agent on its machine, or none.
+    db_agent, db_record = _server_agent(served, cluster)
     run = Run(config, config.out_dir / "result.json")
     run.update(placement=config.placement.describe())
     config = served
@@ -153,6 +155,8 @@ def _run_ladder(
         server = server_for_url(config.url)  # one of dbladder's own servers, if it is
     if server is not None:  # a managed server: its settings travel with the result
         run.update(database_server=server.record())
+    elif db_record is not None:  # found on the db agent's machine, where its faults act
+        run.update(database_server=db_record | {"agent": db_agent.name})
     run.save()
     progress.message("checking that the machine is quiet before the run")
     idle = check_idle()
@@ -293,9 +297,12 @@ def _run_ladder(
             noting_interrupts() as interrupted,
             _generator(config, spec, processes, groups, cluster) as fleet,
         ):
-            injector = FaultInjector(
-                faults, spec.levels(), fleet.origin, FaultActions(target.service, server), probe
+            actions = (
+                FaultActions(target.service, server)
+                if cluster is None
+                else _agent_actions(config, cluster, fleet.origin, db_agent, target.service)
             )
+            injector = FaultInjector(faults, spec.levels(), fleet.origin, actions, probe)
             service = target.service
             observer.start(
                 spec.levels(),
@@ -388,6 +395,27 @@ def _run_ladder(
     if status == "app exited":
         raise AppExited(f"{stopped_because}; the levels finished before it are in {run.path}")
     return result
+
+
+def _server_agent(config: RunConfig, cluster: Any) -> tuple[Any, dict[str, Any] | None]:
+    """The db agent that stops the server for the run's faults, and the server's record (None,
+    None: no cluster, or no such fault); FaultRefused in one line when no agent may."""
+    if cluster is None or not config.faults:
+        return None, None
+    from .cluster_faults import server_agent
+
+    return server_agent(cluster, parse_faults(config.faults), config.db_url)
+
+
+def _agent_actions(
+    config: RunConfig, cluster: Any, origin: float, db_agent: Any, service: Any
+) -> FaultActions:
+    """A cluster run's faults: on the app agent's service (or this machine's), on the db agent's server."""
+    from .cluster_faults import AgentFaultActions
+
+    return AgentFaultActions(
+        cluster, origin, config.db_url, service_agent(config, cluster), db_agent, service
+    )
 
 
 def _lost_agent_flags(cluster: Any, levels: list[dict[str, Any]]) -> list[str]:

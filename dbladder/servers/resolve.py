@@ -225,7 +225,8 @@ def remove_server(name: str, root: Path | None = None) -> Path:
 
 
 def server_for_url(url: str | DatabaseURL, root: Path | None = None) -> ManagedServer | None:
-    """The registered server that a URL points at (by its socket, or by a loopback host and port)."""
+    """The registered server that a URL points at (by its socket, or by a loopback host and port,
+    or the host it listens on and port)."""
     parsed = parse_url(url) if isinstance(url, str) else url
     for server in registered_servers(root):
         if server.engine != parsed.engine:
@@ -238,8 +239,8 @@ def server_for_url(url: str | DatabaseURL, root: Path | None = None) -> ManagedS
         elif socket_folder is not None:
             if Path(socket_folder) == server.socket_dir and parsed.port == server.port:
                 return server
-        elif parsed.host in LOOPBACK and parsed.port == server.port:
-            return server
+        elif (parsed.host in LOOPBACK or parsed.host == server.host) and parsed.port == server.port:
+            return server  # on loopback, or on the address it was started on (a cluster's db host)
     return None
 
 

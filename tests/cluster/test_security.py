@@ -179,15 +179,3 @@ def test_make_certs_writes_files_that_complete_a_mutual_tls_handshake(tmp_path, 
     thread.join(timeout=5)
     left.close()
     assert refused
-
-
-def test_faults_with_a_cluster_are_refused_naming_both_options(tmp_path):
-    config = RunConfig(
-        db_url=f"sqlite:///{tmp_path}/x.db", cluster="tcp://127.0.0.1:8786", faults=("kill-service@1",)
-    )
-    with pytest.raises(InvalidConfig) as refused:
-        config.checked()
-    assert (
-        "faults (--fault) go with a run on one machine, not with cluster (--cluster): the service and "
-        "the database are not this machine's to kill or restart there"
-    ) in refused.value.problems

@@ -6,8 +6,9 @@ this agent's clock, so the coordinator places each sample in a level's window by
 clock offset. The db agent also samples the database server's processes, found on its host by the
 URL's port or socket as one machine finds them (dbladder.observe.database): the postmaster and its
 backends, or mariadbd. The app agent runs the service (started and stopped there, its `/stats`
-read there) and samples its session, and holds the service's route to the database open around
-it (`--transport`, and the latency relay of `--added-latency`, made on its machine). Either one
+read there, its faults caused there) and samples its session, and holds the service's route to
+the database open around it (`--transport`, and the latency relay of `--added-latency`, made on
+its machine). Either one
 seeds the data where the engine keeps it: a server's database from the db host, SQLite's file on
 the app host, where the service opens it.
 
@@ -112,12 +113,22 @@ class DbAgent(SampledAgent):
         found = self._found
         if found is None:
             return []
-        if found.root_pid is not None and not psutil.pid_exists(found.root_pid):
+        if found.root_pid is not None and not _alive(found.root_pid):
             again = database_processes(self._db_url)
-            if again.root_pid is None:
-                return []  # down: nothing of it runs until it has started again
+            # Only as it was found first (by what it serves): while it starts again, a search by
+            # name would find another server of its kind on this host.
+            if again.root_pid is None or again.how != found.how:
+                return []  # down: nothing of it runs until it serves again
             self._found = found = again
         return found.resolve()
+
+
+def _alive(pid: int) -> bool:
+    """Whether the process runs (a killed one whose parent has not reaped it yet does not)."""
+    try:
+        return psutil.Process(pid).status() != psutil.STATUS_ZOMBIE
+    except psutil.Error:
+        return False
 
 
 class Held:

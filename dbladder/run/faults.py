@@ -18,7 +18,8 @@ Permission: dbladder only stops what it owns. The service must be one the run st
 `--service URL`); the database server must be a managed one (`managed:postgresql`, or a URL
 from `dbladder db start`), which `dbladder.servers.fault_permission` decides; SQLite has no
 server, and the process that holds its data is the service (`kill-service`, `kill-writer`). A
-fault that is not allowed is refused with one line before the run starts.
+fault that is not allowed is refused with one line before the run starts. With `--cluster` each
+fault acts on the machine of what it stops, through its agent (cluster_faults.py).
 """
 
 from __future__ import annotations

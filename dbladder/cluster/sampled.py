@@ -8,9 +8,10 @@ URL's port or socket as one machine finds them (dbladder.observe.database): the 
 backends, or mariadbd. The app agent runs the service (started and stopped there, its `/stats`
 read there, its faults caused there) and samples its session, and holds the service's route to
 the database open around it (`--transport`, and the latency relay of `--added-latency`, made on
-its machine). Either one
-seeds the data where the engine keeps it: a server's database from the db host, SQLite's file on
-the app host, where the service opens it.
+its machine). Either one seeds the data where the engine keeps it (a server's database from the
+db host, SQLite's file on the app host, where the service opens it), takes the integrity check's
+baseline and checks every acknowledged write there, and keeps a comparison's snapshot there to
+restore before each run.
 
 The round's own functions do the work (dbladder.run: its preparation, the service, the route and
 its round trips): the coordinator sends them by reference, so this package never imports the round.
@@ -48,6 +49,7 @@ class SampledAgent:
 
     def __init__(self) -> None:
         self._sampler: Sampler | None = None
+        self._kept: dict[str, Any] = {}
 
     async def clock(self) -> float:
         """This machine's clock (async: answered on the worker's loop, with no thread hop)."""
@@ -81,6 +83,18 @@ class SampledAgent:
         """Run a function of the round on this machine (the data's preparation, a round trip to
         the database, a fault on the database server) and hand back what it returns."""
         return work()
+
+    def keep(self, key: str, make: Callable[[], Any]) -> None:
+        """Make something on this machine and keep it under `key` between the coordinator's calls
+        (a comparison's fresh data: its snapshot's token, how its runs get their data)."""
+        self._kept[key] = make()
+
+    def use(self, key: str, work: Callable[[Any], Any]) -> Any:
+        """`work` of what is kept under `key`, on this machine, and what it returns."""
+        return work(self._kept[key])
+
+    def forget(self, key: str) -> None:
+        self._kept.pop(key, None)
 
     def stop(self) -> None:
         if self._sampler is not None:

@@ -235,6 +235,7 @@ class Integrity(Part):
     invariants: Mapping[str, Any] | None = None
     rows_read: Mapping[str, Any] | None = None
     durability: str | None = None
+    checked_on: str | None = None  # a cluster run: the agent whose machine holds the data and checked it
 
 
 @dataclass(frozen=True, kw_only=True)

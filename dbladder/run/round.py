@@ -23,7 +23,6 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import dataclasses
-import functools
 import os
 import platform
 from contextlib import AbstractContextManager
@@ -46,6 +45,7 @@ from ..servers import (
     server_for_url,
 )
 from ..workloads.registry import load_workload
+from .agent_data import AgentDataFailed, agent_words, baseline_on_agent, integrity_on_agent, prepare_on_agent
 from .app_target import APP_LOG, app_probe, app_section, run_app_setup, watch_app
 from .config import RunConfig
 from .diagnose import LevelDiagnosis, role_cores, service_loops
@@ -65,14 +65,11 @@ from .levels import DatabaseLost, run_plan
 from .load_target import check_remote_route, load_target, service_agent
 from .observer import RunObserver, check_idle, idle_check_seconds
 from .placement import RoleGroups, role_groups
-from .preparation import prepare_database, prepare_here
+from .preparation import prepare_database
 from .progress import Progress, QuietProgress
 from .sizing import generator_processes, process_spec
 from .storage import database_size, reading_role_cap
 from .transport import load_transport
-
-SEED_TIMEOUT = 3600.0
-"""Seconds an agent may take to seed the run's data on its machine (a large scale takes minutes)."""
 
 
 def run_ladder(
@@ -168,11 +165,8 @@ def _run_ladder(
         cluster.data_agent(config.url.kind.has_server) if cluster is not None and not config.app else None
     )
     if seeder is not None:  # seeded where the engine keeps its data: the db host, or the app's for SQLite
-        progress.message(
-            f"preparing the data on {seeder.role} agent {seeder.name} ({seeder.machine['host']})"
-        )
-        work = functools.partial(prepare_here, preparing)
-        prepared = cluster.call(seeder.name, "run_here", work, timeout=SEED_TIMEOUT)
+        progress.message(f"preparing the data on {agent_words(seeder)}")
+        prepared = prepare_on_agent(cluster, seeder, preparing)
     else:
         prepared = asyncio.run(prepare_database(preparing, workload, progress))
     # SQLite's file on the app agent's machine: not this machine's to open, size or check.
@@ -188,10 +182,11 @@ def _run_ladder(
     }
     run.update(workload=described)
     check = config.integrity and workload.write_share(mix) > 0
-    if check and remote_file and seeder is not None:
-        check = False
-        run.flag(f"the integrity check did not run: the SQLite file is on app agent {seeder.name}'s machine")
-    baseline = take_baseline(config.url, workload) if check else None
+    baseline = None
+    if check and seeder is not None:  # checked where the data is, as it was seeded (agent_data.py)
+        baseline = baseline_on_agent(cluster, seeder, config)
+    elif check:
+        baseline = take_baseline(config.url, workload)
     if (data_layer := workload.data_layer(engine_info.engine)) is not None:
         run.update(workload=described | {"data_layer": data_layer})
     sqlite_path = None if remote_file else config.url.path  # a server's files are not ours to measure
@@ -377,12 +372,21 @@ def _run_ladder(
     if target.transport is not None:
         run.update(transport=target.transport)
     # After the service has stopped: no request still in its hands can change the data meanwhile.
+    agent_failed = None
     if check and lost is None:  # a lost server has no data left to check
-        progress.message(f"checking the {fleet.acknowledged.count:,} acknowledged writes and the invariants")
+        where = f" on {agent_words(seeder)}" if seeder is not None else ""
+        progress.message(
+            f"checking the {fleet.acknowledged.count:,} acknowledged writes and the invariants{where}"
+        )
         with run.editing() as document:  # a check that cannot read the database flags the run
-            section = integrity_section(
-                config.url, workload, prepared.data, fleet.acknowledged, baseline, engine_info, document
-            )
+            if seeder is not None:
+                section, agent_failed = integrity_on_agent(
+                    cluster, seeder, config, prepared, fleet.acknowledged, baseline, document
+                )
+            else:
+                section = integrity_section(
+                    config.url, workload, prepared.data, fleet.acknowledged, baseline, engine_info, document
+                )
         run.update(integrity=section)
         progress.message(integrity_summary(section))
     result = run.finish(status, stopped_because, stop if status == "complete" else None)
@@ -394,6 +398,8 @@ def _run_ladder(
         raise ServerLost(f"{stopped_because}; the levels finished before it are in {run.path}")
     if status == "app exited":
         raise AppExited(f"{stopped_because}; the levels finished before it are in {run.path}")
+    if agent_failed is not None:
+        raise AgentDataFailed(f"{agent_failed}; the finished levels are in {run.path}")
     return result
 
 

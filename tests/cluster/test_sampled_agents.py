@@ -1,7 +1,8 @@
 """The app agent and the db agent on loopback (docs/cluster.md): the service runs on the app
 agent with SQLite's file on the app agent's machine (here: the agent's own working folder, which
 the coordinator never opens), and the db agent samples the PostgreSQL server's own processes,
-found on its host by the URL's port, and seeds the data there.
+found on its host by the URL's port, and seeds the data there. Each one checks the acknowledged
+writes where it holds the data.
 """
 
 from __future__ import annotations
@@ -53,7 +54,11 @@ def test_the_service_runs_on_the_app_agent_with_sqlite_there_and_the_search_find
         assert level["hosts"]["app-1"]["samples"] >= 1
     busiest = max(levels, key=lambda level: level["achieved_rps"])
     assert busiest["machine"]["service_cpu_pct"] > 10, busiest["hosts"]
-    assert any("integrity check did not run" in flag for flag in result["flags"])
+    # Every acknowledged write looked up on the app agent's machine, where the file is.
+    section = result["integrity"]
+    assert section["checked"] and section["acknowledged"] > 0, section
+    assert section["present"] == section["acknowledged"] and section["lost"] == 0, section
+    assert section["passed"] and section["checked_on"].startswith("app agent app-1 ("), section
 
 
 def test_the_db_agent_samples_the_postgresql_servers_processes_and_seeds_there(tmp_path, postgres_url):
@@ -77,6 +82,12 @@ def test_the_db_agent_samples_the_postgresql_servers_processes_and_seeds_there(t
         result = run_ladder(config, Said())
     assert any(message.startswith("preparing the data on db agent db-1") for message in messages)
     assert result["seeding"] is not None
+    # The check ran on the db agent, as the seeding did, and found every acknowledged write.
+    section = result["integrity"]
+    assert section["checked"] and section["acknowledged"] > 0, section
+    assert section["present"] == section["acknowledged"] and section["lost"] == 0, section
+    assert section["checked_on"].startswith("db agent db-1 ("), section
+    assert any(message.startswith("checking the") and "on db agent db-1" in message for message in messages)
     for level in result["levels"]:
         assert level["machine"]["database_cpu_from"] == "the database's processes on db agent db-1"
         assert level["machine"]["database_cpu_pct"] == pytest.approx(

@@ -69,12 +69,15 @@ class Cluster:
         tls: Path | None = None,
         place: bool = True,
         db_url: str | None = None,
+        sample: bool = True,
     ):
         self.address = address
         self.tls = tls
         self.place = place
         """False: only connect and check the agents (a comparison's check before it seeds)."""
         self.roles = roles
+        self.sample = sample
+        """False: the db and app agents do not sample their hosts (a comparison's hold on its data)."""
         self.db_url = db_url
         """The run's database as every machine reaches it: a db agent samples its server's processes."""
         self.found: dict[str, dict[str, Any]] = {}
@@ -130,10 +133,10 @@ class Cluster:
                 if agent.name in self.actors:
                     self.offsets[agent.name] = self.measure(agent)
             self.clock_history.append((time.perf_counter(), dict(self.offsets)))
-            for agent in self.of_role("db"):
+            for agent in self.of_role("db") if self.sample else ():
                 if agent.name in self.actors:
                     self.found[agent.name] = self.call(agent.name, "start", self.db_url)
-            for agent in self.of_role("app"):
+            for agent in self.of_role("app") if self.sample else ():
                 if agent.name in self.actors:
                     self.call(agent.name, "start")
         except BaseException:

@@ -43,6 +43,7 @@ from ..result.schema import COMPARE_SCHEMA
 from ..servers import Database, ManagedServer, is_managed_spec, managed_server_for, parse_database
 from ..urls import DatabaseURL, parse_url
 from ..workloads.base import DataSpec, Workload
+from .agent_data import FreshDataOnAgent, agent_words
 from .app_target import setup_maker
 from .config import RunConfig
 from .document import make_out_dir
@@ -191,13 +192,23 @@ def run_compare(config: CompareConfig, progress: Progress | None = None) -> dict
     config = config.checked()
     progress = progress or QuietProgress()
     make_out_dir(config.out_dir)
+    holds_data = False
     if config.base.cluster is not None:  # a scheduler that does not answer stops it before any seeding
         from ..cluster.coordinator import Cluster  # only a cluster comparison imports Dask
 
         progress.message(f"checking the cluster's scheduler at {config.base.cluster} and its agents")
-        with Cluster(config.base.cluster, tls=config.base.cluster_tls, place=False):
-            pass
+        with Cluster(config.base.cluster, tls=config.base.cluster_tls, place=False) as checked:
+            # The app's own setup makes its data here; otherwise an app or db agent may hold it.
+            holds_data = config.base.app is None and bool(checked.of_role("app") or checked.of_role("db"))
     with contextlib.ExitStack() as stack:
+        # The data's agent keeps each database's snapshot for the whole comparison (agent_data.py).
+        cluster = (
+            stack.enter_context(
+                Cluster(config.base.cluster, ("app", "db"), tls=config.base.cluster_tls, sample=False)
+            )
+            if holds_data and config.base.cluster is not None
+            else None
+        )
         # One throwaway server per managed:ENGINE text, shared by the entries that name it.
         servers: dict[str, ManagedServer | None] = {}
         for text in dict.fromkeys(entry.db_url for entry in config.entries):
@@ -206,11 +217,11 @@ def run_compare(config: CompareConfig, progress: Progress | None = None) -> dict
             servers[text] = stack.enter_context(
                 managed_server_for(text, limits=config.base.placement.database)
             )
-        return _run_compare(config, progress, servers)
+        return _run_compare(config, progress, servers, cluster)
 
 
 def _run_compare(
-    config: CompareConfig, progress: Progress, servers: dict[str, ManagedServer | None]
+    config: CompareConfig, progress: Progress, servers: dict[str, ManagedServer | None], cluster: Any = None
 ) -> dict[str, Any]:
     entries = config.entries
     labels = labels_for(entries)
@@ -253,13 +264,21 @@ def _run_compare(
     }
     path = config.out_dir / "compare.json"
     write_json(path, document)
-    fresh: dict[str, FreshData] = {}  # by database: its entries share its data
+    fresh: dict[str, FreshData | FreshDataOnAgent] = {}  # by database: its entries share its data
     prepared: dict[str, dict[str, Any]] = {}
     try:
         for label, entry in zip(labels, entries, strict=True):
-            if entry.db_url not in fresh:
+            holder = cluster.data_agent(parse_url(url_of(entry)).kind.has_server) if cluster else None
+            if entry.db_url not in fresh and holder is not None:  # seeded and restored where the data is
+                where = f" on {agent_words(holder)}"
+                progress.message(f"{label}: seeding the {workload.name} workload once{where}: {sizes}")
+                fresh[entry.db_url] = FreshDataOnAgent(
+                    cluster, holder, label, url_of(entry), base, verify=config.verify
+                )
+            elif entry.db_url not in fresh:
+                where = ""
                 progress.message(f"{label}: seeding the {workload.name} workload once: {sizes}")
-                copies = FreshData(
+                fresh[entry.db_url] = FreshData(
                     url_of(entry),
                     workload,
                     data,
@@ -270,10 +289,10 @@ def _run_compare(
                         else seeder(workload, data, progress, label, planned)
                     ),
                 )
-                fresh[entry.db_url] = copies
-                preparation = asyncio.run(copies.prepare())
+            if entry.db_url not in prepared:
+                preparation = asyncio.run(fresh[entry.db_url].prepare())
                 prepared[entry.db_url] = preparation.to_dict()
-                progress.message(f"{label}: every run gets its data by {preparation.method}")
+                progress.message(f"{label}: every run gets its data by {preparation.method}{where}")
             document["preparation"][label] = prepared[entry.db_url]
             write_json(path, document)
         interrupted = False

@@ -122,3 +122,27 @@ def test_an_app_agent_lost_during_the_integrity_check_is_one_line_with_the_level
     assert level["requests"] > 0
     assert result["integrity"]["checked"] is False
     assert any(flag.startswith("the integrity check on app agent app-1") for flag in result["flags"])
+
+
+def test_a_cluster_comparison_on_postgresql_makes_its_fresh_data_on_the_db_agent(tmp_path, postgres_url):
+    said: list[str] = []
+    with loopback_cluster(tmp_path / "cluster", {"load-1": {}, "db-1": {"role": "db"}}) as cluster:
+        base = RunConfig(
+            db_url=postgres_url,
+            plan=ONE_LEVEL,
+            sizes=SMALL,
+            write_share=0.3,
+            cluster=cluster.address,
+        )
+        config = CompareConfig((postgres_url,), base, runs=2, out_dir=tmp_path / "out", verify=True)
+        document = run_compare(config, Watching(said.append))
+    assert document["status"] == "complete"
+    method = document["preparation"]["postgresql"]["method"]  # whichever was faster here
+    assert any(
+        text.startswith(f"postgresql: every run gets its data by {method} on db agent db-1") for text in said
+    )
+    first, second = document["runs"]
+    assert first["fresh"]["checksum"] == second["fresh"]["checksum"]  # read on the db agent, every row
+    for run in document["runs"]:
+        assert run["integrity"]["present"] == run["integrity"]["acknowledged"] > 0
+        assert run["integrity"]["checked_on"].startswith("db agent db-1 (")

@@ -33,6 +33,7 @@ from ..data.fresh import FreshData, FreshStart, Preparation
 from ..engines.base import EngineInfo
 from ..errors import DbladderError
 from ..load.acknowledged import AcknowledgedWrites
+from ..urls import DatabaseURL
 from ..workloads.base import DataSpec
 from .config import RunConfig
 from .integrity import integrity_section, not_checked, take_baseline
@@ -134,7 +135,7 @@ def integrity_on_agent(
     return {**section, "checked_on": agent_words(agent)}, None
 
 
-def fresh_here(url: str, config: RunConfig, verify: bool) -> FreshData:
+def fresh_here(url: str | DatabaseURL, config: RunConfig, verify: bool) -> FreshData:
     """A comparison's FreshData of `config`'s workload and data for `url`, made on the machine
     that calls it (the data's agent: seeded quietly, no progress crosses the cluster)."""
     workload = config.round_workload()
@@ -160,7 +161,15 @@ class FreshDataOnAgent:
     comparison makes (`prepare`, `before_run`, `cleanup`), each one a call to the agent, which
     keeps the FreshData between them (`SampledAgent.keep`)."""
 
-    def __init__(self, cluster: Any, agent: Any, key: str, url: str, config: RunConfig, verify: bool = False):
+    def __init__(
+        self,
+        cluster: Any,
+        agent: Any,
+        key: str,
+        url: str | DatabaseURL,
+        config: RunConfig,
+        verify: bool = False,
+    ):
         self.cluster, self.agent, self.key = cluster, agent, key
         self._call("keep", "making the fresh data", key, functools.partial(fresh_here, url, config, verify))
 

@@ -268,7 +268,7 @@ def _run_compare(
     prepared: dict[str, dict[str, Any]] = {}
     try:
         for label, entry in zip(labels, entries, strict=True):
-            holder = cluster.data_agent(parse_url(url_of(entry)).kind.has_server) if cluster else None
+            holder = cluster.data_agent(url_of(entry).kind.has_server) if cluster else None
             if entry.db_url not in fresh and holder is not None:  # seeded and restored where the data is
                 where = f" on {agent_words(holder)}"
                 progress.message(f"{label}: seeding the {workload.name} workload once{where}: {sizes}")

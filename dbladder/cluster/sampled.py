@@ -25,10 +25,8 @@ from collections.abc import Callable, Iterator
 from contextlib import AbstractContextManager
 from typing import Any
 
-import psutil
-
 from ..errors import DbladderError
-from ..observe.database import DatabaseProcesses, database_processes
+from ..observe.database import database_processes
 from ..observe.processes import Resolver, session
 from ..observe.sampler import Sampler
 from . import clocks
@@ -104,45 +102,16 @@ class SampledAgent:
 class DbAgent(SampledAgent):
     """A Dask actor on a db agent: the host and the database server's processes."""
 
-    def __init__(self) -> None:
-        super().__init__()
-        self._found: DatabaseProcesses | None = None
-        self._db_url = ""
-
     def start(self, db_url: str | None = None, interval: float = 1.0) -> dict[str, Any]:
         """Sample from now on; with `db_url`, its server's processes too (found on this host by
         the URL's port or socket). How they were found, and a warning when not reliably."""
         if db_url is None:
             self._sample({}, interval)
             return {"how": None, "warning": None}
-        found = self._found = database_processes(db_url)
-        self._db_url = db_url
+        found = database_processes(db_url)  # followed across a kill or restart of the server
         # SQLite has no server, and one not found would read 0 %: then the host's figures only.
-        self._sample({"database": self._server_processes} if found.root_pid is not None else {}, interval)
+        self._sample({"database": found.resolve} if found.root_pid is not None else {}, interval)
         return {"how": found.how, "warning": found.warning, "pid": found.root_pid}
-
-    def _server_processes(self) -> list[int]:
-        """The server's processes now; found again once its root has gone (a kill-db or restart-db
-        of the run starts it as another process), so the levels after a fault are measured too."""
-        found = self._found
-        if found is None:
-            return []
-        if found.root_pid is not None and not _alive(found.root_pid):
-            again = database_processes(self._db_url)
-            # Only as it was found first (by what it serves): while it starts again, a search by
-            # name would find another server of its kind on this host.
-            if again.root_pid is None or again.how != found.how:
-                return []  # down: nothing of it runs until it serves again
-            self._found = found = again
-        return found.resolve()
-
-
-def _alive(pid: int) -> bool:
-    """Whether the process runs (a killed one whose parent has not reaped it yet does not)."""
-    try:
-        return psutil.Process(pid).status() != psutil.STATUS_ZOMBIE
-    except psutil.Error:
-        return False
 
 
 class Held:

@@ -5,7 +5,9 @@ the server's own user, can see it; psutil.net_connections). PostgreSQL is then t
 and all its children, backends included, re-read at every sample since a backend is forked per
 connection; MariaDB is the one mariadbd process, whose threads serve the connections. When the
 listener cannot be seen, by name (`postgres`/`postmaster`, `mariadbd`/`mysqld`), with a warning,
-since another server of the same kind would be counted too. A server on another machine cannot be
+since another server of the same kind would be counted too. A server killed or restarted during a
+run (a fault on purpose, a crash) is found again once its root process has gone, the way it was
+found first, so the levels after it are measured too. A server on another machine cannot be
 observed from here: the group is empty and the warning says so. SQLite runs inside the service,
 so its group is empty by design, and its CPU is the service's.
 """
@@ -93,7 +95,34 @@ def database_processes(
         )
     # PostgreSQL forks a backend per connection under the postmaster; mariadbd has no children,
     # so the same tree covers both.
-    return DatabaseProcesses(process_tree(pid), how, warning, pid)
+    return DatabaseProcesses(_Following(url, pid, how), how, warning, pid)
+
+
+class _Following:
+    """The tree of the server's root process, and once that root has gone, the tree of the server
+    found again for the URL the way it was found first (`how`): while it starts again, a search by
+    name would find another server of its kind on this host, so one found by what it serves is
+    found again only by that. Nothing while it is down."""
+
+    def __init__(self, url: DatabaseURL, pid: int, how: str):
+        self._url, self._how = url, how
+        self._root, self._tree = pid, process_tree(pid)
+
+    def __call__(self) -> list[int]:
+        if not alive(self._root):
+            again = database_processes(self._url)
+            if again.root_pid is None or again.how != self._how:
+                return []
+            self._root, self._tree = again.root_pid, process_tree(again.root_pid)
+        return self._tree()
+
+
+def alive(pid: int) -> bool:
+    """Whether the process runs (a killed one whose parent has not reaped it yet does not)."""
+    try:
+        return psutil.Process(pid).status() != psutil.STATUS_ZOMBIE
+    except psutil.Error:
+        return False
 
 
 def _url_text(source: EngineInfo | dict[str, Any] | str) -> str:

@@ -246,3 +246,30 @@ def test_a_process_that_is_not_ours_is_never_signalled(registry_dir, tmp_path):
     finally:
         sleeper.send_signal(signal.SIGKILL)
         sleeper.wait()
+
+
+@pytest.mark.slow
+def test_the_database_group_follows_a_server_killed_and_started_again(engine, registry_dir):
+    # What a run's observer (and a db agent) samples as the database's processes after a kill-db
+    # or restart-db: the server's new root and its tree, not the killed root's (which has none).
+    from dbladder.observe.database import database_processes
+
+    server = start_managed(engine)
+    try:
+        found = database_processes(server.url)
+        first = server.pid
+        assert found.how == f"port {server.port}" and found.root_pid == first
+        assert first in found()
+        server.kill()
+        assert not server.running()
+        assert found() == []  # down: nothing of it runs
+        server.restart()
+        assert server.pid != first
+        members = found()
+        assert server.pid in members and first not in members
+        assert set(members) <= {
+            server.pid,
+            *(c.pid for c in psutil.Process(server.pid).children(recursive=True)),
+        }
+    finally:
+        server.remove()

@@ -24,10 +24,17 @@ def integrity_line(section: Integrity | Mapping[str, Any]) -> str:
     if not section.checked:
         return f"integrity: not checked ({section.what or ''})"
     present = section.present
+    # An answer that did not say what it wrote cannot be looked up: without this, 37 such answers
+    # read "37 acknowledged, 0 present, 0 lost", as if all were there.
+    unread = (
+        f"{section.unreadable:,} not looked up (their answers did not say what was written), "
+        if section.unreadable
+        else ""
+    )
     return (
         f"integrity: {section.acknowledged:,} acknowledged, "
         f"{'?' if present is None else format(present, ',')} present, "
-        f"{section.lost:,} lost, {section.corrupted:,} corrupted, "
+        f"{section.lost:,} lost, {unread}{section.corrupted:,} corrupted, "
         f"{len(section.violations)} invariant violation(s) (checked in {section.seconds:.2f} s"
         f"{f' on {section.checked_on}' if section.checked_on else ''})"
     )

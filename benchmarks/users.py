@@ -1,4 +1,5 @@
-"""Can one generator process run seed 001's 3,200 users without falling behind?
+"""Can one generator process run the 3,200 users of "Postgres vs MariaDB on two dedicated CPUs"
+(db-wars) without falling behind?
 
     /work/venv/bin/python benchmarks/users.py [--quick] [--users 800,1600,3200] [--hold 15]
 
@@ -7,7 +8,7 @@
     times, rendering, three histograms per request.
 (b) Over HTTP: granian serving `hello_app.py` (RSGI, 1 worker, backlog 4096) on a free loopback
     port, and one generator process (`run_process`, as `dbladder run` uses) through a closed-model
-    `UserPlan`: each count of users arrives over a ramp and is held, with seed 001's think times
+    `UserPlan`: each count of users arrives over a ramp and is held, with that post's think times
     (50 to 150 ms, mean 100 ms) and an in-flight limit above the users, so no request is dropped
     for want of a connection.
 

@@ -4,7 +4,8 @@ Two real runs on a small SQLite (every connection writing, then one writer conne
 once for the module; the Markdown and the HTML of each are read back and compared with its
 result.json figure by figure, the two are compared with `dbladder report`, and headless Chromium
 renders the page (skipped with the reason when `chromium` is missing, except under CI). Two more
-real runs take the closed model (seed 001): a users round and a spike, read back the same way.
+real runs take the closed model ("Postgres vs MariaDB on two dedicated CPUs", db-wars): a users
+round and a spike, read back the same way.
 """
 
 from __future__ import annotations

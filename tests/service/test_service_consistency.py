@@ -1,4 +1,5 @@
-"""The two-instance check (seed 000): separate SQLite files disagree, one PostgreSQL agrees."""
+"""The two-instance check ("Postgres vs SQLite under load", db-wars): separate SQLite files
+disagree, one PostgreSQL agrees."""
 
 from __future__ import annotations
 

@@ -257,7 +257,9 @@ def test_sqlite_commits_beyond_the_disks_fsync_rate_are_the_single_writer_beside
     fsyncs = result["fsync"]["per_second"]
     level = result["levels"][0]
     found = level["diagnosis"]
-    assert fsyncs == pytest.approx(measured, rel=0.2), (measured, fsyncs)
+    # Two one-second readings of the same held disk: its throttle lets writes through in bursts,
+    # and in a clean CI run they read 53/s and 38/s (27 % apart), beyond the 20 % this allowed.
+    assert fsyncs == pytest.approx(measured, rel=0.35), (measured, fsyncs)
     assert not level["passed"], (measured, fsyncs, level["p95_ms"])
     assert (found["kind"], found["resource"]) == ("saturation", "writer queue"), found["line"]
     assert f"against an fsync rate of {fsyncs:,.0f}/s" in found["line"], found["line"]

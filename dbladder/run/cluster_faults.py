@@ -26,7 +26,8 @@ from typing import TYPE_CHECKING, Any
 
 from ..cluster import clocks
 from ..errors import DbladderError
-from ..servers import fault_permission, server_for_url
+from ..servers import ManagedServer, fault_permission, server_for_url
+from .agent_data import agent_words
 from .faults import Fault, FaultActions, FaultRefused
 
 if TYPE_CHECKING:
@@ -57,8 +58,7 @@ def service_fault_here(kind: str, service: RunningService) -> dict[str, Any]:
 def server_fault_here(db_url: str, kind: str) -> dict[str, Any]:
     """On a db agent: cause `kind` on the managed server behind `db_url` on this machine (checked
     again just before, as the run's first check was made minutes ago); as `service_fault_here`."""
-    reason = fault_permission(db_url)
-    server = server_for_url(db_url) if reason is None else None
+    reason, server = _managed_server_here(db_url)
     if server is None:
         raise FaultRefused(reason or f"no managed server behind {db_url} on this machine")
     began = clocks.agent_clock()
@@ -68,9 +68,14 @@ def server_fault_here(db_url: str, kind: str) -> dict[str, Any]:
 def server_here(db_url: str) -> tuple[str | None, dict[str, Any] | None]:
     """On a db agent: why the server behind `db_url` may not be stopped from this machine (None: it
     may), and its record when it may."""
-    reason = fault_permission(db_url)
-    server = server_for_url(db_url) if reason is None else None
+    reason, server = _managed_server_here(db_url)
     return reason, server.record() if server is not None else None
+
+
+def _managed_server_here(db_url: str) -> tuple[str | None, ManagedServer | None]:
+    """Why the server behind `db_url` may not be stopped from this machine, or the server."""
+    reason = fault_permission(db_url)
+    return reason, server_for_url(db_url) if reason is None else None
 
 
 # ---------------------------------------------------------------------------------------------
@@ -97,7 +102,7 @@ def server_agent(cluster: Any, faults: Sequence[Fault], db_url: str) -> tuple[An
         reason, record = cluster.call(agent.name, "run_here", functools.partial(server_here, db_url))
         if reason is None:
             return agent, record
-        reasons.append(f"db agent {agent.name} ({agent.machine['host']}): {reason}")
+        reasons.append(f"{agent_words(agent)}: {reason}")
     raise FaultRefused(
         f"{where}: no db agent is on the machine of a managed server it may stop: " + "; ".join(reasons)
     )
@@ -137,7 +142,7 @@ class AgentFaultActions(FaultActions):
             agent, method = self.db, "run_here"
             work = functools.partial(server_fault_here, self.db_url, kind)
         self.noted = {"agent": agent.name, "agent_role": agent.role, "agent_host": agent.machine["host"]}
-        words = f"{agent.role} agent {agent.name} ({agent.machine['host']})"
+        words = agent_words(agent)
         try:
             done = self.cluster.call(agent.name, method, work, timeout=ACTION_TIMEOUT)
         except DbladderError as exc:  # refused or failed there: said as it was

@@ -14,17 +14,50 @@ The servers can be pointed elsewhere with DBLADDER_TEST_POSTGRES_URL and DBLADDE
 from __future__ import annotations
 
 import asyncio
+import contextlib
+import functools
 import os
 import secrets
+import signal
+import sys
+import subprocess
+import tempfile
+import time
+import weakref
 from collections.abc import Iterator
+from pathlib import Path
 
+import psutil
 import pytest
 from database_support import MARIADB_URL, POSTGRES_URL, mariadb_admin, unique_name
 from postgres_pool import PostgresDatabases
 
+from dbladder.errors import DbladderError
+from dbladder.roles.cgroups import PREFIX as CGROUP_PREFIX
+from dbladder.servers.registry import ROOT_ENV
 from dbladder.urls import parse_url
 
 REQUIRE_SERVERS = os.environ.get("DBLADDER_REQUIRE_SERVERS") == "1"
+
+# pytest rewrites every test module's asserts on import and caches the result beside it, unless
+# bytecode is not to be written (PYTHONDONTWRITEBYTECODE, set on this project's machines): then
+# every pytest process, each xdist worker too, spends 8-11 s rewriting 190 modules again. The cache
+# is pytest's own (__pycache__, ignored by git); the library's files are not affected by this.
+sys.dont_write_bytecode = False
+
+# Where the suite's time goes (scripts/test-times): loaded only when asked for.
+pytest_plugins = ["timing_support"] if os.environ.get("DBLADDER_TEST_TIMES") else []
+
+# A registry of managed servers of the suite's own (one per process, so per xdist worker): no test
+# sees a server the user's own `dbladder db start` left, and none can leave one for the user.
+os.environ[ROOT_ENV] = tempfile.mkdtemp(prefix=f"dbladder-test-servers-{os.getpid()}-")
+os.chmod(os.environ[ROOT_ENV], 0o755)  # as root the servers run as postgres and mysql, who must reach it
+
+
+def pytest_unconfigure(config) -> None:
+    with contextlib.suppress(OSError):  # a server left in it was named by the test that left it
+        os.rmdir(os.environ[ROOT_ENV])
+
 
 # Every run watches the machine for 2 s before it starts; the suite runs about a hundred short
 # ones, and no test reads that figure's precision. Runs started as subprocesses inherit it.
@@ -102,3 +135,97 @@ def any_url(request) -> str:
     """A fresh, empty database on each engine in turn: the engine contract runs against all three."""
     fixture = {"sqlite": "sqlite_url", "postgresql": "postgres_url", "mariadb": "mariadb_url"}[request.param]
     return request.getfixturevalue(fixture)
+
+
+# Every Popen of the test process, so the guard below can reap one that ended without a wait: its
+# object, collected later in another test, would fail that test ("subprocess N is still running").
+_popens: weakref.WeakSet[subprocess.Popen] = weakref.WeakSet()
+_popen_init = subprocess.Popen.__init__
+
+
+def _noted_popen_init(self, *args, **kwargs):
+    _popen_init(self, *args, **kwargs)
+    _popens.add(self)
+
+
+subprocess.Popen.__init__ = _noted_popen_init  # type: ignore[method-assign]
+
+LEFTOVER_GRACE_SECONDS = 3.0
+"""How long a process the test started may take to end after the test's own teardown."""
+
+
+def _descendants() -> dict[int, psutil.Process]:
+    return {process.pid: process for process in psutil.Process().children(recursive=True)}
+
+
+def _running(processes: dict[int, psutil.Process]) -> dict[int, psutil.Process]:
+    running = {}
+    for pid, process in processes.items():
+        try:
+            if process.status() != psutil.STATUS_ZOMBIE:
+                running[pid] = process
+        except psutil.NoSuchProcess:
+            pass
+    return running
+
+
+@functools.cache
+def _cgroup_parent() -> Path | None:
+    """Where dbladder makes its memory cgroups from this process; None where it cannot."""
+    from dbladder.roles.cgroups import memory_hierarchy
+
+    try:
+        return memory_hierarchy().parent
+    except DbladderError:
+        return None
+
+
+def _our_cgroups() -> set[str]:
+    """dbladder's cgroups made by this process or a process it started that is still running."""
+    parent = _cgroup_parent()
+    if parent is None:  # no memory cgroups here: nothing a test can leave
+        return set()
+    names = [path.name for path in parent.iterdir() if path.name.startswith(CGROUP_PREFIX)]
+    ours = {os.getpid(), *_descendants()}
+    return {name for name in names if name.split("-")[1].isdigit() and int(name.split("-")[1]) in ours}
+
+
+def _describe(process: psutil.Process) -> str:
+    try:
+        return f"{process.pid} ({' '.join(process.cmdline())[:120]})"
+    except psutil.Error:
+        return str(process.pid)
+
+
+@pytest.fixture(autouse=True)
+def _leaves_nothing_behind(request) -> Iterator[None]:
+    """Fails the test that leaves a process, a managed server or a cgroup of dbladder's behind,
+    naming what (and ends the processes, which the test started): a leftover would otherwise fail
+    a later, unrelated test, or change what it measures."""
+    registry = Path(os.environ[ROOT_ENV])
+    before = set(_descendants())
+    servers_before = set(os.listdir(registry))
+    groups_before = _our_cgroups()
+    yield
+    deadline = time.monotonic() + LEFTOVER_GRACE_SECONDS
+    while (left := _running({p: q for p, q in _descendants().items() if p not in before})) and (
+        time.monotonic() < deadline
+    ):
+        time.sleep(0.05)
+    for popen in list(_popens):
+        popen.poll()  # an ended child is reaped now, not warned about in a later test
+    problems = []
+    if left:
+        problems.append("processes still running: " + ", ".join(_describe(p) for p in left.values()))
+        for process in left.values():
+            with contextlib.suppress(psutil.Error):
+                process.send_signal(signal.SIGKILL)
+        psutil.wait_procs(list(left.values()), timeout=5)
+        for popen in list(_popens):
+            popen.poll()
+    if servers := sorted(set(os.listdir(registry)) - servers_before):
+        problems.append(f"managed servers left in {registry}: {servers}")
+    if groups := sorted(_our_cgroups() - groups_before):
+        problems.append(f"cgroups left: {groups}")
+    if problems:
+        pytest.fail(f"{request.node.nodeid} left behind " + "; ".join(problems), pytrace=False)

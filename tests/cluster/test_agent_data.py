@@ -50,9 +50,14 @@ class Watching(QuietProgress):
         self.on(text)
 
 
-def test_a_cluster_comparison_restores_sqlites_snapshot_on_the_app_agent_before_every_run(tmp_path):
+def test_a_cluster_comparison_restores_sqlites_snapshot_on_the_app_agent_before_every_run(
+    tmp_path, monkeypatch
+):
     app_folder = tmp_path / "app-machine"
     app_folder.mkdir()
+    coordinator_folder = tmp_path / "coordinator"  # empty: whatever a user's own run left is not here
+    coordinator_folder.mkdir()
+    monkeypatch.chdir(coordinator_folder)
     database = app_folder / "shop.db"
     counts: dict[str, int] = {}  # orders when each run begins and when the second is announced
 
@@ -76,7 +81,7 @@ def test_a_cluster_comparison_restores_sqlites_snapshot_on_the_app_agent_before_
         )
         config = CompareConfig(("sqlite:///shop.db",), base, runs=2, out_dir=tmp_path / "out", verify=True)
         document = run_compare(config, Watching(on))
-    assert not (Path.cwd() / "shop.db").exists()
+    assert not (coordinator_folder / "shop.db").exists()
     assert document["status"] == "complete"
     assert document["preparation"]["sqlite"]["method"] == "restore"
     assert counts["start of run 1"] == SMALL["orders"]

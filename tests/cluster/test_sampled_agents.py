@@ -7,8 +7,6 @@ writes where it holds the data.
 
 from __future__ import annotations
 
-from pathlib import Path
-
 import pytest
 
 pytest.importorskip("distributed", reason="needs the cluster extra: pip install 'dbladder[cluster]'")
@@ -25,13 +23,17 @@ pytestmark = pytest.mark.slow
 SMALL = {"products": 2000, "orders": 5000}
 
 
-def test_the_service_runs_on_the_app_agent_with_sqlite_there_and_the_search_finds_a_ceiling(tmp_path):
+def test_the_service_runs_on_the_app_agent_with_sqlite_there_and_the_search_finds_a_ceiling(
+    tmp_path, monkeypatch
+):
     app_folder = tmp_path / "app-machine"
     app_folder.mkdir()
+    here = tmp_path / "coordinator"  # empty: whatever a user's own run left is not here
+    here.mkdir()
+    monkeypatch.chdir(here)
     with loopback_cluster(tmp_path / "cluster", {"load-1": {}}) as cluster:
         cluster.start_agent("app-1", "app", cwd=app_folder)
         cluster.wait_joined("app-1")
-        here = Path.cwd()
         # A relative SQLite path: the app agent opens it in its own folder, the coordinator nowhere.
         search = Search(start=100, hold=2.5, warmup=0.5, settle=0.5, budget=60)
         config = RunConfig(

@@ -12,7 +12,9 @@ from dataclasses import dataclass
 from typing import Any
 
 from ..engines.base import Engine
-from .requests import Requests
+from ..errors import DbladderError
+from ..urls import engine_kind
+from .requests import RequestFileError, Requests
 
 
 @dataclass(frozen=True)
@@ -45,18 +47,57 @@ class AppIntegrity:
         }
 
 
-async def read_rows(engine: Engine, declared: Requests) -> dict[str, list[Any]]:
-    """Every `Param.rows` SQL's first column, read once for the run; a query with no rows is an error."""
-    values: dict[str, list[Any]] = {}
-    for sql in declared.row_queries():
-        async with engine.read() as session:
-            rows = await session.fetch_all(sql)
-        if not rows:
-            from .requests import RequestFileError
+ROWS_READ_WHEN = "it reads the app's data after --app-setup, before the app starts"
 
-            raise RequestFileError(f"{declared.source}: Param.rows({sql!r}) found no rows in the app's data")
-        values[sql] = [row[0] for row in rows]
+
+async def read_rows(engine: Engine, declared: Requests) -> dict[str, list[Any]]:
+    """Every `Param.rows` SQL's first column, each query read once, NULLs left out and a value
+    JSON cannot carry (a UUID, a Decimal, a date) as its text.
+
+    RequestFileError (exit 2) with every problem at once, a line per request that uses the query:
+    a query the engine refuses (a table the app's setup has not made, a wrong column), one that
+    fails when run, one that finds no rows."""
+    queries = declared.row_queries()
+    label = engine_kind(engine.name).label
+    problems = {
+        problem.statement: f": {label} refuses it: {problem.message}"
+        for problem in await engine.check_statements(queries)
+    }
+    values: dict[str, list[Any]] = {}
+    for sql in queries:
+        if sql in problems:
+            continue
+        try:
+            async with engine.read() as session:
+                rows = await session.fetch_all(sql)
+        except DbladderError:  # the database gone, a pool timeout: not the file's mistake
+            raise
+        except Exception as exc:  # the driver's own error (apsw, asyncpg, PyMySQL): the query's
+            problems[sql] = f": {label} failed running it: {_first_line(exc)}"
+            continue
+        values[sql] = [_plain(row[0]) for row in rows if row[0] is not None]
+        if not values[sql]:
+            problems[sql] = " found no rows"
+    if problems:
+        uses = dict.fromkeys((request, sql) for request, _, sql in declared.row_params() if sql in problems)
+        raise RequestFileError(
+            "\n".join(
+                f"{declared.source}: the request {request!r}: Param.rows({sql!r}){problems[sql]} "
+                f"({ROWS_READ_WHEN})"
+                for request, sql in uses
+            )
+        )
     return values
+
+
+def _plain(value: Any) -> Any:
+    """A value as the state file (JSON) and a template carry it."""
+    return value if isinstance(value, (int, float, str)) else str(value)
+
+
+def _first_line(exc: BaseException) -> str:
+    lines = str(exc).strip().splitlines()
+    return lines[0] if lines else type(exc).__name__
 
 
 async def check_writes(
@@ -72,8 +113,10 @@ async def check_writes(
         for name, values in acknowledged.items():
             sql = declared.request(name).find
             assert sql is not None  # only requests with `find` acknowledge anything
+            # A value the request sent is text, however it reads; an id from the answer may be a number.
+            sent = declared.request(name).sent_param is not None
             for value in values:
-                row = await session.fetch_one(sql, (_as_number(value),))
+                row = await session.fetch_one(sql, (value if sent else _as_number(value),))
                 if row is None or not row[0]:
                     lost.setdefault(name, []).append(value)
         for invariant in declared.invariants:

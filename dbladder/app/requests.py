@@ -37,7 +37,6 @@ from __future__ import annotations
 import dataclasses
 import json
 import re
-import string
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -47,12 +46,20 @@ from urllib.parse import quote, urlencode
 from ..errors import UsageError
 from ..workloads.registry import run_user_file
 from ..workloads.values import Param
+from .templates import (
+    HOST_FIELD,
+    OWN_FIELDS,
+    SESSION_FIELD,
+    fill_json,
+    header_problems,
+    json_strings,
+    merge_headers,
+    template_names,
+)
 
-__all__ = ["Acknowledge", "Csrf", "Invariant", "Login", "Param", "Request", "Requests"]
+__all__ = ["Acknowledge", "Csrf", "Invariant", "Login", "Param", "Request", "Requests", "Visit"]
 
 METHODS = ("GET", "HEAD", "POST", "PUT", "PATCH", "DELETE")
-SESSION_FIELD = "session"
-_FORMATTER = string.Formatter()
 
 
 class RequestFileError(UsageError):
@@ -63,8 +70,9 @@ class RequestFileError(UsageError):
 class Acknowledge:
     """Where the app's answer to a write says which row it made: the value `find` looks up."""
 
-    where: str  # "json", "header" or "location"
-    name: str  # the JSON field, the header's name, or the location's pattern
+    where: str  # "json", "header", "location" or "sent"
+    name: str  # the JSON field, the header's name, the location's pattern, or the sent parameter
+    contains: str | None = None  # "sent": the text an answer that acknowledges must contain
 
     @classmethod
     def json(cls, field_name: str) -> Acknowledge:
@@ -81,6 +89,14 @@ class Acknowledge:
         """The redirect's Location; `pattern`'s first group is the value."""
         return cls("location", pattern)
 
+    @classmethod
+    def sent(cls, param: str, contains: str | None = None) -> Acknowledge:
+        """The value the request itself sent as its parameter `param`, a `Param.unique()`: for an
+        app that answers a form with a page and no id. With `contains`, an answer in the request's
+        success statuses acknowledges only when its body contains that text (a thank-you line);
+        one without it, the form shown again with its errors, is a failure."""
+        return cls("sent", param, contains)
+
     def problems(self) -> list[str]:
         if self.where == "location":
             try:
@@ -90,8 +106,11 @@ class Acknowledge:
                 return [f"Acknowledge.location({self.name!r}) is not a pattern: {exc}"]
         return []
 
-    def value(self, headers: Mapping[str, str], body: bytes) -> str | None:
-        """The acknowledged value in an answer, or None when it is not there."""
+    def value(self, headers: Mapping[str, str], body: bytes, sent: Any = None) -> str | None:
+        """The acknowledged value in an answer (`sent`: the value the request sent), or None when
+        it is not there."""
+        if self.where == "sent":
+            return None if sent is None else str(sent)
         if self.where == "header":
             return headers.get(self.name)
         if self.where == "location":
@@ -145,6 +164,16 @@ class Login:
 
 
 @dataclass(frozen=True)
+class Visit:
+    """A session's start without a login: GET `path`, a page that sets the CSRF cookie and token
+    (a contact form, a sign-up form); its cookies and token go with every request on the session."""
+
+    path: str
+    csrf: Csrf | None = None
+    success: tuple[int, ...] = (200,)
+
+
+@dataclass(frozen=True)
 class Invariant:
     """SQL that must return no rows after the load; `name` says what a row of it means."""
 
@@ -176,7 +205,7 @@ class Request:
     def templates(self) -> list[str]:
         """Every template text of the request, for the names they use."""
         texts = [self.path, *self.query.values(), *self.headers.values(), *(self.form or {}).values()]
-        return texts + _json_strings(self.json)
+        return texts + json_strings(self.json)
 
     def problems(self) -> list[str]:
         """What is wrong with this request, each a phrase the file's message completes."""
@@ -191,77 +220,89 @@ class Request:
             found.append(f"success must be HTTP statuses, not {self.success!r}")
         if self.form is not None and self.json is not None:
             found.append("give a form or a JSON body, not both")
+        found.extend(header_problems(self.headers))
+        used: set[str] = set()
         for text in self.templates():
             try:
-                names = {name for _, name, _, _ in _FORMATTER.parse(text) if name is not None}
+                names = template_names(text)
             except ValueError as exc:
                 found.append(f"template {text!r}: {exc}")
                 continue
-            for name in sorted(names - set(self.params) - {SESSION_FIELD}):
+            used |= names
+            for name in sorted(names - set(self.params) - set(OWN_FIELDS)):
                 found.append(f"{{{name}}} is not one of its params")
         for name, param in self.params.items():
+            if name in OWN_FIELDS:
+                found.append(f"a parameter cannot be called {name!r}: {{{name}}} is dbladder's own")
             found.extend(param.validate(name, {}))
         if (self.acknowledge is None) != (self.find is None):
             found.append("acknowledge and find go together: one says the value, the other looks it up")
         if self.acknowledge is not None:
             found.extend(self.acknowledge.problems())
+            if self.acknowledge.where == "sent":
+                found.extend(self._sent_problems(used))
         if self.find is not None and self.find.count("?") != 1:
             found.append(f"find must have exactly one ? for the acknowledged value: {self.find!r}")
         return found
 
-    def render(self, values: Mapping[str, Any], host: str, session: Session | None = None) -> bytes:
-        """The whole HTTP/1.1 request for these parameter values, on `session` (its cookies and token)."""
+    def _sent_problems(self, used: set[str]) -> list[str]:
+        """An acknowledgement by a sent value needs a value no other write sends, and sent."""
+        assert self.acknowledge is not None  # the caller's check
+        name = self.acknowledge.name
+        said = f"Acknowledge.sent({name!r})"
+        param = self.params.get(name)
+        if param is None:
+            return [f"{said} names none of its params"]
+        if param.kind != "unique":
+            return [f"{said} needs Param.unique(): a value two writes may send cannot tell which was kept"]
+        if name not in used:
+            return [f"{said}: {{{name}}} is in none of its templates, so the app never receives it"]
+        return []
+
+    @property
+    def sent_param(self) -> str | None:
+        """The parameter whose value acknowledges the write (`Acknowledge.sent`), or None."""
+        acknowledge = self.acknowledge
+        return acknowledge.name if acknowledge is not None and acknowledge.where == "sent" else None
+
+    def render(
+        self,
+        values: Mapping[str, Any],
+        host: str,
+        session: Session | None = None,
+        headers: Mapping[str, str] | None = None,
+    ) -> bytes:
+        """The whole HTTP/1.1 request for these parameter values, on `session` (its cookies and
+        token). `headers` are the file's, for every request: the request's own replace one of the
+        same name, and a Host among them replaces the address's."""
         text = {name: value for name, value in values.items()}
         text[SESSION_FIELD] = session.number if session is not None else 0
+        text[HOST_FIELD] = host
         path = self.path.format_map({k: quote(str(v), safe="") for k, v in text.items()})
         if self.query:
             path += "?" + urlencode({k: v.format_map(text) for k, v in self.query.items()})
-        headers = {k: v.format_map(text) for k, v in self.headers.items()}
+        sent = merge_headers(
+            {k: v.format_map(text) for k, v in (headers or {}).items()},
+            {k: v.format_map(text) for k, v in self.headers.items()},
+        )
         body = b""
         if self.form is not None:
             form = {k: v.format_map(text) for k, v in self.form.items()}
             if session is not None and session.csrf_field and session.token:
                 form.setdefault(session.csrf_field, session.token)
             body = urlencode(form).encode()
-            headers.setdefault("Content-Type", "application/x-www-form-urlencoded")
+            sent = merge_headers(sent, {"Content-Type": "application/x-www-form-urlencoded"}, keep=True)
         elif self.json is not None:
-            body = _fill_json(self.json, text).encode()
-            headers.setdefault("Content-Type", "application/json")
+            body = fill_json(self.json, text).encode()
+            sent = merge_headers(sent, {"Content-Type": "application/json"}, keep=True)
         if session is not None:
-            headers.update(session.headers(write=self.write))
-        head = f"{self.method} {path} HTTP/1.1\r\nHost: {host}\r\n"
-        head += "".join(f"{name}: {value}\r\n" for name, value in headers.items())
+            sent = merge_headers(sent, session.headers(write=self.write))
+        given_host = next((name for name in sent if name.lower() == "host"), None)
+        head = f"{self.method} {path} HTTP/1.1\r\nHost: {sent.pop(given_host) if given_host else host}\r\n"
+        head += "".join(f"{name}: {value}\r\n" for name, value in sent.items())
         if body or self.write:
             head += f"Content-Length: {len(body)}\r\n"
         return head.encode() + b"\r\n" + body
-
-
-def _json_strings(node: Any) -> list[str]:
-    """Every string of a JSON body template, keys aside."""
-    if isinstance(node, str):
-        return [node]
-    if isinstance(node, Mapping):
-        return [text for value in node.values() for text in _json_strings(value)]
-    if isinstance(node, (list, tuple)):
-        return [text for value in node for text in _json_strings(value)]
-    return []
-
-
-def _fill_json(template: Any, values: Mapping[str, Any]) -> str:
-    """The JSON body with `{name}` strings replaced: a template that is only `{name}` keeps the
-    value's own type (a number stays a number), others are formatted as text."""
-
-    def fill(node: Any) -> Any:
-        if isinstance(node, str):
-            whole = re.fullmatch(r"\{(\w+)\}", node)
-            return values[whole.group(1)] if whole else node.format_map(values)
-        if isinstance(node, Mapping):
-            return {key: fill(value) for key, value in node.items()}
-        if isinstance(node, (list, tuple)):
-            return [fill(value) for value in node]
-        return node
-
-    return json.dumps(fill(template))
 
 
 @dataclass(frozen=True)
@@ -293,6 +334,13 @@ class Requests:
     sessions: int = 0
     invariants: Sequence[Invariant] = ()
     source: str = ""
+    headers: Mapping[str, str] = field(default_factory=dict)  # sent with every request and the login
+    visit: Visit | None = None  # a session's start without a login
+
+    @property
+    def start(self) -> Login | Visit | None:
+        """How each session starts: the login, the visit, or None when there are no sessions."""
+        return self.login if self.login is not None else self.visit
 
     def problems(self) -> list[str]:
         """Every problem, each `the request NAME: problem` or about the file as a whole."""
@@ -306,10 +354,15 @@ class Requests:
             found.extend(f"the request {request.name!r}: {problem}" for problem in request.problems())
         if self.requests and not sum(request.weight for request in self.requests) > 0:
             found.append("the weights add up to 0: no request would be sent")
-        if self.login is not None and self.sessions < 1:
-            found.append("a login needs sessions=1 or more")
-        if self.login is None and self.sessions:
-            found.append(f"sessions={self.sessions} needs a login to make them")
+        found.extend(f"headers: {problem}" for problem in header_problems(self.headers, OWN_FIELDS))
+        if self.login is not None and self.visit is not None:
+            found.append("give a login or a visit, not both: each session starts with one of them")
+        elif self.start is not None and self.sessions < 1:
+            found.append(f"a {'login' if self.login else 'visit'} needs sessions=1 or more")
+        if self.start is None and self.sessions:
+            found.append(f"sessions={self.sessions} needs a login or a visit to make them")
+        if self.visit is not None and not self.visit.path.startswith("/"):
+            found.append(f"the visit's path {self.visit.path!r} must start with /")
         for invariant in self.invariants:
             if not re.match(r"\s*(select|with)\b", invariant.sql, re.IGNORECASE):
                 found.append(f"the invariant {invariant.name!r}: needs a SELECT, not {invariant.sql[:40]!r}")
@@ -317,12 +370,16 @@ class Requests:
 
     def row_queries(self) -> tuple[str, ...]:
         """Each `Param.rows` SQL once, in the order the file gives them."""
-        seen: dict[str, None] = {}
-        for request in self.requests:
-            for param in request.params.values():
-                if param.kind == "rows":
-                    seen[param.sql] = None
-        return tuple(seen)
+        return tuple(dict.fromkeys(sql for _, _, sql in self.row_params()))
+
+    def row_params(self) -> list[tuple[str, str, str]]:
+        """(request, parameter, SQL) of every `Param.rows`, in the order the file gives them."""
+        return [
+            (request.name, name, param.sql)
+            for request in self.requests
+            for name, param in request.params.items()
+            if param.kind == "rows"
+        ]
 
     def request(self, name: str) -> Request:
         return next(request for request in self.requests if request.name == name)

@@ -4,8 +4,10 @@ The load's machinery (the mix, the open model's executor, the recorder's per-ope
 the acknowledged writes, the integrity check) works on a workload; the user's app becomes one
 here, so none of it is written twice. What only the app has travels with it:
 
-- its requests are rendered whole (`http_renderer`: cookies, forms, CSRF headers), not as a path
-  and a JSON body;
+- its requests are rendered whole (`http_renderer`: the file's headers, cookies, forms, CSRF
+  headers), not as a path and a JSON body;
+- its `Param.rows` queries are read when the round checks a workload's SQL (`check_sql`), after
+  the app's setup and before the app starts, so a missing table is one line, not a traceback;
 - its answers are judged by each request's own success statuses and acknowledged by a JSON
   field, a header or a redirect (`wrap_target`, `target.py`);
 - the run's sessions and the rows read from the app's data cross to the generator processes in a
@@ -25,7 +27,7 @@ from ..engines.base import Engine
 from ..types import Args, Sizes
 from ..workloads.base import DataSpec, Draw, Operation, Workload
 from ..workloads.registry import APP_REQUESTS
-from .checks import check_writes
+from .checks import check_writes, read_rows
 from .requests import Request, Requests, Session, load_request_file
 from .target import AppTarget
 
@@ -83,14 +85,21 @@ class AppWorkload(Workload):
         # once; the app has no tables of dbladder's to check.
         return []
 
+    async def check_sql(self, engine: Engine) -> None:
+        """Every `Param.rows` query read once on the app's data as its setup left it, before the
+        app or the load starts: RequestFileError (exit 2), a line per request and query, for one
+        the engine refuses or that finds no rows (checks.read_rows). The values are kept."""
+        self.rows.update(await read_rows(engine, self.declared))
+
     def http_renderer(self, host: str) -> Callable[[tuple[int, Args]], bytes]:
         requests = list(self.declared.requests)
         sessions = self.sessions
+        headers = self.declared.headers
 
         def render(request: tuple[int, Args]) -> bytes:
             index, args = request
             session = sessions[args[0]] if sessions else None
-            return requests[index].render(values_of(requests[index], args), host, session)
+            return requests[index].render(values_of(requests[index], args), host, session, headers)
 
         return render
 

@@ -74,9 +74,12 @@ def app_target(
         running_app(config.app, environment, config.out_dir / APP_LOG) as app,
     ):
         progress.message(f"the app answers {config.app.ready_path} on {app.url}: {app.command}")
-        sessions = make_sessions(app.config.host, app.port, declared.login, declared.sessions)
+        sessions = make_sessions(
+            app.config.host, app.port, declared.start, declared.sessions, declared.headers
+        )
         if sessions:
-            progress.message(f"{len(sessions)} session(s) logged in at {declared.login.path}")  # type: ignore[union-attr]
+            how = "logged in at" if declared.login is not None else "started by a visit to"
+            progress.message(f"{len(sessions)} session(s) {how} {declared.start.path}")  # type: ignore[union-attr]
         text = save_state(Path(folder) / "state.json", declared, rows, sessions)
         description: dict[str, Any] = {
             "url": app.url,

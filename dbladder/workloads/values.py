@@ -6,6 +6,7 @@ the same rows and the same requests.
 
 from __future__ import annotations
 
+import os
 import re
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
@@ -113,7 +114,7 @@ class RowRandom:
 class Param:
     """How one named parameter is drawn for generated requests and checked in real ones."""
 
-    kind: str  # "row", "int", "text", "choice" or "rows"
+    kind: str  # "row", "int", "text", "choice", "rows" or "unique"
     table: str = ""
     low: int = 0
     high: int = 0
@@ -146,6 +147,14 @@ class Param:
         run after its setup (a request file's parameter, dbladder.app)."""
         return cls("rows", sql=sql)
 
+    @classmethod
+    def unique(cls) -> Param:
+        """A value no other request sends, in this run or any other: 24 hex digits of the operating
+        system's randomness (96 bits), not of the seeded stream, which repeats from run to run. A
+        request file's write acknowledged by the value it sent (`Acknowledge.sent`, dbladder.app)
+        looks it up by it, so a value an earlier run wrote must not be sent again."""
+        return cls("unique")
+
     def validate(self, name: str, sizes: Sizes) -> list[str]:
         if self.kind == "row" and self.table not in sizes:
             return [f"parameter {name}: Param.row({self.table!r}) needs a size for {self.table!r} in sizes"]
@@ -166,6 +175,8 @@ class Param:
             return draw.id(sizes[self.table])
         if self.kind == "int":
             return self.low + draw.below(self.high - self.low + 1)
+        if self.kind == "unique":
+            return os.urandom(12).hex()
         if self.kind == "text":
             count = self.low + draw.below(self.high - self.low + 1)
             return " ".join(_WORDS[draw.below(len(_WORDS))] for _ in range(count))
@@ -184,7 +195,7 @@ class Param:
                     f"{name} must be a whole number from {low} to {high}, not {str(value)[:40]!r}"
                 )
             return value
-        if self.kind == "text":
+        if self.kind in ("text", "unique"):
             if not (isinstance(value, str) and 1 <= len(value) <= 200 and value.isprintable()):
                 raise InvalidRequest(f"{name} must be text of 1 to 200 printable characters")
             return value

@@ -9,6 +9,7 @@ answered, every write acknowledged and found, and the file's rows are its 2 seed
 
 from __future__ import annotations
 
+import asyncio
 import json
 import re
 import sqlite3
@@ -20,6 +21,9 @@ from pathlib import Path
 import pytest
 from cli_support import dbladder as run_dbladder
 from cli_support import dbladder_here
+
+from dbladder.engines import opened
+from dbladder.urls import parse_url
 
 HERE = Path(__file__).resolve().parent
 SERVE = f"{sys.executable} {HERE / 'login_app.py'} {{port}}"
@@ -241,3 +245,54 @@ def test_answers_outside_a_requests_success_statuses_are_failures_with_their_fir
     assert failures[("home", 200)]["bodies"] == ["home"] * 3
     assert failures[("missing", 404)]["bodies"] == ["no such item"] * 3
     assert sum(kind["count"] for kind in failures.values()) == 80  # every request of 2 levels of 40
+
+
+ROWS = textwrap.dedent(
+    """
+    from dbladder.app.requests import Param, Request, Requests
+
+    requests = Requests(requests=[
+        Request("asset", "GET", "/assets/{id}/", params={"id": Param.rows("SELECT id FROM tracker_asset")}),
+        Request("item", "GET", "/items/{id}/", params={"id": Param.rows("SELECT nope FROM items")}),
+        Request("latest", "GET", "/items/{id}/", params={"id": Param.rows("SELECT id FROM items")}),
+    ])
+    """
+)
+REFUSED = {  # each engine's own words for a table the app's setup has not made and a wrong column
+    "sqlite": ("SQLite", "no such table: tracker_asset", "no such column: nope"),
+    "postgresql": ("PostgreSQL", 'relation "tracker_asset" does not exist', 'column "nope" does not exist'),
+    "mariadb": (
+        "MariaDB",
+        "Table '{database}.tracker_asset' doesn't exist",
+        "Unknown column 'nope' in 'SELECT'",
+    ),
+}
+
+
+@pytest.mark.parametrize("any_url", ["sqlite", "postgresql", "mariadb"], indirect=True)
+def test_every_param_rows_error_is_a_line_naming_the_request_and_the_query_before_the_app_starts(
+    any_url, tmp_path
+):
+    url = parse_url(any_url)
+
+    async def empty_table():
+        async with opened(url) as engine, engine.transaction() as session:
+            await session.execute("CREATE TABLE items (id INTEGER)")
+
+    asyncio.run(empty_table())
+    requests = request_file(tmp_path, text=ROWS)
+    ran = dbladder_here(
+        "run", "--db", any_url, "--app", "touch started", "--app-dir", str(tmp_path), "--requests",
+        str(requests), "--out", str(tmp_path / "out"),
+    )  # fmt: skip
+    label, no_table, no_column = REFUSED[url.engine]
+    when = "(it reads the app's data after --app-setup, before the app starts)"
+    assert ran.returncode == 2, ran.stderr
+    assert ran.stderr.splitlines()[-3:] == [
+        f"Error: {requests}: the request 'asset': Param.rows('SELECT id FROM tracker_asset'): "
+        f"{label} refuses it: {no_table.format(database=url.database)} {when}",
+        f"{requests}: the request 'item': Param.rows('SELECT nope FROM items'): {label} refuses it: "
+        f"{no_column} {when}",
+        f"{requests}: the request 'latest': Param.rows('SELECT id FROM items') found no rows {when}",
+    ]
+    assert not (tmp_path / "started").exists() and not (tmp_path / "out" / "app.log").exists()

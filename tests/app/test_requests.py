@@ -4,6 +4,7 @@ real app, and its writes looked up in the real SQLite file afterwards."""
 from __future__ import annotations
 
 import asyncio
+import random
 import socket
 import sys
 import textwrap
@@ -28,6 +29,7 @@ from dbladder.app.sessions import LoginFailed, login, make_sessions
 from dbladder.engines import opened
 from dbladder.load.acknowledged import FailureSamples
 from dbladder.urls import parse_url
+from dbladder.workloads.base import Draw
 
 HERE = Path(__file__).parent
 
@@ -94,7 +96,45 @@ def test_every_problem_is_one_line_naming_the_file_and_the_request(tmp_path):
         f"{path}: the request 'add': Acknowledge.location('/add/') needs a group (...) around the value",
         f"{path}: the request 'add': {TOGETHER}",
         f"{path}: the request 'add': find must have exactly one ? for the acknowledged value: 'SELECT 1'",
-        f"{path}: sessions=2 needs a login to make them",
+        f"{path}: sessions=2 needs a login or a visit to make them",
+    ]
+
+
+def test_headers_visits_and_sent_acknowledgements_are_checked_with_the_rest(tmp_path):
+    path = tmp_path / "bad.py"
+    path.write_text(
+        textwrap.dedent(
+            """
+            from dbladder.app.requests import Acknowledge, Login, Param, Request, Requests, Visit
+            requests = Requests(
+                headers={"Origin": "https://{host}/{id}", "Content-Length": "3", "X Bad": "1"},
+                login=Login("/login"), visit=Visit("/contact/"), sessions=2,
+                requests=[
+                    Request("typo", "POST", "/m", form={"t": "{token}"}, params={"token": Param.unique()},
+                            acknowledge=Acknowledge.sent("tokn"), find="SELECT count(*) FROM m WHERE t = ?"),
+                    Request("shared", "POST", "/m", form={"t": "{title}"}, params={"title": Param.text()},
+                            acknowledge=Acknowledge.sent("title"), find="SELECT count(*) FROM m WHERE t = ?"),
+                    Request("unsent", "POST", "/m", params={"token": Param.unique(), "host": Param.text()},
+                            headers={"X-Late": "a\\nb"},
+                            acknowledge=Acknowledge.sent("token"), find="SELECT count(*) FROM m WHERE t = ?"),
+                ])
+            """
+        )
+    )
+    with pytest.raises(RequestFileError) as caught:
+        load_request_file(path)
+    assert str(caught.value).splitlines() == [
+        f"{path}: the request 'typo': Acknowledge.sent('tokn') names none of its params",
+        f"{path}: the request 'shared': Acknowledge.sent('title') needs Param.unique(): "
+        "a value two writes may send cannot tell which was kept",
+        f"{path}: the request 'unsent': the header X-Late's value must be text on one line, not 'a\\nb'",
+        f"{path}: the request 'unsent': a parameter cannot be called 'host': {{host}} is dbladder's own",
+        f"{path}: the request 'unsent': Acknowledge.sent('token'): {{token}} is in none of its templates, "
+        "so the app never receives it",
+        f"{path}: headers: the header Origin: {{id}} is not one of {{session}}, {{host}}",
+        f"{path}: headers: the header Content-Length is the load's client's to send",
+        f"{path}: headers: 'X Bad' is not a header's name",
+        f"{path}: give a login or a visit, not both: each session starts with one of them",
     ]
 
 
@@ -137,7 +177,39 @@ def test_a_request_renders_to_bytes_with_its_session():
     assert Request("r", "GET", "/").render({}, "h") == b"GET / HTTP/1.1\r\nHost: h\r\n\r\n"
 
 
+def test_the_files_headers_go_with_every_request_its_own_and_the_sessions_replacing_them():
+    request = Request(
+        "message",
+        "POST",
+        "/contact/",
+        form={"subject": "{token}"},
+        headers={"referer": "https://{host}/contact/", "Accept": "text/html"},
+        params={"token": Param.unique()},
+    )
+    session = Session(2, {"csrftoken": "tok"}, "tok", "csrfmiddlewaretoken", "X-CSRFToken")
+    common = {"X-Forwarded-Proto": "https", "Referer": "https://{host}/", "Cookie": "consent=yes"}
+    rendered = request.render({"token": "f00d"}, "127.0.0.1:8000", session, common)
+    body = b"subject=f00d&csrfmiddlewaretoken=tok"
+    assert rendered == (
+        b"POST /contact/ HTTP/1.1\r\nHost: 127.0.0.1:8000\r\nX-Forwarded-Proto: https\r\n"
+        b"Referer: https://127.0.0.1:8000/contact/\r\nCookie: consent=yes; csrftoken=tok\r\n"
+        b"Accept: text/html\r\nContent-Type: application/x-www-form-urlencoded\r\nX-CSRFToken: tok\r\n"
+        b"Content-Length: %d\r\n\r\n" % len(body) + body
+    )
+    # A site that answers only its own name: the file's Host replaces the address's.
+    named = Request("home", "GET", "/").render({}, "127.0.0.1:8000", None, {"host": "shop.example.com"})
+    assert named == b"GET / HTTP/1.1\r\nHost: shop.example.com\r\n\r\n"
+
+
+def test_a_unique_value_is_never_drawn_twice_and_checks_as_text():
+    unique = Param.unique()
+    drawn = {unique.draw(Draw(random.Random(0).random), {}) for _ in range(1000)}
+    assert len(drawn) == 1000 and all(len(value) == 24 and int(value, 16) >= 0 for value in drawn)
+    assert unique.check("token", "f00d") == "f00d"
+
+
 def test_acknowledgements_are_read_from_json_a_header_or_a_location():
+    assert Acknowledge.sent("token").value({}, b"<h1>Thank you</h1>", "f00d") == "f00d"
     assert Acknowledge.json("order.id").value({}, b'{"order": {"id": 12}}') == "12"
     assert Acknowledge.json("id").value({}, b"not json") is None
     assert Acknowledge.header("X-Id").value({"x-id": "9"}, b"") == "9"
@@ -236,17 +308,39 @@ def test_a_login_that_fails_says_what_it_answered(app):
         login("127.0.0.1", running.port, no_cookie, 1)
 
 
-def test_rows_that_are_not_there_are_a_file_error(tmp_path):
+def test_rows_leave_nulls_out_and_carry_values_json_cannot_as_text(tmp_path):
     declared = Requests(
-        [Request("r", "GET", "/{id}", params={"id": Param.rows("SELECT 1 WHERE 0")})], source="f.py"
+        [Request("r", "GET", "/{id}", params={"id": Param.rows("SELECT v FROM t ORDER BY rowid")})],
+        source="f.py",
     )
 
     async def read():
         async with opened(parse_url(f"sqlite:///{tmp_path / 'e.db'}")) as engine:
+            async with engine.transaction() as session:
+                await session.execute("CREATE TABLE t (v)")
+                for value in (None, 7, "slug", b"\x01", 2.5):
+                    await session.execute("INSERT INTO t VALUES (?)", (value,))
             return await read_rows(engine, declared)
 
-    with pytest.raises(RequestFileError, match=r"^f.py: Param.rows\('SELECT 1 WHERE 0'\) found no rows"):
+    assert asyncio.run(read()) == {"SELECT v FROM t ORDER BY rowid": [7, "slug", "b'\\x01'", 2.5]}
+
+
+def test_a_rows_query_that_fails_when_run_is_one_line_naming_the_request(postgres_url):
+    declared = Requests(
+        [Request("r", "GET", "/{id}", params={"id": Param.rows("SELECT 1 / (random() > 2)::int")})],
+        source="f.py",
+    )
+
+    async def read():
+        async with opened(parse_url(postgres_url)) as engine:
+            return await read_rows(engine, declared)
+
+    with pytest.raises(RequestFileError) as caught:  # prepared, it divides by zero when run
         asyncio.run(read())
+    assert str(caught.value) == (
+        "f.py: the request 'r': Param.rows('SELECT 1 / (random() > 2)::int'): PostgreSQL failed running it: "
+        "division by zero (it reads the app's data after --app-setup, before the app starts)"
+    )
 
 
 def _write(folder: Path, text: str) -> Path:

@@ -13,6 +13,8 @@ from __future__ import annotations
 
 import asyncio
 import json
+import re
+import sqlite3
 import sys
 from functools import partial
 from pathlib import Path
@@ -150,3 +152,57 @@ def test_kill_service_kills_the_apps_group_and_starts_it_again_losing_nothing(tm
     integrity = result["integrity"]
     assert integrity["lost"] == 0 and integrity["acknowledged"] == integrity["present"] > 0
     assert (out / "app.log").read_text().count("Listening at") == 2
+
+
+# The example's visitors (dbladder_visitors.py, as shipped) and two more kinds of message with a
+# known fate: a robot's, its honeypot filled, thanked for and dropped by the app (every one
+# acknowledged is lost), and one with a bad address, shown the form again with a 200 (a failure,
+# acknowledging nothing).
+VISITORS = f"""
+import dataclasses, runpy
+visitors = runpy.run_path({str(EXAMPLE / "dbladder_visitors.py")!r})["requests"]
+message = visitors.request("message")
+spam = dataclasses.replace(message, name="spam", form={{**message.form, "website": "http://spam.example"}})
+invalid = dataclasses.replace(message, name="invalid", form={{**message.form, "email": "nobody"}})
+requests = dataclasses.replace(visitors, requests=[*visitors.requests, spam, invalid])
+"""
+
+
+@pytest.mark.slow
+def test_visitors_behind_a_tls_proxy_post_the_contact_form_and_a_dropped_message_is_lost(tmp_path):
+    requests = tmp_path / "visitors.py"
+    requests.write_text(VISITORS)
+    out, db = tmp_path / "out", tmp_path / "tracker.db"
+    serve = f"{PY} -m gunicorn incidents_site.wsgi -b 127.0.0.1:{{port}} -w 2"
+    app = [
+        "--app", f"TRACKER_BEHIND_TLS_PROXY=1 {serve}", "--app-setup", SETUP, "--app-ready", "/contact/",
+        "--requests", str(requests),
+    ]  # fmt: skip
+    ladder = ["--start", "8", "--step", "0", "--steps", "1", "--hold", "3", "--warmup", "0"]
+    lenient = ["--p95", "5000", "--max-fail", "100"]
+    ran = dbladder("run", "--db", f"sqlite:///{db}", *app, *ladder, *lenient, "--out", str(out))
+    assert ran.returncode == 4, ran.stderr[-3000:]  # writes were lost: the robot's
+    result = json.loads((out / "result.json").read_text())
+    assert result["service"]["sessions"] == 8
+    operations = result["levels"][0]["operations"]
+    sent = {name: operations[name]["requests"] for name in ("contact page", "message", "spam", "invalid")}
+    assert all(count > 0 for count in sent.values()), sent
+    assert {name: operations[name]["failures"] for name in sent} == {
+        "contact page": {},
+        "message": {},
+        "spam": {},
+        "invalid": {"unexpected": sent["invalid"]},
+    }
+    (shown_again,) = result["app"]["failures"]
+    assert (shown_again["request"], shown_again["status"]) == ("invalid", 200)
+    assert shown_again["bodies"][0].startswith("<h1>Contact us</h1><form")  # its first 200 bytes
+    integrity = result["integrity"]
+    assert (integrity["acknowledged"], integrity["present"], integrity["lost"]) == (
+        sent["message"] + sent["spam"],
+        sent["message"],
+        sent["spam"],
+    )
+    assert all(lost.startswith("spam ") for lost in integrity["lost_ids"])
+    with sqlite3.connect(db) as connection:
+        subjects = [row[0] for row in connection.execute("SELECT subject FROM tracker_message")]
+    assert len(subjects) == sent["message"] and all(re.fullmatch("[0-9a-f]{24}", s) for s in subjects)

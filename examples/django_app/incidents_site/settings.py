@@ -21,6 +21,7 @@ INSTALLED_APPS = [
     "tracker",
 ]
 MIDDLEWARE = [
+    "django.middleware.security.SecurityMiddleware",
     "django.contrib.sessions.middleware.SessionMiddleware",
     "django.middleware.common.CommonMiddleware",
     "django.middleware.csrf.CsrfViewMiddleware",
@@ -36,6 +37,14 @@ DEFAULT_AUTO_FIELD = "django.db.models.BigAutoField"
 # The example's users log in once per session before the load: a fast hasher keeps the setup
 # short; what is measured is the load after it, not the password's hashing.
 PASSWORD_HASHERS = ["django.contrib.auth.hashers.MD5PasswordHasher"]
+
+# Behind a TLS proxy (TRACKER_BEHIND_TLS_PROXY=1), as a deployed site runs: the proxy says the
+# request came over HTTPS in X-Forwarded-Proto, plain HTTP is redirected to HTTPS, the cookies
+# are Secure, and Django's CSRF check on HTTPS also wants an Origin or Referer of this site.
+if os.environ.get("TRACKER_BEHIND_TLS_PROXY") == "1":
+    SECURE_PROXY_SSL_HEADER = ("HTTP_X_FORWARDED_PROTO", "https")
+    SECURE_SSL_REDIRECT = True
+    SESSION_COOKIE_SECURE = CSRF_COOKIE_SECURE = True
 
 
 def database_from_url(url: str) -> dict:

@@ -8,4 +8,5 @@ urlpatterns = [
     path("assets/<int:asset_id>/", views.asset_detail),
     path("incidents/new/", views.new_incident),
     path("incidents/<int:incident_id>/", views.incident_detail),
+    path("contact/", views.contact),
 ]

@@ -30,3 +30,13 @@ class Incident(models.Model):
     title = models.CharField(max_length=200)
     reported_by = models.ForeignKey(settings.AUTH_USER_MODEL, on_delete=models.CASCADE)
     created_at = models.DateTimeField(auto_now_add=True)
+
+
+class Message(models.Model):
+    """A visitor's message from the contact form: no login, no id shown back (a thank-you page)."""
+
+    name = models.CharField(max_length=120)
+    email = models.EmailField()
+    subject = models.CharField(max_length=200)
+    body = models.TextField()
+    created_at = models.DateTimeField(auto_now_add=True)

@@ -1,12 +1,14 @@
 """The views, written as an ordinary Django app would: lazy relations and a permission check per
-object, so the list page sends dozens of queries per request (the N+1 is the ORM's own)."""
+object, so the list page sends dozens of queries per request (the N+1 is the ORM's own); and a
+contact form for visitors who never log in, answered with a thank-you page and no id."""
 
 from django.contrib.auth.decorators import login_required
 from django.http import Http404, HttpResponseForbidden
 from django.shortcuts import get_object_or_404, redirect, render
 from django.views.decorators.http import require_POST
 
-from .models import Asset, Incident, Membership
+from .forms import ContactForm
+from .models import Asset, Incident, Membership, Message
 
 PAGE = 20
 
@@ -52,3 +54,17 @@ def new_incident(request):
 def incident_detail(request, incident_id: int):
     incident = get_object_or_404(Incident.objects.select_related("asset"), pk=incident_id)
     return render(request, "tracker/incident.html", {"incident": incident})
+
+
+def contact(request):
+    """The contact form: its page sets the CSRF cookie; a message is kept and thanked for, one whose
+    honeypot is filled thanked for and dropped, an invalid one shown again with its errors."""
+    form = ContactForm(request.POST if request.method == "POST" else None)
+    if request.method == "POST" and form.is_valid():
+        sent = form.cleaned_data
+        if not sent["website"]:
+            Message.objects.create(
+                name=sent["name"], email=sent["email"], subject=sent["subject"], body=sent["message"]
+            )
+        return render(request, "tracker/thanks.html", {"email": sent["email"]})
+    return render(request, "tracker/contact.html", {"form": form})

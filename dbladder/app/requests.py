@@ -21,15 +21,38 @@
     )
 
 A request's path, query, form, JSON body and headers are templates: `{name}` is one of its
-parameters, drawn as in `declare` (`Param.integer`, `Param.text`, `Param.choice`) or from the
+parameters, drawn as in `declare` (`Param.integer`, `Param.text`, `Param.choice`), from the
 app's own data after its setup (`Param.rows(sql)`: the first column of every row, read once per
-run); `{session}` is the number of the session the request goes on. A request whose status is
-not in its `success` is a failure. A write may say what acknowledges it (a JSON field, a header,
-a redirect's location) and `find`, one SQL query with one `?` for that value whose first column
-counts the rows found: 0 is a lost write. An `Invariant` is SQL that must return no rows.
+run) or unique to the request (`Param.unique()`); `{session}` is the number of the session the
+request goes on, `{host}` the address dbladder sends to. A request whose status is not in its
+`success` is a failure. A write may say what acknowledges it (a JSON field, a header, a
+redirect's location, or a unique value it sent itself, for an app that answers a form with a
+page and no id) and `find`, one SQL query with one `?` for that value whose first column counts
+the rows found: 0 is a lost write. An `Invariant` is SQL that must return no rows.
+
+For a site as it is deployed, and a visitor who never logs in:
+
+    requests = Requests(
+        headers={"X-Forwarded-Proto": "https", "Referer": "https://{host}/contact/"},
+        visit=Visit("/contact/", csrf=Csrf.cookie("csrftoken")),
+        sessions=8,
+        requests=[
+            Request("message", "POST", "/contact/", form={"subject": "{ref}", "message": "{words}"},
+                    params={"ref": Param.unique(), "words": Param.text(5, 20)},
+                    acknowledge=Acknowledge.sent("ref", contains="Thank you"),
+                    find="SELECT count(*) FROM app_message WHERE subject = ?"),
+        ],
+    )
+
+The file's `headers` go with every request and with each session's login or visit (a TLS
+proxy's X-Forwarded-Proto, the Referer or Origin Django's CSRF check wants on HTTPS, a Host);
+a request's own headers replace them by name. A session starts with a `Login` (a form posted)
+or a `Visit` (a page that sets the CSRF cookie and token: a contact or sign-up form).
 
 Every problem of the file is reported at once, each on a line naming the file and the request
-(`RequestFileError`, exit 2), before anything starts.
+(`RequestFileError`, exit 2), before anything starts; so is every problem of a `Param.rows`
+query (a table the app's setup has not made, a wrong column, no rows), found after the setup
+and before the app starts (`checks.read_rows`).
 """
 
 from __future__ import annotations

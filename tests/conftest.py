@@ -19,8 +19,8 @@ import functools
 import os
 import secrets
 import signal
-import sys
 import subprocess
+import sys
 import tempfile
 import time
 import weakref
@@ -158,12 +158,20 @@ def _descendants() -> dict[int, psutil.Process]:
     return {process.pid: process for process in psutil.Process().children(recursive=True)}
 
 
+# The interpreter's own helpers, started once on first use and meant to outlive the test that
+# first used multiprocessing: not a test's leftovers (ending one breaks every later in-process run).
+INTERPRETER_HELPERS = ("multiprocessing.resource_tracker", "multiprocessing.forkserver")
+
+
 def _running(processes: dict[int, psutil.Process]) -> dict[int, psutil.Process]:
     running = {}
     for pid, process in processes.items():
         try:
-            if process.status() != psutil.STATUS_ZOMBIE:
-                running[pid] = process
+            if process.status() == psutil.STATUS_ZOMBIE:
+                continue
+            if any(helper in part for part in process.cmdline() for helper in INTERPRETER_HELPERS):
+                continue
+            running[pid] = process
         except psutil.NoSuchProcess:
             pass
     return running

@@ -67,6 +67,7 @@ def read_while_locked(url: str, seconds: float) -> dict:
         holder.join()
 
 
+@pytest.mark.serial
 def test_a_reader_blocked_by_the_write_lock_counts_its_retries(tmp_path) -> None:
     url = f"sqlite:///{tmp_path}/c.db?journal_mode=DELETE"
     seed_tiny(url)
@@ -80,6 +81,7 @@ def test_a_reader_blocked_by_the_write_lock_counts_its_retries(tmp_path) -> None
     assert measured.operations >= 1
 
 
+@pytest.mark.serial
 def test_a_reader_past_busy_timeout_counts_a_busy_error(tmp_path) -> None:
     url = f"sqlite:///{tmp_path}/c.db?journal_mode=DELETE&busy_timeout=50"
     seed_tiny(url)
@@ -91,6 +93,7 @@ def test_a_reader_past_busy_timeout_counts_a_busy_error(tmp_path) -> None:
     assert result["busy_retries"] >= 6 * measured.errors["BusyError"]
 
 
+@pytest.mark.serial
 def test_wal_readers_never_wait_for_the_write_lock(tmp_path) -> None:
     url = f"sqlite:///{tmp_path}/c.db?journal_mode=WAL"
     seed_tiny(url)

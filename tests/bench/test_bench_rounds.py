@@ -23,6 +23,7 @@ TINY = DataSpec(1, {"users": 100, "posts": 2_000})
 REFERENCE_TOOLS = {"sqlite": None, "postgresql": "pgbench", "mariadb": "sysbench"}
 
 
+@pytest.mark.serial
 def test_run_for_times_a_known_step() -> None:
     """A step that sleeps 10 ms: about 100 operations a second per task, p50 about 10 ms."""
 

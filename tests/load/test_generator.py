@@ -56,6 +56,7 @@ def check_histograms(level: dict[str, Any]) -> None:
 
 
 @pytest.mark.slow
+@pytest.mark.serial
 def test_each_level_sends_rate_times_hold_requests_on_time() -> None:
     async def main() -> dict[str, Any]:
         async with ScriptedServer() as server:
@@ -94,6 +95,7 @@ def test_requests_due_in_the_warm_up_are_left_out_of_the_level() -> None:
 
 
 @pytest.mark.slow
+@pytest.mark.serial
 def test_a_slow_service_with_a_small_in_flight_limit_drops_requests() -> None:
     async def main() -> dict[str, Any]:
         async with ScriptedServer(delay=0.2) as server:
@@ -120,6 +122,7 @@ def test_timeouts_and_refused_connections_are_counted_by_cause() -> None:
     assert Histogram.from_dict(slow["levels"][0]["latency_from_due"]).count == 0
 
 
+@pytest.mark.serial
 def test_cancelling_mid_run_keeps_the_finished_levels() -> None:
     async def main() -> tuple[dict[str, Any], LiveView | None]:
         async with ScriptedServer() as server:

@@ -87,6 +87,7 @@ def climb(port: int, rate: float, hold: float, warmup: float = 0.0) -> tuple[dic
 
 
 @pytest.mark.slow
+@pytest.mark.serial
 def test_ten_times_the_ceiling_fails_the_level_with_bounded_memory_and_the_next_level_passes():
     parent = psutil.Process()
     parent_before = parent.memory_info().rss

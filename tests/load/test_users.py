@@ -124,6 +124,7 @@ def test_parts_split_the_users_without_overlap() -> None:
 
 
 @pytest.mark.slow
+@pytest.mark.serial
 def test_the_rate_is_users_over_think_plus_latency() -> None:
     # Seed 001's think times, 100 users on a fast endpoint.
     plan = UserPlan((Phase(100, 0.5, 2.5),))
@@ -145,6 +146,7 @@ def test_the_rate_is_users_over_think_plus_latency() -> None:
 
 
 @pytest.mark.slow
+@pytest.mark.serial
 def test_phases_ramp_hold_and_stop_users() -> None:
     plan = UserPlan((Phase(10, 0.5, 1.0), Phase(30, 0.5, 1.0), Phase(5, 0.0, 1.0)), 0.02, 0.04)
 
@@ -213,6 +215,7 @@ def test_cancelling_stops_every_user_and_keeps_the_finished_phases() -> None:
 
 
 @pytest.mark.slow
+@pytest.mark.serial
 def test_a_full_in_flight_limit_drops_and_the_user_tries_again() -> None:
     plan = UserPlan((Phase(6, 0, 1.0),), 0.02, 0.04)
 
@@ -246,6 +249,7 @@ class QueueingServer(ScriptedServer):
 
 
 @pytest.mark.slow
+@pytest.mark.serial
 def test_a_spike_reports_three_phases_and_the_time_to_recover() -> None:
     # A server with room for about 500 requests/s: 5 users (160/s) are served at once, 60 users
     # (offering 2,000/s) queue up, and the queue drains within a fraction of a second after.

@@ -48,6 +48,7 @@ def load(port: int, paths: list[str], concurrency: int, seconds: float) -> int:
 
 
 @pytest.mark.slow
+@pytest.mark.serial
 def test_with_a_tiny_pool_waiting_for_a_connection_dominates(postgres_url):
     """Seed 001: at saturation "everyone else waits for a connection", which no error count shows.
 
@@ -75,6 +76,7 @@ def test_with_a_tiny_pool_waiting_for_a_connection_dominates(postgres_url):
 
 
 @pytest.mark.slow
+@pytest.mark.serial
 def test_sqlite_requests_never_wait_for_the_pool(sqlite_url):
     """SQLite calls run inline on the event loop: even one pooled connection is never busy when
     another request asks, so the time is the database's and the rest's, and pool wait stays ~0."""

@@ -9,6 +9,7 @@ import pytest
 from dbladder.observe.disk import fsync_rate
 
 
+@pytest.mark.serial
 def test_the_probe_syncs_for_about_the_time_asked_and_leaves_nothing_behind(tmp_path):
     began = time.perf_counter()
     rate = fsync_rate(tmp_path, seconds=0.2)

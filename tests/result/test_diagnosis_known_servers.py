@@ -21,6 +21,8 @@ from known_servers import known_server
 
 from dbladder.result.diagnosis import Second, diagnose
 
+pytestmark = pytest.mark.serial
+
 PASS_MS = 50.0
 CONNECTIONS = 20
 REQUEST = b"GET / HTTP/1.1\r\nhost: known\r\n\r\n"

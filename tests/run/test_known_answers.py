@@ -18,6 +18,8 @@ from dbladder.plans import Ladder, Plan, Search
 from dbladder.run.config import RunConfig
 from dbladder.run.round import run_ladder
 
+pytestmark = pytest.mark.serial
+
 SMALL = {"products": 2000, "orders": 5000}
 
 

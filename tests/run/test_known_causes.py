@@ -42,6 +42,8 @@ from dbladder.run.round import run_ladder
 from dbladder.urls import parse_url
 from dbladder.workloads import shop
 
+pytestmark = pytest.mark.serial
+
 MARK = PassMark(p95_ms=50.0, max_fail_pct=1.0)
 # A stall of a second fails its seconds (p95 about 950 ms) by any mark up to most of a second,
 # while a busy machine's schedule lag (66 ms p99 at a load of 11 on 2 cores, 127 ms at 14) is not

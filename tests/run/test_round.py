@@ -28,6 +28,11 @@ from dbladder.run.round import run_ladder
 from dbladder.servers.processes import alive
 
 SMALL = {"products": 2000, "orders": 5000}
+# These rounds test the run's mechanics, not a figure: a level of 50 or 100 req/s must pass on a
+# machine busy with other work. Under the default mark (p95 50 ms) it did not always: in a whole
+# suite beside a second one (load average 5-7) the 50 req/s level of the SQLite and the PostgreSQL
+# ladder each failed once. A second's p95 on a quiet machine is 3-10 ms; 1 s is far above both.
+MECHANICS = PassMark(p95_ms=1000, max_fail_pct=1)
 
 
 def config(url: str, out: Path, **changes) -> RunConfig:
@@ -65,7 +70,7 @@ def check_result_file(out: Path, result: dict) -> None:
 
 @pytest.mark.slow
 def test_a_short_ladder_on_sqlite_climbs_and_reports_a_ceiling(sqlite_url, tmp_path):
-    result = run_ladder(config(sqlite_url, tmp_path))
+    result = run_ladder(config(sqlite_url, tmp_path, pass_mark=MECHANICS))
     check_result_file(tmp_path, result)
     assert result["status"] == "complete"
     assert [level["offered_rps"] for level in result["levels"]] == [50, 100]
@@ -269,7 +274,7 @@ def _name(pid: int) -> str:
 @pytest.mark.parametrize("engine", ["postgresql", "mariadb"])
 def test_a_short_ladder_on_each_server_reports_a_ceiling(engine, request, tmp_path):
     url = request.getfixturevalue({"postgresql": "postgres_url", "mariadb": "mariadb_url"}[engine])
-    result = run_ladder(config(url, tmp_path, workers=2))
+    result = run_ladder(config(url, tmp_path, workers=2, pass_mark=MECHANICS))
     check_result_file(tmp_path, result)
     assert result["engine"]["engine"] == engine
     assert [level["responses"] for level in result["levels"]] == [50, 100]

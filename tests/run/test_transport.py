@@ -52,6 +52,7 @@ def test_a_run_config_reports_them_with_its_other_problems():
     assert "workers must be from 1" in text
 
 
+@pytest.mark.serial
 def test_sqlite_is_reached_in_process_and_its_round_trip_is_a_call(sqlite_url):
     with database_route(sqlite_url, "inproc", None) as route:
         assert route.url.raw == sqlite_url
@@ -67,6 +68,7 @@ def test_sqlite_is_reached_in_process_and_its_round_trip_is_a_call(sqlite_url):
     assert "relay" not in described
 
 
+@pytest.mark.serial
 def test_postgres_over_its_socket_through_the_relay_is_recorded_with_the_relay_figures(postgres_url):
     database = parse_url(postgres_url).database
     with database_route(postgres_url, "unix", 1.0) as route:

@@ -32,6 +32,7 @@ async def round_trip_seconds(url: str, count: int = ROUND_TRIPS) -> list[float]:
     return times
 
 
+@pytest.mark.serial
 def test_two_ms_added_makes_each_round_trip_at_least_four_ms_longer(postgres_url):
     # Known answer: the relay holds each chunk 2 ms each way, so a round trip (one chunk up, one
     # down) takes at least 4 ms more than direct. Medians over 50 round trips; the upper bound
@@ -49,6 +50,7 @@ def test_two_ms_added_makes_each_round_trip_at_least_four_ms_longer(postgres_url
     assert relay.stats.chunks_up >= ROUND_TRIPS
 
 
+@pytest.mark.serial
 def test_no_delay_forwards_at_once_and_counts_chunks(postgres_url):
     url = parse_url(postgres_url)
     with background_relay(relay_target(url), delay_ms=0) as running:

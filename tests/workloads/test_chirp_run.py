@@ -15,10 +15,13 @@ from dbladder.urls import parse_url
 def test_the_mixed_round_reaches_a_ceiling(any_url: str, tmp_path: Path) -> None:
     # The mixed preset's mix, on a small data set, in short levels that climb steeply: the post's
     # round in a minute. Every level before the last passes; the last fails, so there is a ceiling.
+    # The first level is 50 req/s against a p95 of 250 ms, not 200 against 50 ms: beside a second
+    # suite (load average 5-7) the 200 req/s level failed the 50 ms mark on PostgreSQL. The climb
+    # of 2,000 a step still fails long before its last step (18,050 req/s) on any machine.
     out = tmp_path / "out"
     finished = dbladder(
         "run", "--workload", "chirp", "--preset", "mixed", "--db", any_url, "--scale", "0.01",
-        "--start", "200", "--step", "2000", "--steps", "10", "--hold", "2", "--warmup", "0.5",
+        "--start", "50", "--step", "2000", "--steps", "10", "--hold", "2", "--warmup", "0.5", "--p95", "250",
         "--workers", "1", "--out", str(out), timeout=300,
     )  # fmt: skip
     assert finished.returncode == 0, finished.stderr[-2000:]
@@ -35,7 +38,7 @@ def test_the_mixed_round_reaches_a_ceiling(any_url: str, tmp_path: Path) -> None
     }
     assert result["workload"]["data"]["sizes"] == {"users": 500, "posts": 10_000}
     levels = result["levels"]
-    assert len(levels) >= 2, "200 req/s of timelines on 500 users must pass"
+    assert len(levels) >= 2, "50 req/s of timelines on 500 users must pass"
     assert [level["passed"] for level in levels] == [True] * (len(levels) - 1) + [False], levels
     assert result["ceiling_rps"] == levels[-2]["offered_rps"]
     assert result["stopped_because"].startswith(f"level {len(levels)} ")

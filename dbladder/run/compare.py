@@ -46,7 +46,7 @@ from ..workloads.base import DataSpec, Workload
 from .agent_data import FreshDataOnAgent, agent_words
 from .app_target import setup_maker
 from .config import RunConfig
-from .document import make_out_dir
+from .document import make_out_dir, stop_words
 from .progress import Progress, QuietProgress, seeding_pass
 from .round import run_ladder
 
@@ -327,6 +327,9 @@ def _run_compare(
         document["status"] = "interrupted" if interrupted else "complete"
     except KeyboardInterrupt:
         document["status"] = "interrupted"
+    except BaseException as exc:  # the error goes on; the document says the comparison stopped on it
+        document["status"] = stop_words(exc)[0]
+        raise
     finally:
         for copies in fresh.values():
             asyncio.run(copies.cleanup())

@@ -1,12 +1,15 @@
 """The result document of a round: its assembly level by level, its headline figures, and its saving.
 
 `Run` holds the typed result while the round runs and writes it after every level, so a killed
-run leaves every finished level on disk.
+run leaves every finished level on disk; a run stopped by an error after its first save is ended
+with a status that says why (`ended_on_error`), never left "running".
 """
 
 from __future__ import annotations
 
 import contextlib
+import json
+import os
 from collections.abc import Iterator
 from dataclasses import asdict
 from datetime import UTC, datetime
@@ -14,7 +17,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from .. import __version__
-from ..errors import UsageError
+from ..errors import DbladderError, UsageError
 from ..plans import Outcome, Stop
 from ..result.expectations import check
 from ..result.files import write_json
@@ -106,6 +109,59 @@ class Run:
         peak = max((level.achieved_rps for level in levels), default=None)
         outcomes = [outcome_of(level.to_json()) for level in levels]
         self.update(peak_rps=peak, **self.config.plan.headline(outcomes, stop))
+
+
+INTERRUPTED = "interrupted by the user (Ctrl-C)"
+
+
+def stop_words(exc: BaseException) -> tuple[str, str]:
+    """The status and the reason a result ends with when `exc` stopped its run: "interrupted" for
+    Ctrl-C, "refused" for a usage error (exit 2: the command, the config, the request file or its
+    SQL on the app's data), "failed" for any other (a setup that failed, an app that never
+    answered, a bug), the reason being the error's message on one line."""
+    if isinstance(exc, KeyboardInterrupt):
+        return "interrupted", INTERRUPTED
+    message = "; ".join(line.strip() for line in str(exc).splitlines() if line.strip())
+    if isinstance(exc, UsageError):
+        return "refused", message
+    if isinstance(exc, DbladderError):
+        return "failed", message
+    return "failed", f"{type(exc).__name__}: {message}" if message else type(exc).__name__
+
+
+@contextlib.contextmanager
+def ended_on_error(path: Path) -> Iterator[None]:
+    """For the block (a whole round): when it raises after writing `path` and leaving it
+    "running" (a request file's SQL refused after --app-setup, a setup that failed, a bug), the
+    document is ended as it was last saved, its finished levels kept, with the status and the
+    reason of `stop_words` and the time it finished; then the error goes on. A file the block did
+    not write (an earlier run's in the same folder) is left as it is."""
+    before = _identity(path)
+    try:
+        yield
+    except BaseException as exc:
+        if _identity(path) != before:
+            _end(path, exc)
+        raise
+
+
+def _identity(path: Path) -> tuple[int, int, int] | None:
+    """The file as it is on disk now (written again: a new inode, `write_json` replaces it), or None."""
+    try:
+        found = os.stat(path)
+    except OSError:
+        return None
+    return found.st_ino, found.st_mtime_ns, found.st_size
+
+
+def _end(path: Path, exc: BaseException) -> None:
+    # Best effort: the error that stopped the run is the one to report, not one from here.
+    with contextlib.suppress(OSError, ValueError):
+        document = json.loads(path.read_text())
+        if isinstance(document, dict) and document.get("status") == "running":
+            status, because = stop_words(exc)
+            document.update(status=status, stopped_because=because, finished_at=_now())
+            write_json(path, document)
 
 
 def outcome_of(row: dict[str, Any], excused: bool = False) -> Outcome:

@@ -49,7 +49,7 @@ from .agent_data import AgentDataFailed, agent_words, baseline_on_agent, integri
 from .app_target import APP_LOG, app_probe, app_section, run_app_setup, watch_app
 from .config import RunConfig
 from .diagnose import LevelDiagnosis, role_cores, service_loops
-from .document import Run, describe_load, make_out_dir, spike_figures
+from .document import Run, describe_load, ended_on_error, make_out_dir, spike_figures
 from .faults import (
     FaultActions,
     FaultInjector,
@@ -96,7 +96,9 @@ def run_ladder(
         groups = stack.enter_context(role_groups(config.placement))
         if started is not None:
             progress.message(f"{started.kind.title} server {started.name} on {started.url}")
-        return _run_ladder(config, progress, started or server, groups, cluster)
+        # An error that stops the round before its end leaves no result.json saying "running".
+        with ended_on_error(config.out_dir / "result.json"):
+            return _run_ladder(config, progress, started or server, groups, cluster)
 
 
 def _cluster(config: RunConfig, progress: Progress) -> Any:

@@ -1,5 +1,5 @@
 """A round's result document (dbladder.run.document): its opening shape, its headline as the plan
-reads it, and the file written as it goes."""
+reads it, the file written as it goes, and ended with why when an error stops the run."""
 
 from __future__ import annotations
 
@@ -9,9 +9,13 @@ from typing import Any
 
 import pytest
 
+from dbladder.app.errors import AppExited, AppSetupFailed
+from dbladder.app.requests import RequestFileError
+from dbladder.errors import UsageError
 from dbladder.plans import Ladder, Phase, Search, Stop, UserPlan
+from dbladder.result.run import read_result
 from dbladder.run.config import RunConfig
-from dbladder.run.document import Run, describe_load, outcome_of
+from dbladder.run.document import Run, describe_load, ended_on_error, outcome_of
 from dbladder.workloads.registry import load_workload
 
 
@@ -108,3 +112,48 @@ def test_the_run_fills_its_typed_result_and_keeps_the_order_it_was_filled_in(tmp
     assert on_disk["flags"] == ["first", "second", "third"]
     assert on_disk["engine"] == {"engine": "sqlite", "transport": "tcp"}
     assert run.result.workload is not None and run.result.workload.name == "shop"
+
+
+class Broken(Exception):
+    """A bug's exception: no DbladderError."""
+
+
+@pytest.mark.parametrize(
+    ("error", "status", "because"),
+    [
+        (RequestFileError("r.py: the request 'a': one\nr.py: the request 'b': two"), "refused",
+         "r.py: the request 'a': one; r.py: the request 'b': two"),
+        (AppSetupFailed("the app's setup exited with code 3"), "failed",
+         "the app's setup exited with code 3"),
+        (KeyboardInterrupt(), "interrupted", "interrupted by the user (Ctrl-C)"),
+        (Broken("no such key"), "failed", "Broken: no such key"),
+    ],
+)  # fmt: skip
+def test_a_run_stopped_by_an_error_after_its_first_save_is_ended_with_why(
+    tmp_path: Path, error: BaseException, status: str, because: str
+) -> None:
+    path = tmp_path / "result.json"
+    with pytest.raises(type(error)), ended_on_error(path):
+        run = Run(RunConfig(plan=Ladder(100, 100, 2, 1), out_dir=tmp_path), path)
+        run.update(levels=[row(100, True, 100)])
+        run.save()
+        raise error
+    on_disk = json.loads(path.read_text())
+    assert (on_disk["status"], on_disk["stopped_because"]) == (status, because)
+    assert on_disk["finished_at"] is not None and len(on_disk["levels"]) == 1  # the finished level kept
+    assert read_result(on_disk).status == status  # the typed result reads it
+
+
+def test_a_result_the_run_did_not_write_or_finished_itself_is_left_as_it_is(tmp_path: Path) -> None:
+    path = tmp_path / "result.json"
+    earlier = Run(RunConfig(plan=Ladder(100, 100, 2, 1), out_dir=tmp_path), path)
+    earlier.save()  # an earlier run in the same folder, killed: still "running"
+    before = path.read_bytes()
+    with pytest.raises(UsageError), ended_on_error(path):
+        raise UsageError("refused before its first save")
+    assert path.read_bytes() == before
+    with pytest.raises(AppExited), ended_on_error(path):
+        run = Run(RunConfig(plan=Ladder(100, 100, 2, 1), out_dir=tmp_path), path)
+        run.finish("app exited", "level 1: ...")  # the round ended it itself, then raised
+        raise AppExited("level 1: ...")
+    assert json.loads(path.read_text())["status"] == "app exited"

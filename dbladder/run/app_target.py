@@ -1,8 +1,10 @@
 """The user's app as the round's load target (`--app`): its setup run once, the app started on the
-run's database, its sessions logged in and the rows its requests draw from read, and a watch on
-it while the load runs, so that an app that exits mid-level stops the load with one line.
+run's database with the rows its requests draw from (read once, when the round checked the
+workload's SQL), its sessions logged in, and a watch on it while the load runs, so that an app
+that exits mid-level stops the load with one line.
 
     run_app_setup(config, progress)            # --app-setup, before anything is loaded
+    ... workload.check_sql(engine) ...         # the rows read, every query tried (run/preparation.py)
     with app_target(config, workload, progress) as target:   # the app ready, its sessions made
         with AppWatch(target.service, fleet.stop, lambda: fleet.origin):
             ... the load ...
@@ -25,7 +27,6 @@ from pathlib import Path
 from typing import Any, cast
 
 from ..app import app_environment, run_setup, running_app
-from ..app.checks import read_rows
 from ..app.process import RunningApp
 from ..app.sessions import make_sessions
 from ..app.workload import AppWorkload, save_state
@@ -54,9 +55,9 @@ def run_app_setup(config: RunConfig, progress: Progress) -> float | None:
     return seconds
 
 
-async def _rows(url: DatabaseURL, workload: AppWorkload) -> dict[str, list[Any]]:
+async def _checked(url: DatabaseURL, workload: AppWorkload) -> None:
     async with opened(url, EngineOptions(pool_size=1)) as engine:
-        return await read_rows(engine, workload.declared)
+        await workload.check_sql(engine)
 
 
 @contextlib.contextmanager
@@ -64,10 +65,16 @@ def app_target(
     config: RunConfig, workload: AppWorkload, progress: Progress
 ) -> Iterator[tuple[RunningApp, dict[str, Any], str]]:
     """The app running and ready for the block, its sessions logged in: the app, its description
-    for the result, and the workload text the generator processes load it by; stopped on any exit."""
+    for the result, and the workload text the generator processes load it by; stopped on any exit.
+
+    `workload` is the round's, whose SQL the round checked when it prepared the database
+    (`AppWorkload.check_sql`): the `Param.rows` values read then go on to the load as they are,
+    not read again. A workload not checked yet is checked here, before the app starts."""
     assert config.app is not None  # the caller's check: only a round with --app comes here
     declared = workload.declared
-    rows = asyncio.run(_rows(config.url, workload)) if declared.row_queries() else {}
+    if not set(declared.row_queries()) <= set(workload.rows):
+        asyncio.run(_checked(config.url, workload))
+    rows = workload.rows
     environment = app_environment(config.url)
     with (
         tempfile.TemporaryDirectory(prefix="dbladder-app-") as folder,

@@ -15,6 +15,7 @@ from ..app.workload import AppWorkload
 from ..errors import DbladderError, UsageError
 from ..service import ServiceConfig, running_service
 from ..service.server import RunningService
+from ..workloads.base import Workload
 from .app_target import app_target
 from .config import RunConfig, parse_service_url
 from .placement import RoleGroups
@@ -38,15 +39,22 @@ class LoadTarget:
 
 @contextlib.contextmanager
 def load_target(
-    config: RunConfig, progress: Progress, groups: RoleGroups | None = None, cluster: Any = None
+    config: RunConfig,
+    progress: Progress,
+    groups: RoleGroups | None = None,
+    cluster: Any = None,
+    workload: Workload | None = None,
 ) -> Iterator[LoadTarget]:
     """The target of the load, reaching the database by the route `--transport` and
     `--added-latency` choose (the relay, if any, outlives the service). The service and the relay
-    run in the service role's place (`groups`), or on a cluster's app agent (dbladder.cluster)."""
+    run in the service role's place (`groups`), or on a cluster's app agent (dbladder.cluster).
+    With `--app`, `workload` is the round's, its SQL checked and its `Param.rows` read once
+    (`app_target`); without it, the config's is made and checked here."""
     if config.app is not None:  # the user's app on the run's database instead of dbladder's service
-        with app_target(config, cast(AppWorkload, config.round_workload()), progress) as started:
-            app, description, workload = started
-            yield LoadTarget(app.config.host, app.port, description, app, workload=workload)  # type: ignore[arg-type]
+        app_workload = cast(AppWorkload, workload or config.round_workload())
+        with app_target(config, app_workload, progress) as started:
+            app, description, text = started
+            yield LoadTarget(app.config.host, app.port, description, app, workload=text)  # type: ignore[arg-type]
         return
     place = groups.hook("service") if groups is not None else None
     if (app_agent := service_agent(config, cluster)) is not None:

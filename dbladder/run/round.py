@@ -270,7 +270,7 @@ def _run_ladder(
     if config.placement.drop_caches:
         progress.message("dropping the page cache (--drop-caches)")
         drop_page_cache()
-    with load_target(config, progress, groups, cluster) as target:
+    with load_target(config, progress, groups, cluster, workload) as target:
         run.update(service=target.description)
         if target.transport is not None:
             run.update(transport=target.transport)

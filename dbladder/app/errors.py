@@ -15,3 +15,8 @@ class AppExited(DbladderError):
 
 class AppSetupFailed(DbladderError):
     """The --app-setup command exited with a code other than 0: nothing was loaded."""
+
+
+class AppQueryFailed(DbladderError):
+    """A request's `find` or an invariant failed when run after the load (the app dropped or
+    changed a table meanwhile): the integrity check could not run, and says which query."""

@@ -50,9 +50,11 @@ a request's own headers replace them by name. A session starts with a `Login` (a
 or a `Visit` (a page that sets the CSRF cookie and token: a contact or sign-up form).
 
 Every problem of the file is reported at once, each on a line naming the file and the request
-(`RequestFileError`, exit 2), before anything starts; so is every problem of a `Param.rows`
-query (a table the app's setup has not made, a wrong column, no rows), found after the setup
-and before the app starts (`checks.read_rows`).
+(`RequestFileError`, exit 2), before anything starts; so is every problem of its SQL on the
+app's data, found after the setup and before the app starts (`checks.check_queries`): a
+`Param.rows` query, a `find` or an invariant the engine refuses (a table the setup has not
+made, a wrong column), one that fails when run (a `find` whose one `?` the engine does not see
+as a placeholder), a `Param.rows` query that finds no rows.
 """
 
 from __future__ import annotations
@@ -266,6 +268,9 @@ class Request:
                 found.extend(self._sent_problems(used))
         if self.find is not None and self.find.count("?") != 1:
             found.append(f"find must have exactly one ? for the acknowledged value: {self.find!r}")
+        # It is run before the app starts (checks.check_queries): a query, never a change.
+        if self.find is not None and not _is_query(self.find):
+            found.append(f"find needs a SELECT, not {self.find[:40]!r}")
         return found
 
     def _sent_problems(self, used: set[str]) -> list[str]:
@@ -387,7 +392,7 @@ class Requests:
         if self.visit is not None and not self.visit.path.startswith("/"):
             found.append(f"the visit's path {self.visit.path!r} must start with /")
         for invariant in self.invariants:
-            if not re.match(r"\s*(select|with)\b", invariant.sql, re.IGNORECASE):
+            if not _is_query(invariant.sql):
                 found.append(f"the invariant {invariant.name!r}: needs a SELECT, not {invariant.sql[:40]!r}")
         return found
 
@@ -406,6 +411,11 @@ class Requests:
 
     def request(self, name: str) -> Request:
         return next(request for request in self.requests if request.name == name)
+
+
+def _is_query(sql: str) -> bool:
+    """Whether the SQL reads (SELECT, or WITH ... SELECT), as `find` and an invariant must."""
+    return re.match(r"\s*(select|with)\b", sql, re.IGNORECASE) is not None
 
 
 def load_request_file(path: Path) -> Requests:

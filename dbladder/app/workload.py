@@ -6,8 +6,9 @@ here, so none of it is written twice. What only the app has travels with it:
 
 - its requests are rendered whole (`http_renderer`: the file's headers, cookies, forms, CSRF
   headers), not as a path and a JSON body;
-- its `Param.rows` queries are read when the round checks a workload's SQL (`check_sql`), after
-  the app's setup and before the app starts, so a missing table is one line, not a traceback;
+- its `Param.rows` queries are read, and its `find` queries and invariants tried, when the round
+  checks a workload's SQL (`check_sql`), after the app's setup and before the app starts, so a
+  missing table is one line, not a traceback;
 - its answers are judged by each request's own success statuses and acknowledged by a JSON
   field, a header or a redirect (`wrap_target`, `target.py`);
 - the run's sessions and the rows read from the app's data cross to the generator processes in a
@@ -27,7 +28,7 @@ from ..engines.base import Engine
 from ..types import Args, Sizes
 from ..workloads.base import DataSpec, Draw, Operation, Workload
 from ..workloads.registry import APP_REQUESTS
-from .checks import check_writes, read_rows
+from .checks import check_queries, check_writes
 from .requests import Request, Requests, Session, load_request_file
 from .target import AppTarget
 
@@ -86,10 +87,13 @@ class AppWorkload(Workload):
         return []
 
     async def check_sql(self, engine: Engine) -> None:
-        """Every `Param.rows` query read once on the app's data as its setup left it, before the
-        app or the load starts: RequestFileError (exit 2), a line per request and query, for one
-        the engine refuses or that finds no rows (checks.read_rows). The values are kept."""
-        self.rows.update(await read_rows(engine, self.declared))
+        """Every query of the request file tried on the app's data as its setup left it, before
+        the app or the load starts: each `Param.rows` read once (the values are kept, and go on to
+        the app's target: they are not read again), each `find` and invariant run once.
+        RequestFileError (exit 2), a line per request or invariant and its SQL, for one the
+        engine refuses, that fails when run, or a `Param.rows` that finds no rows
+        (checks.check_queries)."""
+        self.rows.update(await check_queries(engine, self.declared))
 
     def http_renderer(self, host: str) -> Callable[[tuple[int, Args]], bytes]:
         requests = list(self.declared.requests)

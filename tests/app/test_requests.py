@@ -76,6 +76,8 @@ def test_every_problem_is_one_line_naming_the_file_and_the_request(tmp_path):
                 Request("add", "POST", "/add", success=(), form={"a": "{b}"}, json={"x": 1},
                         acknowledge=Acknowledge.location("/add/"), params={"n": Param.integer(5, 1)}),
                 Request("add", "GET", "/", find="SELECT 1"),
+                Request("purge", "POST", "/p", acknowledge=Acknowledge.json("id"),
+                        find="DELETE FROM items WHERE id = ?"),
             ], sessions=2)
             """
         )
@@ -96,6 +98,7 @@ def test_every_problem_is_one_line_naming_the_file_and_the_request(tmp_path):
         f"{path}: the request 'add': Acknowledge.location('/add/') needs a group (...) around the value",
         f"{path}: the request 'add': {TOGETHER}",
         f"{path}: the request 'add': find must have exactly one ? for the acknowledged value: 'SELECT 1'",
+        f"{path}: the request 'purge': find needs a SELECT, not 'DELETE FROM items WHERE id = ?'",
         f"{path}: sessions=2 needs a login or a visit to make them",
     ]
 

@@ -296,3 +296,5 @@ def test_every_param_rows_error_is_a_line_naming_the_request_and_the_query_befor
         f"{requests}: the request 'latest': Param.rows('SELECT id FROM items') found no rows {when}",
     ]
     assert not (tmp_path / "started").exists() and not (tmp_path / "out" / "app.log").exists()
+    result = json.loads((tmp_path / "out" / "result.json").read_text())  # ended, not "running"
+    assert result["status"] == "refused" and result["stopped_because"].endswith(f"found no rows {when}")

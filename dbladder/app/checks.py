@@ -66,8 +66,9 @@ INVARIANT_WHEN = f"it must return no rows after the load; {TRIED_WHEN}"
 
 async def check_queries(engine: Engine, declared: Requests) -> dict[str, list[Any]]:
     """Every query of the request file tried on the app's data as its setup left it, before the
-    app starts: the `Param.rows` values (as `read_rows` reads them), each `find` run once with
-    NULL for its `?`, and each invariant run once.
+    app starts: each `Param.rows` query read once, its values returned (the first column, NULLs
+    left out, a value JSON cannot carry, a UUID, a Decimal, a date, as its text), each `find` run
+    once with NULL for its `?`, and each invariant run once.
 
     RequestFileError (exit 2) with every problem at once, a line naming the request or the
     invariant and the SQL: a query the engine refuses (a table the setup has not made, a wrong
@@ -87,22 +88,6 @@ async def check_queries(engine: Engine, declared: Requests) -> dict[str, list[An
         problem = await _tried(engine, label, refused, sql, 0)
         if problem:
             lines.append(f"{declared.source}: the invariant {name!r}: {sql!r}: {problem} ({INVARIANT_WHEN})")
-    if lines:
-        raise RequestFileError("\n".join(lines))
-    return values
-
-
-async def read_rows(engine: Engine, declared: Requests) -> dict[str, list[Any]]:
-    """Every `Param.rows` SQL's first column, each query read once, NULLs left out and a value
-    JSON cannot carry (a UUID, a Decimal, a date) as its text.
-
-    RequestFileError (exit 2) with every problem at once, a line per request that uses the query:
-    a query the engine refuses (a table the app's setup has not made, a wrong column), one that
-    fails when run, one that finds no rows."""
-    label = engine_kind(engine.name).label
-    queries = declared.row_queries()
-    refused = {problem.statement: problem.message for problem in await engine.check_statements(queries)}
-    values, lines = await _read_rows(engine, declared, label, refused)
     if lines:
         raise RequestFileError("\n".join(lines))
     return values

@@ -13,7 +13,7 @@ from pathlib import Path
 import pytest
 
 from dbladder.app import AppCommand, app_environment, run_setup, running_app
-from dbladder.app.checks import check_writes, read_rows
+from dbladder.app.checks import check_queries, check_writes
 from dbladder.app.requests import load_request_file
 from dbladder.app.sessions import LoginFailed, make_sessions
 from dbladder.engines import opened
@@ -43,7 +43,7 @@ def test_the_example_app_logs_in_posts_with_csrf_and_keeps_its_writes(any_url, t
 
         async def rows():
             async with opened(url) as engine:
-                return await read_rows(engine, declared)
+                return await check_queries(engine, declared)
 
         values = asyncio.run(rows())
         assert len(values["SELECT id FROM tracker_asset"]) == 400

@@ -13,7 +13,7 @@ from pathlib import Path
 import pytest
 
 from dbladder.app import AppCommand, app_environment, run_setup, running_app
-from dbladder.app.checks import check_writes, read_rows
+from dbladder.app.checks import check_queries, check_writes
 from dbladder.app.requests import (
     Acknowledge,
     Csrf,
@@ -279,7 +279,7 @@ def test_sessions_log_in_and_their_writes_are_found_afterwards(app, tmp_path):
 
     async def check():
         async with opened(url) as engine:
-            rows = await read_rows(engine, declared)
+            rows = await check_queries(engine, declared)
             found = await check_writes(engine, declared, {"add": acknowledged}, {})
             async with engine.transaction() as session:
                 await session.execute("DELETE FROM items WHERE id = ?", (int(acknowledged[0]),))
@@ -323,7 +323,7 @@ def test_rows_leave_nulls_out_and_carry_values_json_cannot_as_text(tmp_path):
                 await session.execute("CREATE TABLE t (v)")
                 for value in (None, 7, "slug", b"\x01", 2.5):
                     await session.execute("INSERT INTO t VALUES (?)", (value,))
-            return await read_rows(engine, declared)
+            return await check_queries(engine, declared)
 
     assert asyncio.run(read()) == {"SELECT v FROM t ORDER BY rowid": [7, "slug", "b'\\x01'", 2.5]}
 
@@ -336,7 +336,7 @@ def test_a_rows_query_that_fails_when_run_is_one_line_naming_the_request(postgre
 
     async def read():
         async with opened(parse_url(postgres_url)) as engine:
-            return await read_rows(engine, declared)
+            return await check_queries(engine, declared)
 
     with pytest.raises(RequestFileError) as caught:  # prepared, it divides by zero when run
         asyncio.run(read())

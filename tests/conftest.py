@@ -62,6 +62,9 @@ def pytest_unconfigure(config) -> None:
 # Every run watches the machine for 2 s before it starts; the suite runs about a hundred short
 # ones, and no test reads that figure's precision. Runs started as subprocesses inherit it.
 os.environ.setdefault("DBLADDER_IDLE_CHECK_SECONDS", "0.25")
+# So does a SQLite run with writes probe the disk's sync rate for 1 s: 0.2 s gives the rate to a
+# few percent (tests/observe/test_observe_disk.py); the tests of what that rate decides set 1 s.
+os.environ.setdefault("DBLADDER_FSYNC_PROBE_SECONDS", "0.2")
 
 
 def _unavailable(what: str, exc: BaseException) -> None:

@@ -22,9 +22,19 @@ from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import Any
 
+from .environment import seconds_setting
+
 PAGE = 4096
 PAGES_PER_PASS = 256  # 1 MiB, then back to the start
 DEFAULT_SECONDS = 1.0
+PROBE_SECONDS_VARIABLE = "DBLADDER_FSYNC_PROBE_SECONDS"
+"""Overrides DEFAULT_SECONDS for a run's probe: a short one for many short runs (the test suite
+sets 0.2; a test of the rate itself sets its own)."""
+
+
+def probe_seconds() -> float:
+    """How long a run's probe syncs, or UsageError naming the bad setting."""
+    return seconds_setting(PROBE_SECONDS_VARIABLE, DEFAULT_SECONDS, 0.05, 10)
 
 
 @dataclass(frozen=True)

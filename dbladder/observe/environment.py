@@ -34,6 +34,7 @@ from typing import Any
 import psutil
 
 from ..engines.base import EngineInfo
+from ..errors import UsageError
 from .host import HostReader, host_delta, read_host
 
 IDLE_THRESHOLD_PCT = 10.0
@@ -102,6 +103,22 @@ def data_size_bytes(path: str) -> int:
         for candidate in (path, path + "-wal", path + "-shm")
         if os.path.exists(candidate)
     )
+
+
+def seconds_setting(variable: str, default: float, low: float, high: float) -> float:
+    """Seconds from the environment variable `variable` (from `low` to `high`), else `default`;
+    UsageError naming the variable for a bad value. For the lengths of a run's own measurements
+    (the idle check, the disk's sync probe), which a suite of many short runs shortens."""
+    setting = os.environ.get(variable)
+    if setting is None:
+        return default
+    try:
+        seconds = float(setting)
+    except ValueError:
+        seconds = -1.0
+    if not low <= seconds <= high:
+        raise UsageError(f"{variable} must be seconds from {low:g} to {high:g}, not {setting!r}")
+    return seconds
 
 
 def idle_check(

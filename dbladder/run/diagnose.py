@@ -31,7 +31,7 @@ from typing import Any
 
 from ..engines.activity import ActivitySampler, create_probe
 from ..errors import DbladderError
-from ..observe.disk import fsync_rate
+from ..observe.disk import fsync_rate, probe_seconds
 from ..observe.sampler import Sample
 from ..result.diagnosis import Diagnosis, Resources, RoleCpu, Users, diagnose
 from ..result.passmark import PassMark
@@ -73,7 +73,7 @@ class LevelDiagnosis:
         """The disk's fsync rate in the data's folder, once, before the load (SQLite with writes):
         about a second of syncs, which would compete with the first level if taken during it."""
         if self.writes and self.data_folder is not None and self.fsync is None:
-            self.fsync = fsync_rate(self.data_folder).to_dict()
+            self.fsync = fsync_rate(self.data_folder, probe_seconds()).to_dict()
         return self.fsync
 
     def start(self, origin: float) -> None:

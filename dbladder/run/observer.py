@@ -18,7 +18,6 @@ window's edges by a small thread, and their difference is the level's breakdown.
 from __future__ import annotations
 
 import contextlib
-import os
 import threading
 import time
 from collections.abc import Callable, Sequence
@@ -27,7 +26,7 @@ from typing import Any
 import psutil
 
 from ..engines.base import EngineInfo
-from ..errors import DbladderError, UsageError
+from ..errors import DbladderError
 from ..observe import (
     NoTiming,
     Sampler,
@@ -46,6 +45,7 @@ from ..observe import (
     summarise,
     syscall_tool,
 )
+from ..observe.environment import seconds_setting
 from ..plans import Level
 from ..result.queries import difference, query_rows
 from ..urls import DatabaseURL
@@ -123,16 +123,7 @@ def check_idle() -> dict[str, Any]:
 
 def idle_check_seconds() -> float:
     """How long a run watches the machine before it starts, or UsageError naming the bad setting."""
-    setting = os.environ.get(IDLE_CHECK_VARIABLE)
-    if setting is None:
-        return IDLE_CHECK_SECONDS
-    try:
-        seconds = float(setting)
-    except ValueError:
-        seconds = -1.0
-    if not 0.1 <= seconds <= 60:
-        raise UsageError(f"{IDLE_CHECK_VARIABLE} must be seconds from 0.1 to 60, not {setting!r}")
-    return seconds
+    return seconds_setting(IDLE_CHECK_VARIABLE, IDLE_CHECK_SECONDS, 0.1, 60)
 
 
 class SyscallCounter:

@@ -32,6 +32,7 @@ from ..app.errors import AppExited
 from ..load.fleet import Fleet, GeneratorFailed, PartRange, ProcessSpec, spread
 from ..observe import syscalls_unavailable
 from ..observe.database import DatabaseProcesses
+from ..observe.disk import probe_seconds
 from ..observe.processes import nothing
 from ..report.bundle import write_bundle
 from ..result.seconds import beside_samples
@@ -85,6 +86,7 @@ def run_ladder(
     """
     config = config.checked()
     idle_check_seconds()  # a bad setting stops the run before it starts or writes anything
+    probe_seconds()
     progress = progress or QuietProgress()
     make_out_dir(config.out_dir)
     if is_managed_spec(config.db_url):

@@ -6,7 +6,8 @@ import time
 
 import pytest
 
-from dbladder.observe.disk import fsync_rate
+from dbladder.errors import UsageError
+from dbladder.observe.disk import PROBE_SECONDS_VARIABLE, fsync_rate, probe_seconds
 
 
 @pytest.mark.serial
@@ -30,3 +31,16 @@ def test_a_disk_slower_than_the_time_asked_still_gives_one_sync(tmp_path):
 def test_the_time_must_be_positive(tmp_path):
     with pytest.raises(ValueError, match="above 0"):
         fsync_rate(tmp_path, seconds=0)
+
+
+def test_a_runs_probe_lasts_a_second_unless_the_environment_says_otherwise(monkeypatch):
+    monkeypatch.delenv(PROBE_SECONDS_VARIABLE, raising=False)
+    assert probe_seconds() == 1.0
+    monkeypatch.setenv(PROBE_SECONDS_VARIABLE, "0.2")
+    assert probe_seconds() == 0.2
+    for bad in ("0", "soon", "11"):
+        monkeypatch.setenv(PROBE_SECONDS_VARIABLE, bad)
+        with pytest.raises(
+            UsageError, match=f"DBLADDER_FSYNC_PROBE_SECONDS must be seconds from 0.05 to 10, not '{bad}'"
+        ):
+            probe_seconds()

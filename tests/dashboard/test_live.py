@@ -68,11 +68,14 @@ def rate_points(dom: str) -> int:
 
 
 def test_the_dashboard_follows_a_real_run_in_chromium(tmp_path):
+    # Four levels of 10 s: the page opens after the first, and must see the chart grow within 12 s
+    # more. With three levels a clean run beside two other test workers (load average 14) opened
+    # Chromium so late that the last level had ended before the page could see a new point.
     chromium("the dashboard was not rendered")
     log = tmp_path / "log"
     args = [
         "run", "--db", f"sqlite:///{tmp_path}/shop.db", "--size", "products=2000", "--size", "orders=5000",
-        "--preset", "quick", "--start", "100", "--step", "50", "--steps", "3", "--hold", "10",
+        "--preset", "quick", "--start", "100", "--step", "50", "--steps", "4", "--hold", "10",
         "--warmup", "0.5", "--workers", "1", "--pool", "4", "--out", str(tmp_path / "out"),
         "--p95", "2000", "--continue-after-fail",
         "--dashboard", "0",
@@ -118,10 +121,10 @@ def test_the_dashboard_follows_a_real_run_in_chromium(tmp_path):
         )
         assert finished >= FIRST_LEVEL_REQUESTS
         assert (
-            finished <= total <= finished + 200 * 9.5
-        )  # plus at most a level in progress (150 or 200 req/s)
+            finished <= total <= finished + 250 * 9.5
+        )  # plus at most a level in progress (150, 200 or 250 req/s)
         level = {s.labels["run"]: s.value for s in families["dbladder_level"].samples}["run"]
-        assert level in (0, 2, 3)  # between levels, or the second or third level in progress
+        assert level in (0, 2, 3, 4)  # between levels, or the second, third or fourth in progress
     finally:
         assert process.wait(timeout=120) == 0, log.read_text()[-3000:]
 

@@ -153,6 +153,7 @@ def test_the_command_line_runs_the_orm_workload(tmp_path):
 
 
 @pytest.mark.slow
+@pytest.mark.serial
 def test_postgres_over_its_socket_tcp_and_added_latency_gives_the_cost_of_a_round_trip(
     postgres_url, tmp_path
 ):

@@ -20,6 +20,7 @@ from dbladder.result.schema import RESULT_SCHEMA, problem
 from dbladder.roles import Placement, RoleLimits, format_cpus
 from dbladder.run.config import RunConfig
 from dbladder.run.round import run_ladder
+from dbladder.servers import registry_root
 
 SMALL = {"products": 2000, "orders": 5000}
 CPUS = sorted(os.sched_getaffinity(0))
@@ -154,6 +155,7 @@ def test_a_managed_server_and_its_backends_run_on_the_databases_cpus(tmp_path, w
         integrity=False,
     )
     seen_server: dict[int, set[str]] = {}
+    registry = str(registry_root())
     try:
         # The server is not this process's child (it runs in a session of its own): found by name.
         stop = threading.Event()
@@ -167,7 +169,7 @@ def test_a_managed_server_and_its_backends_run_on_the_databases_cpus(tmp_path, w
                     except psutil.Error:
                         continue
                     # The machine's own PostgreSQL is not ours: only servers in dbladder's registry.
-                    ours = "dbladder-servers" in command or "dbladder-servers" in parent
+                    ours = registry in command or registry in parent
                     if process.info["name"] == "postgres" and ours:
                         found = seen_server.get(process.pid, set())
                         seen_server[process.pid] = found | cpus_allowed(process.pid)

@@ -244,6 +244,7 @@ def test_an_installed_package_adds_a_workload_by_entry_point(tmp_path):
 @pytest.mark.slow
 def test_the_example_climbs_a_ladder_through_http_on_every_engine(any_url, tmp_path):
     from dbladder.plans import Ladder
+    from dbladder.result.passmark import PassMark
     from dbladder.run.config import RunConfig
     from dbladder.run.round import run_ladder
 
@@ -255,6 +256,9 @@ def test_the_example_climbs_a_ladder_through_http_on_every_engine(any_url, tmp_p
         workers=1,
         pool_size=8,
         out_dir=tmp_path,
+        # A test of the declared workload's path through a run, not of a figure: a level of 40
+        # req/s read a p95 of 439 ms beside two other workers (load average 7); 2 s is far above.
+        pass_mark=PassMark(p95_ms=2000, max_fail_pct=1),
     )
     result = run_ladder(config)
     assert result["status"] == "complete" and result["ceiling_rps"] == 80, result["stopped_because"]

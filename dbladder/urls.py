@@ -35,78 +35,23 @@ import ipaddress
 import os
 import re
 import socket
-import stat
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import TYPE_CHECKING
 from urllib.parse import parse_qsl, quote, unquote, urlencode, urlsplit
 
-from .errors import BadURL, UnknownEngine
+from .errors import BadURL
 
+if TYPE_CHECKING:
+    from .engine_registry import EngineKind
 
-@dataclass(frozen=True)
-class EngineKind:
-    """What kind of engine a URL names, as plain facts every part of dbladder may ask about
-    (reports included, which never touch an engine): how the dialect of each engine differs
-    lives in its package, `dbladder.engines.<engine>.dialect`.
-    """
+# The engine registry (dbladder.engine_registry) is imported where a URL is first parsed, not with
+# this module: the command line imports this module at start-up, before it knows it needs an engine.
 
-    name: str  # "sqlite", "postgresql", "mariadb": the name results and reports carry
-    label: str  # "SQLite", "PostgreSQL", "MariaDB": as people write it
-    # The engine runs inside the process that uses it (SQLite, a library): no server, no connection,
-    # no process of its own to find, observe, kill or restart.
-    in_process: bool
-    # How the engine is configured, for writing a result's settings back out as the file a reader
-    # would copy: "postgresql.conf", "option file" (MariaDB's .cnf), "pragmas" (SQLite's).
-    settings_format: str
-
-    @property
-    def has_server(self) -> bool:
-        """A server the client connects to, with processes of its own to find and observe."""
-        return not self.in_process
-
-
-SQLITE = EngineKind("sqlite", "SQLite", in_process=True, settings_format="pragmas")
-POSTGRESQL = EngineKind("postgresql", "PostgreSQL", in_process=False, settings_format="postgresql.conf")
-MARIADB = EngineKind("mariadb", "MariaDB", in_process=False, settings_format="option file")
-KINDS = {kind.name: kind for kind in (SQLITE, POSTGRESQL, MARIADB)}
-"""Engine name -> its kind, for the engines dbladder knows."""
-
-
-def engine_kind(name: str) -> EngineKind:
-    """The kind of the engine called `name` (as a result records it), or UnknownEngine."""
-    kind = KINDS.get(name)
-    if kind is None:
-        raise UnknownEngine(f"unknown database engine {name!r}; known engines: {', '.join(KINDS)}")
-    return kind
-
-
-def runs_in_process(name: object) -> bool:
-    """Whether the engine a result names (any value, as read from JSON) runs in-process: SQLite."""
-    kind = KINDS.get(name) if isinstance(name, str) else None
-    return kind is not None and kind.in_process
-
-
-# Scheme -> engine name. Aliases are accepted so that URLs copied from other tools work.
-SCHEMES = {
-    "sqlite": "sqlite",
-    "postgresql": "postgresql",
-    "postgres": "postgresql",
-    "mariadb": "mariadb",
-    "mysql": "mariadb",
-}
-
-
-# Where a password can come from when the URL has none (see the module's notes).
 DB_URL_ENV = "DBLADDER_DB_URL"
-PASSWORD_ENV = {"postgresql": "PGPASSWORD", "mariadb": "MYSQL_PWD"}
-MARIADB_OPTION_FILE = ".my.cnf"
-# The groups the mariadb command-line client reads (`mariadb --help`); [mariadb] is the server's.
-MARIADB_CLIENT_GROUPS = ("client", "client-server", "client-mariadb", "mysql", "mariadb-client")
 # A password in a query string: refused by parse_url, and hidden by redact() meanwhile.
 QUERY_PASSWORD = re.compile(r"([?&]password=)[^&#]*", re.IGNORECASE)
-# Escapes in an option file's values (MariaDB's "Configuring MariaDB with Option Files").
-OPTION_ESCAPES = {"b": "\b", "t": "\t", "n": "\n", "r": "\r", "s": " ", "\\": "\\", "'": "'", '"': '"'}
 
 
 @dataclass(frozen=True)
@@ -130,8 +75,11 @@ class DatabaseURL:
 
     @property
     def kind(self) -> EngineKind:
-        """The kind of engine the URL names: its label, whether it runs in-process or has a server."""
-        return KINDS[self.engine]
+        """The kind of engine the URL names: its label, whether it runs in-process or has a server,
+        and where its parts are (`dbladder.engine_registry`)."""
+        from .engine_registry import engine_kind
+
+        return engine_kind(self.engine)
 
     @property
     def redacted(self) -> str:
@@ -141,7 +89,7 @@ class DatabaseURL:
     def with_database(self, name: str) -> DatabaseURL:
         """The same server with another database name (for servers; tests use it)."""
         if self.kind.in_process:
-            raise BadURL("a SQLite URL names a file, not a database on a server")
+            raise BadURL(f"a {self.kind.label} URL names a file, not a database on a server")
         raw = self.raw
         if self.database:
             head, _, tail = raw.partition("?")
@@ -197,31 +145,33 @@ def parse_url(raw: str) -> DatabaseURL:
             f"not a database URL: {shown!r}; expected e.g. sqlite:///shop.db, "
             "postgresql://user@127.0.0.1:5432/db or mariadb://root@127.0.0.1:3306/test"
         )
+    from .engine_registry import kind_of_scheme
+
     scheme = raw.split("://", 1)[0].lower()
-    engine = SCHEMES.get(scheme)
-    if engine is None:
-        known = ", ".join(sorted(SCHEMES))
-        raise UnknownEngine(f"unknown database engine {scheme!r} in {shown!r}; known schemes: {known}")
+    kind = kind_of_scheme(scheme, shown)
+    engine = kind.name
     parts = urlsplit(raw)
     try:
         params = dict(parse_qsl(parts.query, keep_blank_values=True, strict_parsing=bool(parts.query)))
     except ValueError:
         raise BadURL(f"cannot read the query string of {shown!r}") from None
     if any(key.lower() == "password" for key in params):
-        variable = PASSWORD_ENV.get(engine, "the URL's user:password@ part")
+        variable = kind.password_variable or "the URL's user:password@ part"
         raise BadURL(
             f"a password in the query string is not read ({shown!r}); give it in {variable}, "
             "not on the command line"
         )
-    if engine == "sqlite":
-        # sqlite:///x.db -> netloc "" and path "/x.db" (relative); sqlite:////x.db -> "//x.db" (absolute)
+    if kind.in_process:
+        # An in-process engine's URL names its file. sqlite:///x.db -> netloc "" and path "/x.db"
+        # (relative); sqlite:////x.db -> "//x.db" (absolute).
         if parts.netloc:
             raise BadURL(
-                f"a SQLite URL has no host: {shown!r}; write sqlite:///relative.db or sqlite:////abs/path.db"
+                f"a {kind.label} URL has no host: {shown!r}; "
+                f"write {scheme}:///relative.db or {scheme}:////abs/path.db"
             )
         path = unquote(parts.path)[1:] if parts.path.startswith("/") else unquote(parts.path)
         if not path or path.endswith("/"):
-            raise BadURL(f"a SQLite URL must name a file: {shown!r}, e.g. sqlite:///shop.db")
+            raise BadURL(f"a {kind.label} URL must name a file: {shown!r}, e.g. {scheme}:///shop.db")
         return DatabaseURL(raw=raw, engine=engine, path=path, params=params)
     try:
         port = parts.port
@@ -290,77 +240,23 @@ def read_url_file(path: Path) -> str:
 def with_password(url: DatabaseURL, environ: Mapping[str, str]) -> DatabaseURL:
     """`url` with the password its engine's own client would use when the URL gives none.
 
-    PostgreSQL: PGPASSWORD (~/.pgpass is left to asyncpg, which reads it when no password is
-    given). MariaDB: the client groups of ~/.my.cnf, then MYSQL_PWD, as the mariadb client
-    reads them; the option file's `user` applies when the URL names none. SQLite has no password.
+    The engine's registration says where: its `credentials` (MariaDB: the client groups of
+    ~/.my.cnf, then MYSQL_PWD, as the mariadb client reads them), else its `password_variable`
+    (PostgreSQL: PGPASSWORD; ~/.pgpass is left to asyncpg, which reads it when no password is
+    given). SQLite has no password.
     """
-    if url.engine not in PASSWORD_ENV or url.password is not None:
+    if url.password is not None:
         return url
-    if url.engine == "mariadb":
-        home = environ.get("HOME") or str(Path.home())
-        options = read_mariadb_option_file(Path(home) / MARIADB_OPTION_FILE)
-        user = url.user or options.get("user")
-        if "password" in options:
-            return dataclasses.replace(
-                url, user=user, password=options["password"], password_source=f"~/{MARIADB_OPTION_FILE}"
-            )
-        url = dataclasses.replace(url, user=user)
-    variable = PASSWORD_ENV[url.engine]
-    if variable in environ:
+    kind = url.kind
+    if kind.credentials is not None:
+        from .engine_registry import load
+
+        found: DatabaseURL = load(kind.credentials)(url, environ)
+        return found
+    variable = kind.password_variable
+    if variable is not None and variable in environ:
         return dataclasses.replace(url, password=environ[variable], password_source=variable)
     return url
-
-
-def read_mariadb_option_file(path: Path) -> dict[str, str]:
-    """`user` and `password` from the client groups of a MariaDB option file, the last one in the
-    file winning, as the mariadb client reads them; {} when the file is missing or unreadable,
-    and when anyone may write it (MariaDB ignores such a file too).
-
-    Read line by line rather than with configparser (or asyncmy's reader, which is configparser):
-    configparser takes an indented line for the continuation of the value above and merges a
-    group that appears twice, so it would not find the value the client takes.
-    """
-    try:
-        if path.stat().st_mode & stat.S_IWOTH:
-            return {}
-        text = path.read_text(encoding="utf-8")
-    except (OSError, UnicodeDecodeError):
-        return {}
-    found: dict[str, str] = {}
-    group = None
-    for number, line in enumerate(text.splitlines(), 1):
-        line = line.strip()
-        if not line or line[0] in "#;!":  # a comment, or !include / !includedir
-            continue
-        if line.startswith("["):
-            if not line.endswith("]"):  # the mariadb client stops here too
-                raise BadURL(f"cannot read the MariaDB option file {path}: line {number} is not a [group]")
-            group = line[1:-1].strip().lower()
-            continue
-        key, equals, value = line.partition("=")
-        # `password` alone, without a value, makes the client ask for one: nothing to take.
-        if group in MARIADB_CLIENT_GROUPS and equals and key.strip() in ("user", "password"):
-            found[key.strip()] = _option_value(value)
-    return found
-
-
-def _option_value(raw: str) -> str:
-    """An option file's value as the mariadb client reads it (tested): a quoted value is what is
-    inside the quotes; else a `#` anywhere starts a comment. Escapes are read in both."""
-    raw = raw.strip()
-    if raw[:1] in ("'", '"') and raw.find(raw[0], 1) != -1:
-        raw = raw[1 : raw.find(raw[0], 1)]
-    else:
-        raw = raw.partition("#")[0].rstrip()
-    out = []
-    chars = iter(raw)
-    for char in chars:
-        if char == "\\":
-            following = next(chars, "")
-            out.append(OPTION_ESCAPES.get(following, "\\" + following))
-        else:
-            out.append(char)
-    return "".join(out)
 
 
 def is_loopback(host: str) -> bool:

@@ -9,16 +9,24 @@ the list only ever shrinks.
 
 from __future__ import annotations
 
-import ast
-import functools
 import re
-from pathlib import Path
 
-from source_support import ROOT, module_paths, nodes_of
+from source_support import ROOT, imports_of, module_name, module_paths
 
-LEAVES = {"dbladder", "errors", "types", "urls", "histogram", "plans", "outcomes", "formats"}
+LEAVES = {
+    "dbladder",
+    "errors",
+    "types",
+    "engine_registry",
+    "urls",
+    "histogram",
+    "plans",
+    "outcomes",
+    "formats",
+}
 """Shared leaves any package may import: the package root (its version), errors, the shared type
-aliases, URLs, the histogram, the plans (ladders, users, presets: pure data that workloads, load,
+aliases, the engines dbladder knows (their registrations, read from an entry point group), URLs, the
+histogram, the plans (ladders, users, presets: pure data that workloads, load,
 run and reports share, and each plan's view, which the reports ask), the outcome names a request
 can end with (which the recorder writes and the result reads), and the number formats the reports
 and the plans' views write figures in."""
@@ -32,7 +40,8 @@ ALLOWED: dict[str, set[str]] = {
     "outcomes": set(),
     "formats": set(),
     "plans": {"errors", "formats"},
-    "urls": {"errors"},
+    "engine_registry": {"errors"},
+    "urls": {"errors", "engine_registry"},
     "engines": LEAVES,
     "workloads": LEAVES | {"engines"},
     "data": LEAVES | {"engines", "workloads"},
@@ -88,40 +97,6 @@ ALLOWED: dict[str, set[str]] = {
 
 KNOWN_BREAKS: dict[tuple[str, str], str] = {}
 """(importing module, imported module) -> why it breaks the flow and how it would be mended."""
-
-
-def module_name(path: Path) -> str:
-    parts = ["dbladder", *path.relative_to(ROOT).with_suffix("").parts]
-    if parts[-1] == "__init__":
-        parts.pop()
-    return ".".join(parts)
-
-
-def is_module(name: str) -> bool:
-    relative = Path(*name.split(".")[1:])
-    return (ROOT / relative).with_suffix(".py").exists() or (ROOT / relative / "__init__.py").exists()
-
-
-@functools.cache  # five tests ask for every module's imports
-def imports_of(path: Path) -> frozenset[str]:
-    """The dbladder modules `path` imports (`from p import m` counts as p.m when m is a module)."""
-    name = module_name(path)
-    package = name if path.name == "__init__.py" else name.rpartition(".")[0]
-    found = set()
-    for node in nodes_of(path):
-        if isinstance(node, ast.Import):
-            found |= {alias.name for alias in node.names if alias.name.split(".")[0] == "dbladder"}
-        elif isinstance(node, ast.ImportFrom):
-            if node.level:
-                base = package.split(".")[: len(package.split(".")) - node.level + 1]
-                target = ".".join([*base, node.module] if node.module else base)
-            else:
-                target = node.module or ""
-            if target.split(".")[0] != "dbladder":
-                continue
-            for alias in node.names:
-                found.add(f"{target}.{alias.name}" if is_module(f"{target}.{alias.name}") else target)
-    return frozenset(found)
 
 
 def package_of(module: str) -> str:

@@ -20,10 +20,10 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
+from ..engine_registry import engine_kind
 from ..engines.base import Engine
 from ..errors import DbladderError
 from ..types import SqlParams
-from ..urls import engine_kind
 from .errors import AppQueryFailed
 from .requests import RequestFileError, Requests
 

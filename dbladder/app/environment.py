@@ -19,16 +19,15 @@ from collections.abc import Mapping
 from pathlib import Path
 from urllib.parse import quote
 
+from ..engine_registry import known_kinds
 from ..engines.dialect import dialect_of
-from ..urls import MARIADB, PASSWORD_ENV, POSTGRESQL, SQLITE, DatabaseURL, EngineKind
+from ..urls import DatabaseURL
 
-# The scheme each kind of engine takes in the frameworks' own readers (dj-database-url, Rails).
-FRAMEWORK_SCHEMES: dict[EngineKind, str] = {SQLITE: "sqlite", POSTGRESQL: "postgres", MARIADB: "mysql"}
 PREFIX = "DBLADDER_DB_"
 
 
-def sqlite_path(url: DatabaseURL) -> Path:
-    """The absolute path of a SQLite URL's file (the app runs in its own folder)."""
+def file_path(url: DatabaseURL) -> Path:
+    """The absolute path of an in-process engine's file, SQLite's (the app runs in its own folder)."""
     return Path(url.path or "").expanduser().resolve()
 
 
@@ -44,10 +43,11 @@ def server_port(url: DatabaseURL) -> int:
 
 
 def database_url_for_app(url: DatabaseURL) -> str:
-    """DATABASE_URL for the app: the framework scheme, no password, a SQLite path absolute."""
-    scheme = FRAMEWORK_SCHEMES[url.kind]
+    """DATABASE_URL for the app: the scheme frameworks read for the engine (its registration's
+    `app_scheme`), no password, a SQLite path absolute."""
+    scheme = url.kind.app_scheme
     if url.kind.in_process:
-        return f"{scheme}:///{sqlite_path(url)}"
+        return f"{scheme}:///{file_path(url)}"
     host = server_host(url)
     where = quote(host, safe="") if host.startswith("/") else host
     user = quote(url.user, safe="") + "@" if url.user else ""
@@ -59,14 +59,15 @@ def app_environment(url: DatabaseURL, port: int | None = None) -> dict[str, str]
     """The variables the app's command (and its setup) gets over dbladder's own environment."""
     environment = {"DATABASE_URL": database_url_for_app(url), PREFIX + "ENGINE": url.engine}
     if url.kind.in_process:
-        environment[PREFIX + "PATH"] = str(sqlite_path(url))
+        environment[PREFIX + "PATH"] = str(file_path(url))
     else:
         environment[PREFIX + "HOST"] = server_host(url)
         environment[PREFIX + "PORT"] = str(server_port(url))
         environment[PREFIX + "NAME"] = url.database or ""
         environment[PREFIX + "USER"] = url.user or ""
         if url.password:
-            environment[PASSWORD_ENV[url.engine]] = url.password
+            if url.kind.password_variable is not None:
+                environment[url.kind.password_variable] = url.password
             environment[PREFIX + "PASSWORD"] = url.password
     if port is not None:
         environment["PORT"] = str(port)
@@ -75,7 +76,8 @@ def app_environment(url: DatabaseURL, port: int | None = None) -> dict[str, str]
 
 def secrets(environment: Mapping[str, str]) -> tuple[str, ...]:
     """The values in `environment` that no log may show: the passwords."""
-    names = (*PASSWORD_ENV.values(), PREFIX + "PASSWORD")
+    variables = [kind.password_variable for kind in known_kinds() if kind.password_variable is not None]
+    names = (*variables, PREFIX + "PASSWORD")
     return tuple(
         sorted({environment[name] for name in names if environment.get(name)}, key=len, reverse=True)
     )

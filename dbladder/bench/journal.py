@@ -35,10 +35,11 @@ from dataclasses import asdict, dataclass
 from typing import Any
 from urllib.parse import urlencode
 
+from ..engine_registry import engine_kind
 from ..engines import opened
 from ..engines.base import EngineInfo, EngineOptions
 from ..errors import DbladderError
-from ..urls import DatabaseURL, engine_kind, parse_url
+from ..urls import DatabaseURL, parse_url
 from ..workloads.base import Draw
 from ..workloads.registry import load_workload
 from . import figures

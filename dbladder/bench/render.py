@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from ..urls import engine_kind
+from ..engine_registry import engine_kind
 
 ROUND_TITLES = {
     "point_reads": "point reads",

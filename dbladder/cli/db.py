@@ -18,7 +18,14 @@ import click
 from ..engines.base import EngineOptions
 from ..engines.describe import describe
 from ..errors import DbladderError, UsageError
-from ..servers import registered_servers, registry, remove_server, server_states, start_managed
+from ..servers import (
+    managed_engines,
+    registered_servers,
+    registry,
+    remove_server,
+    server_states,
+    start_managed,
+)
 from .common import warn_if_not_durable
 
 
@@ -38,7 +45,7 @@ def db() -> None:
 
 
 @db.command()
-@click.argument("engine", type=click.Choice(["postgresql", "mariadb"], case_sensitive=False))
+@click.argument("engine", type=click.Choice(managed_engines(), case_sensitive=False))
 @click.option(
     "--setting",
     "settings",
@@ -105,7 +112,7 @@ def list_servers(as_json: bool) -> None:
         return
     states = server_states()
     if not states:
-        click.echo("no managed servers (dbladder db start postgresql|mariadb starts one)")
+        click.echo(f"no managed servers (dbladder db start {'|'.join(managed_engines())} starts one)")
         return
     rows = [("NAME", "STATE", "URL", "FOLDER"), *((s.name, s.state, s.url, s.folder) for s in states)]
     widths = [max(len(row[i]) for row in rows) for i in range(3)]

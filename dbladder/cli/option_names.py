@@ -21,8 +21,6 @@ OPTION_OF_FIELD = {
     "generator_processes": "--generators",
     "in_flight": "--in-flight",
     "max_in_flight": "--in-flight",
-    "sqlite_writers=1": "--sqlite-writers 1",
-    "sqlite_writers": "--sqlite-writers",
     "service_url": "--service",
     "target": "--target",
     "transport": "--transport",
@@ -48,19 +46,34 @@ OPTION_OF_FIELD = {
     "seconds": "--seconds",
     "connections": "--connections",
 }
-"""A config field, as a problem's first words name it -> the option that sets it."""
-
-# The longest field first, so "search hold" wins over "search" and "sqlite_writers=1" over "sqlite_writers".
-_LEADING_FIELD = re.compile(
-    "^(" + "|".join(re.escape(f) for f in sorted(OPTION_OF_FIELD, key=len, reverse=True)) + r")(?=[ :(]|$)"
-)
+"""A config field, as a problem's first words name it -> the option that sets it; the engines' run
+settings (`sqlite_writers`, `sqlite_writers=1`) are added from their registrations (`option_of_field`)."""
 
 
-def in_option_words(problem: str) -> str:
+def option_of_field() -> dict[str, str]:
+    """OPTION_OF_FIELD with each engine's run settings: its key, and its key=value for each choice
+    ("sqlite_writers=1" -> "--sqlite-writers 1"). Read when an error is worded, not at start-up."""
+    from ..engine_registry import run_settings  # not at start-up: the command line imports this module
+
+    fields = dict(OPTION_OF_FIELD)
+    for key, (setting, _) in run_settings().items():
+        fields[key] = setting.option
+        fields.update({f"{key}={choice}": f"{setting.option} {choice}" for choice in setting.choices})
+    return fields
+
+
+def in_option_words(problem: str, fields: dict[str, str] | None = None) -> str:
     """`problem` with the config field it starts with replaced by its option, if it starts with one."""
-    return _LEADING_FIELD.sub(lambda match: OPTION_OF_FIELD[match.group(1)], problem, count=1)
+    fields = option_of_field() if fields is None else fields
+    # The longest field first, so "search hold" wins over "search" and "sqlite_writers=1" over
+    # "sqlite_writers".
+    leading = re.compile(
+        "^(" + "|".join(re.escape(f) for f in sorted(fields, key=len, reverse=True)) + r")(?=[ :(]|$)"
+    )
+    return leading.sub(lambda match: fields[match.group(1)], problem, count=1)
 
 
 def worded_for_the_command_line(error: InvalidConfig) -> InvalidConfig:
     """The same error, each problem in the command line's words."""
-    return InvalidConfig([in_option_words(problem) for problem in error.problems])
+    fields = option_of_field()
+    return InvalidConfig([in_option_words(problem, fields) for problem in error.problems])

@@ -39,6 +39,7 @@ from .common import (
 )
 from .config_file import settings_of
 from .dashboard import Board, dashboard_options, live_dashboard
+from .engine_options import engine_setting_options, engine_settings_given
 from .expect import echo_checks, expect_options, expectations_of, raise_if_unmet
 from .log_progress import DEFAULT_INTERVAL, LogProgress
 from .roles import role_options, round_placement
@@ -189,9 +190,7 @@ ROUND_OPTIONS = [
         show_default=True,
         help="Database connections in all.",
     ),
-    click.option(
-        "--sqlite-writers", type=click.IntRange(0, 1), help="1: every write through one connection. [preset]"
-    ),
+    *engine_setting_options(preset=True),
     click.option(
         "--generators",
         type=int,
@@ -375,7 +374,7 @@ def plan_options(options: dict[str, Any]) -> PlanOptions:
     return PlanOptions(
         **{name: options[name] for name in names},
         users=options["users_levels"],
-        sqlite_writers=options["sqlite_writers"],
+        engine_settings=engine_settings_given(options),
     )
 
 

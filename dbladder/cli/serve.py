@@ -12,6 +12,7 @@ from ..service import serve as run_service
 from ..service.config import DEFAULT_HOST, DEFAULT_PORT
 from ..workloads.registry import load_workload
 from .common import db_option, pool_option, warn_if_not_durable, workload_option
+from .engine_options import engine_settings_given, with_engine_setting_options
 from .roles import placement_from, role_options
 
 
@@ -41,13 +42,7 @@ def _announce(started: ServiceStarted) -> None:
     type=float,
     help="Seconds a request waits for a connection before it is answered 503.",
 )
-@click.option(
-    "--sqlite-writers",
-    default=0,
-    show_default=True,
-    type=click.IntRange(0, 1),
-    help="SQLite only: 1 sends every write of every worker through one connection in one writer process.",
-)
+@with_engine_setting_options
 @role_options
 def serve(
     db_url: str,
@@ -57,10 +52,10 @@ def serve(
     workers: int,
     pool_size: int,
     pool_timeout: float,
-    sqlite_writers: int,
     cpus: tuple[str, ...],
     memory: tuple[str, ...],
     drop_caches: bool,
+    **engine_settings: int,
 ) -> None:
     """Serve a workload's JSON API until Ctrl-C or SIGTERM (in-flight requests finish first)."""
     placement = placement_from(cpus, memory, drop_caches)
@@ -84,7 +79,7 @@ def serve(
         workers=workers,
         pool_size=pool_size,
         pool_timeout=pool_timeout,
-        sqlite_writers=sqlite_writers,
+        engine_settings=engine_settings_given(engine_settings),
     ).checked()
     if placement.drop_caches:
         drop_page_cache()

@@ -1,25 +1,26 @@
 """Engines: one package per database, all behind the interface in `base`.
 
-`create_engine(url)` picks the package from the URL scheme; the packages are imported lazily so
-that a missing optional driver only matters to the engine that needs it. Each engine is a package
-(`sqlite/`, `postgres/`, `mariadb/`) of three modules: `connection` (settings, connections,
-sessions, open/close/read/transaction/describe, check_statements), `loading` (DDL, bulk loading)
-and `snapshot` (fresh data before each run); its engine class is the three put together. Its
-`dialect` module answers what dbladder asks of the engine outside a session (`dialect.dialect_of(url)`).
+`create_engine(url)` makes the engine class the URL's engine registers (`dbladder.engine_registry`:
+each engine package's `KIND`, named by an entry point); the class is imported when first asked
+for, so that a missing driver only matters to the engine that needs it. Each built-in engine is a
+package (`sqlite/`, `postgres/`, `mariadb/`) of three modules: `connection` (settings,
+connections, sessions, open/close/read/transaction/describe, check_statements), `loading` (DDL,
+bulk loading) and `snapshot` (fresh data before each run); its engine class (`engine.py`) is the
+three put together. Its `dialect` module answers what dbladder asks of the engine outside a
+session (`dialect.dialect_of(url)`).
 """
 
 from __future__ import annotations
 
-import importlib
 import os
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
 
+from ..engine_registry import load
 from ..urls import DatabaseURL, parse_url, with_password
 from .base import Engine, EngineInfo, EngineOptions, Session
 
 __all__ = [
-    "ENGINES",
     "Engine",
     "EngineInfo",
     "EngineOptions",
@@ -27,13 +28,6 @@ __all__ = [
     "create_engine",
     "opened",
 ]
-
-# engine name -> "module:class"
-ENGINES = {
-    "sqlite": "dbladder.engines.sqlite:SQLiteEngine",
-    "postgresql": "dbladder.engines.postgres:PostgresEngine",
-    "mariadb": "dbladder.engines.mariadb:MariaDBEngine",
-}
 
 
 def create_engine(url: str | DatabaseURL, options: EngineOptions | None = None) -> Engine:
@@ -44,8 +38,7 @@ def create_engine(url: str | DatabaseURL, options: EngineOptions | None = None) 
     finds it there, so no configuration or command line has to carry it.
     """
     parsed = with_password(parse_url(url) if isinstance(url, str) else url, os.environ)
-    module_name, class_name = ENGINES[parsed.engine].split(":")
-    engine_class = getattr(importlib.import_module(module_name), class_name)
+    engine_class = load(parsed.kind.engine_class)
     engine: Engine = engine_class(parsed, (options or EngineOptions()).checked())
     return engine
 

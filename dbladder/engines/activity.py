@@ -6,13 +6,14 @@
     window = sampler.window(start, end)  # figures for [start, end], on time.perf_counter()
     sampler.stop()
 
-Each engine's probe (`postgres/activity.py`, `mariadb/activity.py`, `sqlite/activity.py`, the
-`ActivityProbe` of `base.py`) says what one reading is and how a window's readings become
-figures; this module only schedules the readings and picks a window's. Readings run on a
-connection of the sampler's own, in an event loop of its own thread, so they never queue behind
-the run's requests and the run's loop never waits for them. Ticks are scheduled from the start
-(start + k * interval), so one slow reading delays one tick, not every later one. The thread
-never raises: a reading that fails is left out and its error kept (once per kind) in `warnings`.
+Each engine's probe (its registration's `activity_probe`: `postgres/activity.py`,
+`mariadb/activity.py`, `sqlite/activity.py`, the `ActivityProbe` of `base.py`) says what one
+reading is and how a window's readings become figures; this module only schedules the readings and
+picks a window's. Readings run on a connection of the sampler's own, in an event loop of its own
+thread, so they never queue behind the run's requests and the run's loop never waits for them.
+Ticks are scheduled from the start (start + k * interval), so one slow reading delays one tick,
+not every later one. The thread never raises: a reading that fails is left out and its error kept
+(once per kind) in `warnings`.
 
 Figures with the same name mean the same on every engine where they exist: `active_sessions`
 (the mean number of the run's sessions running a statement), `lock_wait_share` (the share of
@@ -24,7 +25,6 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-import importlib
 import itertools
 import threading
 import time
@@ -32,15 +32,10 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import asdict, dataclass, field, replace
 from typing import Any, ClassVar, Generic, Protocol, TypeVar
 
+from ..engine_registry import load
 from ..urls import DatabaseURL, parse_url
 from .base import ActivityProbe, ActivityReading
 
-# engine name -> "module:class" of its probe, as ENGINES in __init__.py
-PROBES = {
-    "sqlite": "dbladder.engines.sqlite.activity:SQLiteActivity",
-    "postgresql": "dbladder.engines.postgres.activity:PostgresActivity",
-    "mariadb": "dbladder.engines.mariadb.activity:MariaDBActivity",
-}
 START_TIMEOUT = 10.0  # seconds for the probe to connect
 
 Counters = Callable[[], Mapping[str, int]]
@@ -52,8 +47,7 @@ def create_probe(url: str | DatabaseURL, counters: Counters | None = None) -> Ac
     reading and its counts reported as differences over the window (SQLite: the service's
     busy waits on the file lock)."""
     parsed = parse_url(url) if isinstance(url, str) else url
-    module_name, class_name = PROBES[parsed.engine].split(":")
-    probe_class = getattr(importlib.import_module(module_name), class_name)
+    probe_class = load(parsed.kind.activity_probe)
     probe: ActivityProbe = probe_class(parsed, counters)
     return probe
 

@@ -5,34 +5,28 @@ dbladder asks of an engine by name: what its durability settings promise, where 
 listens and how the service can reach it by another transport, which processes to look for on
 the machine, where its pages are cached, and the SQLAlchemy engine the ORM workload reaches it
 through. One dialect per engine package (`sqlite/dialect.py`, `postgres/dialect.py`,
-`mariadb/dialect.py`); `dialect_of(url)` finds it, so nothing outside `engines/` (and the
-servers and URLs, which name engines by nature) asks which engine it is talking to.
+`mariadb/dialect.py`), named by its registration (`dbladder.engine_registry`); `dialect_of(url)`
+finds it, so nothing outside `engines/` (and the server programs of `servers/`, which are an
+engine's by nature) asks which engine it is talking to.
 
 The plain facts (the engine's label, whether it runs in-process or has a server) are the URL's
-`kind` (`dbladder.urls.EngineKind`), which reports may read too.
+`kind` (`dbladder.engine_registry.EngineKind`), which reports may read too.
 """
 
 from __future__ import annotations
 
-import importlib
 from collections.abc import Mapping
 from dataclasses import dataclass
 from importlib.metadata import PackageNotFoundError, version
 from typing import TYPE_CHECKING, Any, Protocol
 
-from ..urls import DatabaseURL, EngineKind, engine_kind
+from ..engine_registry import EngineKind, engine_kind, load
+from ..urls import DatabaseURL
 
 if TYPE_CHECKING:
     from .base import EngineInfo, EngineOptions, Row
 
 LOOPBACK = "127.0.0.1"
-
-# engine name -> the module whose DIALECT it is (imported when first asked for)
-DIALECTS = {
-    "sqlite": "dbladder.engines.sqlite.dialect",
-    "postgresql": "dbladder.engines.postgres.dialect",
-    "mariadb": "dbladder.engines.mariadb.dialect",
-}
 
 
 @dataclass(frozen=True)
@@ -119,14 +113,14 @@ class Dialect(Protocol):
 
 def dialect_of(what: DatabaseURL | EngineKind | str) -> Dialect:
     """The dialect of a URL's engine, of an engine kind, or of an engine named as a result names it
-    (`sqlite`, `postgresql`, `mariadb`; UnknownEngine otherwise)."""
+    (`sqlite`, `postgresql`, `mariadb`, or one another package registers; UnknownEngine otherwise)."""
     if isinstance(what, DatabaseURL):
         kind = what.kind
     elif isinstance(what, EngineKind):
         kind = what
     else:
         kind = engine_kind(what)
-    dialect: Dialect = importlib.import_module(DIALECTS[kind.name]).DIALECT
+    dialect: Dialect = load(kind.dialect)
     return dialect
 
 

@@ -5,34 +5,43 @@
     grown = (await read_storage(engine, url)).since(before)
     grown.disk_share                           # of the reads the cache could not serve
 
-Each engine says what its cache counts (`<engine>/storage.py`): PostgreSQL's shared buffers
-(pg_stat_database's blks_hit against blks_read, for the run's database), MariaDB's InnoDB buffer
-pool (Innodb_buffer_pool_read_requests against Innodb_buffer_pool_reads, for the whole server),
-SQLite none that outlives a connection. A read that misses the database's cache may still be
-served by the kernel's page cache, so what really came from the disk is counted apart, from the
-database's processes (`bytes_read_from_disk`: /proc/PID/io read_bytes, which counts what the
-storage layer fetched, page cache hits excluded): the backends of a server, or for SQLite the
-service's processes, which read its file.
+Each engine says what its cache counts (its registration's `storage_reader`,
+`<engine>/storage.py`): PostgreSQL's shared buffers (pg_stat_database's blks_hit against
+blks_read, for the run's database), MariaDB's InnoDB buffer pool (Innodb_buffer_pool_read_requests
+against Innodb_buffer_pool_reads, for the whole server), SQLite none that outlives a connection. A
+read that misses the database's cache may still be served by the kernel's page cache, so what
+really came from the disk is counted apart, from the database's processes (`bytes_read_from_disk`:
+/proc/PID/io read_bytes, which counts what the storage layer fetched, page cache hits excluded):
+the backends of a server, or for SQLite the service's processes, which read its file.
 """
 
 from __future__ import annotations
 
 import contextlib
-import importlib
 from collections.abc import Iterable
 from dataclasses import dataclass, replace
 from pathlib import Path
-from typing import Any
+from typing import Any, Protocol
 
+from ..engine_registry import load
 from ..urls import DatabaseURL
 from .base import Engine
 
-# engine name -> the module with its cache counters and size query
-MODULES = {
-    "sqlite": "dbladder.engines.sqlite.storage",
-    "postgresql": "dbladder.engines.postgres.storage",
-    "mariadb": "dbladder.engines.mariadb.storage",
-}
+
+class StorageReader(Protocol):
+    """What an engine's registration names as its `storage_reader` (a module will do, as each
+    built-in engine's `<engine>/storage.py` is): its cache counters and its size on disk."""
+
+    CACHE: str
+    """What the engine's own cache is, as a report names it."""
+
+    async def cache_counters(self, engine: Engine, url: DatabaseURL) -> tuple[int | None, int | None]:
+        """(hits, misses) of the engine's own cache so far; None where it keeps no such counter."""
+        ...
+
+    async def size_on_disk(self, engine: Engine, url: DatabaseURL) -> int | None:
+        """The database's size on disk in bytes, tables and indexes (None where it cannot be asked)."""
+        ...
 
 
 @dataclass(frozen=True)
@@ -89,8 +98,9 @@ class StorageReads:
         }
 
 
-def _module(url: DatabaseURL) -> Any:
-    return importlib.import_module(MODULES[url.engine])
+def _reader(url: DatabaseURL) -> StorageReader:
+    reader: StorageReader = load(url.kind.storage_reader)
+    return reader
 
 
 def bytes_read_from_disk(pids: Iterable[int]) -> int | None:
@@ -109,14 +119,15 @@ def bytes_read_from_disk(pids: Iterable[int]) -> int | None:
 async def read_storage(engine: Engine, url: DatabaseURL, pids: Iterable[int] = ()) -> StorageReads:
     """The engine's cache counters now, with the bytes `pids` (the database's processes) have read
     from disk."""
-    module = _module(url)
-    hits, misses = await module.cache_counters(engine, url)
+    reader = _reader(url)
+    hits, misses = await reader.cache_counters(engine, url)
+    # PAGE_BYTES: what one hit or miss reads, where the engine counts them (optional).
     return StorageReads(
-        module.CACHE, hits, misses, bytes_read_from_disk(pids), getattr(module, "PAGE_BYTES", None)
+        reader.CACHE, hits, misses, bytes_read_from_disk(pids), getattr(reader, "PAGE_BYTES", None)
     )
 
 
 async def size_on_disk(engine: Engine, url: DatabaseURL) -> int | None:
     """The database's size on disk in bytes, tables and indexes (None where it cannot be asked)."""
-    size: int | None = await _module(url).size_on_disk(engine, url)
+    size: int | None = await _reader(url).size_on_disk(engine, url)
     return size

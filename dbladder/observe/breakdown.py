@@ -92,7 +92,7 @@ WRITER_COUNTERS = ("writer_writes", "writer_queued_us", "writer_busy_us")
 def writer_queue(stats_before: dict[str, Any], stats_after: dict[str, Any]) -> dict[str, Any]:
     """The single SQLite writer's queue between two /stats snapshots (keys in the module doc); empty
     for a service without a writer, or one whose /stats does not count its queue."""
-    if not stats_after.get("sqlite_writers"):
+    if not stats_after.get("writer"):  # the writer's state, None for a service without one
         return {}
     before, after = stats_before.get("totals") or {}, stats_after.get("totals") or {}
     if any(name not in before or name not in after for name in WRITER_COUNTERS):

@@ -23,7 +23,9 @@ class Preset:
     write_share: float | None = None
     ladder: Ladder | None = None  # open model: the arrival-rate ladder
     users: UserPlan | None = None  # closed model: users with think time, instead of a ladder
-    sqlite_writers: int | None = None  # None: the service's default (the pool)
+    # The engines' run settings it sets, by key (`dbladder.engine_registry.RunSetting`), e.g.
+    # (("sqlite_writers", 1),): SQLite's one writer.
+    engine_settings: tuple[tuple[str, int], ...] = ()
     weights: tuple[tuple[str, float], ...] | None = None
     reference: str = ""
     sizes: tuple[tuple[str, int], ...] = ()

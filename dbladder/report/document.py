@@ -11,11 +11,11 @@ from __future__ import annotations
 from collections.abc import Callable, Sequence
 from functools import partial
 
+from ..engine_registry import runs_in_process
 from ..plans.meaning import result_words
 from ..result.level import Level
 from ..result.run import RunResult, as_result
 from ..result.verdict import RULE
-from ..urls import runs_in_process
 from . import figures as fig
 from .blocks import Block, Bullets, Column, Heading, Paragraph, Plots, Report, Table
 from .caveats import caveats

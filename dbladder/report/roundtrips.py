@@ -29,11 +29,11 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
+from ..engine_registry import label_of, runs_in_process
 from ..result.level import Level
 from ..result.run import Transport
-from ..urls import runs_in_process
 from .blocks import Block, Bullets, Column, Heading, Paragraph, Table
-from .runs import ENGINE_NAMES, Group, Round, RunInRound
+from .runs import Group, Round, RunInRound
 
 EXPLAINED = 0.8  # round trips account for at least this share of a gap: "explained"
 PARTLY = 0.3  # at least this share: "partly explained"
@@ -69,7 +69,7 @@ class Entry:
 
     @property
     def name(self) -> str:
-        return ENGINE_NAMES.get(self.engine, self.engine)
+        return label_of(self.engine)
 
     @property
     def route(self) -> str:
@@ -172,7 +172,7 @@ def _data_layers(runs: Sequence[RunInRound]) -> list[str]:
             words = ", ".join(str(part) for part in parts if part)
             if layer.get("note"):
                 words += f": {layer['note']}"
-            found[engine] = f"**{ENGINE_NAMES.get(engine, engine)}** through {words}."
+            found[engine] = f"**{label_of(engine)}** through {words}."
     return list(found.values())
 
 

@@ -22,15 +22,13 @@ from dataclasses import dataclass, field, replace
 from functools import cached_property
 from typing import Any
 
+from ..engine_registry import label_of, run_label
 from ..plans import PlanView, view_of
 from ..result.level import Level
 from ..result.run import RunResult, as_result
 from ..result.verdict import AT_LEAST, BELOW, EXACT, MIN_RUNS, Figure, Verdict, compare
-from ..urls import KINDS
 from .figures import rate
 
-ENGINE_NAMES = {name: kind.label for name, kind in KINDS.items()}
-"""Engine name -> its label, as people write it (`dbladder.urls.EngineKind.label`)."""
 FEW_RUNS = f"cannot tell from fewer than {MIN_RUNS} runs"
 
 Results = Sequence[RunResult | Mapping[str, Any]]
@@ -44,10 +42,9 @@ def engine_label(result: RunResult | Mapping[str, Any]) -> str:
         return str(result.label)
     name = result.engine_name
     version = re.match(r"[\d.]+", str((result.engine.server_version if result.engine else None) or ""))
-    label = ENGINE_NAMES.get(name, name) + (f" {version.group(0).rstrip('.')}" if version else "")
+    label = label_of(name) + (f" {version.group(0).rstrip('.')}" if version else "")
     config = result.config
-    if config.sqlite_writers:
-        label += ", one writer"
+    label += run_label(config.engine_settings)
     if config.target == "direct":
         label += ", direct"
     transport = result.transport

@@ -11,9 +11,9 @@ from __future__ import annotations
 from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
+from ..engine_registry import setting_facts
 from ..plans import view_of
 from ..result.run import Engine, RunResult
-from ..urls import runs_in_process
 from . import figures as fig
 from .blocks import Block, Code, Column, Heading, Paragraph, Table
 from .runs import Round, sizes_words, write_share
@@ -158,10 +158,8 @@ def _service_facts(result: RunResult) -> dict[str, str]:
     if config.target != "direct":
         facts["service workers"] = fig.plain(config.workers)
     facts["connection pool"] = f"{fig.plain(config.pool_size)} connections in all"
-    if result.engine is not None and runs_in_process(result.engine.engine):
-        facts["SQLite writers"] = (
-            "one connection takes every write" if config.sqlite_writers else "every connection writes"
-        )
+    if result.engine is not None:
+        facts.update(setting_facts(result.engine.engine, config.engine_settings))
     fresh = result.fresh
     if not seed and fresh is not None:
         # A comparison seeds once and gives every run the data as seeded (dbladder.data.fresh).

@@ -17,6 +17,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from .. import __version__
+from ..engine_registry import engine_settings_in
 from ..errors import UnknownBundleVersion
 from .expectations import Checked
 from .level import Level
@@ -107,12 +108,17 @@ class Config(Part):
     target: str | None = None
     workers: int | None = None
     pool_size: int | None = None
-    sqlite_writers: int | None = None
     generator_processes: int | None = None
     in_flight: int | None = None
     timeout: float | None = None
     precise_clock: bool | None = None
     continue_after_fail: bool | None = None
+
+    @property
+    def engine_settings(self) -> dict[str, Any]:
+        """The engines' run settings as the run had them (SQLite's one writer), under the keys their
+        engines declare (`dbladder.engine_registry.RunSetting`), kept among the document's own."""
+        return engine_settings_in(self.extra)
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -140,7 +146,6 @@ class Service(Part):
 
     workers: int | None = None
     pool_size: int | None = None
-    sqlite_writers: int | None = None
     url: str | None = None
     started_by_dbladder: bool | None = None
     stats: Mapping[str, Any] | None = None

@@ -13,6 +13,7 @@ from urllib.parse import urlsplit
 
 from ..app.process import AppCommand
 from ..app.workload import app_workload
+from ..engine_registry import engine_setting_problems, settings_with_defaults, writer_processes
 from ..engines.base import DEFAULT_POOL_SIZE
 from ..errors import DbladderError, InvalidConfig, UsageError
 from ..plans import Plan, Search, plan_to_config
@@ -63,7 +64,10 @@ class RunConfig:
     target: str = "http"
     workers: int = 2
     pool_size: int = DEFAULT_POOL_SIZE
-    sqlite_writers: int = 0
+    # The engine's run settings by key, as its registration declares them (`dbladder.engine_registry`):
+    # SQLite's one writer ("sqlite_writers": 1). {} keeps each at its default; result.json has them
+    # all, each under its own key.
+    engine_settings: dict[str, int] = field(default_factory=dict)
     # 0: sized to the machine (`generator_processes()`): in direct mode one process per core when
     # the engine runs inside the generator (SQLite), half the cores for a server on this host, whose
     # backends need cores of their own; one process over HTTP, where the service has the cores.
@@ -179,12 +183,9 @@ class RunConfig:
             value = getattr(self, name)
             if not low <= value <= high:
                 problems.append(f"{name} must be from {low} to {high}, not {value}")
-        if self.sqlite_writers not in (0, 1):
-            problems.append(
-                f"sqlite_writers must be 0 (every connection writes) or 1, not {self.sqlite_writers}"
-            )
-        elif self.sqlite_writers and database is not None and not database.kind.in_process:
-            problems.append(f"sqlite_writers=1 applies to SQLite only, not to {engine}")
+        problems += engine_setting_problems(
+            self.engine_settings, database.kind if database is not None else None
+        )
         if not self.timeout > 0:
             problems.append(f"timeout must be above 0 seconds, not {self.timeout}")
         service = None
@@ -271,7 +272,7 @@ class RunConfig:
             db_url=parsed if isinstance(parsed, DatabaseURL) else self.db_url,
             target=self.target,
             service_url=self.service_url,
-            sqlite_writers=self.sqlite_writers,
+            writer_processes=writer_processes(self.engine_settings),
             levels=levels,
             engine=engine,
             on_agents=self.cluster is not None,
@@ -286,8 +287,14 @@ class RunConfig:
     def to_dict(self) -> dict[str, Any]:
         data: dict[str, Any] = {}
         for name, value in asdict(self).items():
-            # The plan under its kind's key, as results have always kept it.
-            data.update(plan_to_config(self.plan) if name == "plan" else {name: value})
+            # The plan under its kind's key, as results have always kept it; each engine setting
+            # under its own.
+            if name == "plan":
+                data.update(plan_to_config(self.plan))
+            elif name == "engine_settings":
+                data.update(settings_with_defaults(self.engine_settings))
+            else:
+                data[name] = value
         data["sizes"] = dict(self.sizes)
         data["db_url"] = self.database.redacted
         data["faults"] = list(self.faults)

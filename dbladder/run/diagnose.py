@@ -29,6 +29,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import replace
 from typing import Any
 
+from ..engine_registry import writer_processes
 from ..engines.activity import ActivitySampler, create_probe
 from ..errors import DbladderError
 from ..observe.disk import fsync_rate, probe_seconds
@@ -134,11 +135,11 @@ def role_cores(
 
 
 def service_loops(config: RunConfig) -> int | None:
-    """The event loops of the service dbladder starts for a run (its workers and the single SQLite
-    writer); None when it starts none (direct mode, or a service already running)."""
+    """The event loops of the service dbladder starts for a run (its workers and any writer process
+    the engine's settings ask for); None when it starts none (direct mode, or a service already running)."""
     if config.target != "http" or config.service_url is not None:
         return None
-    return config.workers + (config.sqlite_writers if not config.url.kind.has_server else 0)
+    return config.workers + writer_processes(config.engine_settings)
 
 
 def needs_diagnosis(row: dict[str, Any], pass_mark: PassMark) -> bool:

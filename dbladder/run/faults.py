@@ -38,13 +38,14 @@ from typing import TYPE_CHECKING, Any
 
 import psutil
 
+from ..engine_registry import engine_kind, run_settings
 from ..engines import opened
 from ..engines.base import EngineOptions
 from ..errors import DbladderError, UsageError
 from ..plans import Level
 from ..report.integrity import fault_line
 from ..servers import ManagedServer, fault_permission, is_managed_spec
-from ..urls import DatabaseURL, engine_kind
+from ..urls import DatabaseURL
 
 if TYPE_CHECKING:  # the service (granian, numpy) is imported when a fault runs, not with the config
     from ..service.server import RunningService
@@ -112,13 +113,19 @@ def parse_faults(texts: Sequence[str]) -> tuple[Fault, ...]:
     return tuple(parse_fault(text) for text in texts)
 
 
+def _one_writer_options() -> str:
+    """How to ask for one writer process: the engines' settings that start one (--sqlite-writers 1)."""
+    options = [f"{setting.option} 1" for setting, _ in run_settings().values() if setting.writer_processes]
+    return "use " + " or ".join(options) if options else "no engine here takes one"
+
+
 def fault_problems(
     faults: Sequence[Fault],
     *,
     db_url: str | DatabaseURL,
     target: str,
     service_url: str | None,
-    sqlite_writers: int,
+    writer_processes: int,
     levels: Sequence[Level],
     engine: str | None,
     on_agents: bool = False,
@@ -152,13 +159,13 @@ def fault_problems(
                     "dbladder only stops the service it starts"
                 )
             )
-        elif fault.kind == "kill-writer" and sqlite_writers != 1:
-            problems.append(f"{where}: there is no single SQLite writer to kill (use --sqlite-writers 1)")
+        elif fault.kind == "kill-writer" and writer_processes != 1:
+            problems.append(f"{where}: there is no single writer process to kill ({_one_writer_options()})")
         if fault.kind in ("kill-db", "restart-db"):
             if engine is not None and engine_kind(engine).in_process:
                 problems.append(
-                    f"{where}: SQLite has no server; its data lives in the service's processes "
-                    "(kill-service, kill-writer)"
+                    f"{where}: {engine_kind(engine).label} has no server; its data lives in the "
+                    "service's processes (kill-service, kill-writer)"
                 )
             elif on_agents and isinstance(db_url, str) and is_managed_spec(db_url):
                 problems.append(

@@ -12,6 +12,7 @@ from typing import Any, cast
 from urllib.parse import urlsplit
 
 from ..app.workload import AppWorkload
+from ..engine_registry import run_label, settings_with_defaults
 from ..errors import DbladderError, UsageError
 from ..service import ServiceConfig, running_service
 from ..service.server import RunningService
@@ -133,8 +134,12 @@ def _service_for(
         workers=config.workers,
         pool_size=config.pool_size,
         pool_timeout=config.timeout,
-        sqlite_writers=config.sqlite_writers,
+        engine_settings=config.engine_settings,
     )
+    # The engine's run settings, in words (", one writer") and under their own keys (as result.json
+    # has always had "sqlite_writers").
+    settings_words = run_label(config.engine_settings)
+    settings = settings_with_defaults(config.engine_settings)
     app_agent = cluster.app_agent() if cluster is not None else None
     if app_agent is not None:
         from ..cluster.sampled import remote_service
@@ -145,12 +150,12 @@ def _service_for(
         with remote_service(call, functools.partial(running_service, here)) as (started, stats):
             progress.message(
                 f"service on app agent {app_agent.name} at {started['url']}: {config.workers} worker(s), "
-                f"pool {config.pool_size}" + (", one SQLite writer" if config.sqlite_writers else "")
+                f"pool {config.pool_size}{settings_words}"
             )
             description = {
                 "workers": config.workers,
                 "pool_size": config.pool_size,
-                "sqlite_writers": config.sqlite_writers,
+                **settings,
                 "url": started["url"],
                 "agent": app_agent.name,
             }
@@ -160,13 +165,12 @@ def _service_for(
         return
     with running_service(service_config, place=place) as service:
         progress.message(
-            f"service on {service.url}: {config.workers} worker(s), pool {config.pool_size}"
-            + (", one SQLite writer" if config.sqlite_writers else "")
+            f"service on {service.url}: {config.workers} worker(s), pool {config.pool_size}" + settings_words
         )
         description = {
             "workers": config.workers,
             "pool_size": config.pool_size,
-            "sqlite_writers": config.sqlite_writers,
+            **settings,
             "url": service.url,
         }
         yield LoadTarget(service.config.host, service.config.port, description, service)

@@ -11,7 +11,8 @@ options that do not go together:
     a ladder preset          -> --start, --step, --steps, --hold, --warmup over its ladder
     a users preset (closed)  -> --users, --ramp, --hold over its phases; the ladder's options refused
     any preset               -> --budget and --resolution refused; --writes over its write share
-                                (and then its own weights are dropped), --sqlite-writers over its own
+                                (and then its own weights are dropped), the engines' settings
+                                (--sqlite-writers) over its own
 """
 
 from __future__ import annotations
@@ -46,7 +47,8 @@ class PlanOptions:
     users: str | None = None
     ramp: float | None = None
     writes: float | None = None
-    sqlite_writers: int | None = None
+    # The engines' run settings given (--sqlite-writers), by key (`dbladder.engine_registry`).
+    engine_settings: dict[str, int] = dataclasses.field(default_factory=dict)
 
 
 @dataclass(frozen=True)
@@ -57,7 +59,8 @@ class PlanChoice:
     plan: Plan
     write_share: float | None = None
     weights: dict[str, float] | None = None
-    sqlite_writers: int = 0
+    # The engines' run settings: the preset's, with the options' over them.
+    engine_settings: dict[str, int] = dataclasses.field(default_factory=dict)
     # The preset's own data sizes; the user's --size settings go over them.
     sizes: dict[str, int] = dataclasses.field(default_factory=dict)
     # The preset itself (None for the ceiling search): its reference to a published figure.
@@ -70,7 +73,7 @@ class PlanChoice:
             "plan": self.plan,
             "write_share": self.write_share,
             "weights": self.weights,
-            "sqlite_writers": self.sqlite_writers,
+            "engine_settings": self.engine_settings,
         }
 
 
@@ -88,7 +91,7 @@ def choose_plan(workload_name: str, options: PlanOptions) -> PlanChoice:
             SEARCH_PLAN,
             _search(options),
             write_share=options.writes,
-            sqlite_writers=options.sqlite_writers or 0,
+            engine_settings=dict(options.engine_settings),
         )
     search_only = [f"--{name}" for name in ("budget", "resolution") if getattr(options, name) is not None]
     _refuse(search_only, "the ceiling search, not to a preset")
@@ -104,13 +107,12 @@ def choose_plan(workload_name: str, options: PlanOptions) -> PlanChoice:
         )
     else:
         raise UsageError(f"the preset {preset.name!r} has neither a ladder nor users")
-    sqlite_writers = preset.sqlite_writers if options.sqlite_writers is None else options.sqlite_writers
     return PlanChoice(
         preset.name,
         plan,
         write_share=preset.write_share if options.writes is None else options.writes,
         weights=dict(preset.weights) if preset.weights is not None and options.writes is None else None,
-        sqlite_writers=sqlite_writers or 0,
+        engine_settings={**dict(preset.engine_settings), **options.engine_settings},
         sizes=dict(preset.sizes),
         preset=preset,
     )

@@ -20,7 +20,7 @@ from .errors import (
     ServerUserMissing,
     UnknownServer,
 )
-from .managed import KINDS, ManagedServer, kind_for
+from .managed import ManagedServer, kind_for, managed_engines
 from .registry import registry_root
 from .resolve import (
     Database,
@@ -42,7 +42,6 @@ from .resolve import (
 from .watch import ServerWatch
 
 __all__ = [
-    "KINDS",
     "BadServerSpec",
     "Database",
     "ManagedDatabase",
@@ -61,6 +60,7 @@ __all__ = [
     "find_server",
     "is_managed_spec",
     "kind_for",
+    "managed_engines",
     "managed_server",
     "managed_server_for",
     "managed_url",

@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import functools
 import json
 import os
 import shutil
@@ -28,15 +29,11 @@ from typing import Any, TypeVar
 
 import psutil
 
+from ..engine_registry import load, registered
 from ..roles import MemoryCgroup, RoleLimits
-from ..urls import SCHEMES
 from . import processes, registry
 from .errors import BadServerSpec, NotManaged, ServerStartFailed, ServerStopFailed
 from .kind import DATABASE, LOOPBACK, Layout, ServerKind, last_lines
-from .mariadb import MariaDBServer
-from .postgres import PostgresServer
-
-KINDS: dict[str, ServerKind] = {"postgresql": PostgresServer(), "mariadb": MariaDBServer()}
 
 START_TIMEOUT = 60.0
 STOP_TIMEOUT = 60.0
@@ -50,14 +47,28 @@ _COMPLAINTS = ("FATAL:", "PANIC:", "ERROR:", "[ERROR]", "invalid value", "could 
 T = TypeVar("T")
 
 
+def managed_engines() -> tuple[str, ...]:
+    """The engines dbladder can start a server of: those whose registration names one."""
+    return tuple(kind.name for kind in registered().kinds.values() if kind.managed_server is not None)
+
+
 def kind_for(engine: str) -> ServerKind:
-    """The server kind for an engine name (aliases as in URLs: postgres, mysql), or BadServerSpec."""
-    name = SCHEMES.get(engine.strip().lower())
-    if name == "sqlite":
-        raise BadServerSpec("SQLite has no server to start: use a file, sqlite:///shop.db")
-    if name not in KINDS:
-        raise BadServerSpec(f"no managed server for {engine!r}; choose postgresql or mariadb")
-    return KINDS[name]
+    """The server kind of an engine named as in URLs (aliases too: postgres, mysql), as its
+    registration names it (`dbladder.engine_registry`), or BadServerSpec."""
+    registry = registered()
+    scheme = engine.strip().lower()
+    kind = registry.kinds.get(registry.schemes.get(scheme, ""))
+    if kind is not None and kind.in_process:
+        raise BadServerSpec(f"{kind.label} has no server to start: use a file, {scheme}:///shop.db")
+    if kind is None or kind.managed_server is None:
+        raise BadServerSpec(f"no managed server for {engine!r}; choose {' or '.join(managed_engines())}")
+    return _server_kind(kind.managed_server)
+
+
+@functools.cache  # one instance per kind, as the servers' code has always shared it
+def _server_kind(locator: str) -> ServerKind:
+    server_kind: ServerKind = load(locator)()
+    return server_kind
 
 
 def run_sync(make: Callable[[], Coroutine[Any, Any, T]]) -> T:
@@ -111,7 +122,7 @@ class ManagedServer:
 
     @property
     def kind(self) -> ServerKind:
-        return KINDS[self.engine]
+        return kind_for(self.engine)
 
     @property
     def layout(self) -> Layout:
@@ -174,7 +185,7 @@ class ManagedServer:
             server = cls(**{k: v for k, v in data.items() if k in known})
         except (OSError, ValueError, TypeError) as exc:
             raise NotManaged(f"{path} is not a readable dbladder server record ({exc})") from None
-        if server.engine not in KINDS or Path(server.folder) != Path(folder).resolve():
+        if server.engine not in managed_engines() or Path(server.folder) != Path(folder).resolve():
             raise NotManaged(f"{path} does not describe a dbladder server in {folder}")
         return server
 

@@ -15,13 +15,14 @@ from dataclasses import dataclass
 from pathlib import Path
 from urllib.parse import parse_qsl
 
+from ..engine_registry import EngineKind, engine_kind
 from ..errors import DbladderError
 from ..roles import RoleLimits, UnmanagedRole, format_size
-from ..urls import DatabaseURL, EngineKind, engine_kind, parse_url
+from ..urls import DatabaseURL, parse_url
 from . import registry
 from .create import managed_server
 from .errors import BadServerSpec, NotManaged
-from .managed import ManagedServer, kind_for
+from .managed import ManagedServer, kind_for, managed_engines
 
 PREFIX = "managed:"
 LOOPBACK = {"127.0.0.1", "localhost", "::1"}
@@ -35,7 +36,8 @@ def is_managed_spec(text: str) -> bool:
 def parse_managed_spec(text: str) -> tuple[str, dict[str, str]]:
     """`managed:ENGINE[?setting=value&...]` -> (engine, settings); BadServerSpec if malformed."""
     if not is_managed_spec(text):
-        raise BadServerSpec(f"{text!r} is not a managed server; write managed:postgresql or managed:mariadb")
+        choices = " or ".join(f"{PREFIX}{engine}" for engine in managed_engines())
+        raise BadServerSpec(f"{text!r} is not a managed server; write {choices}")
     rest = text.strip()[len(PREFIX) :]
     engine, _, query = rest.partition("?")
     try:
@@ -251,8 +253,8 @@ def fault_permission(url: str | DatabaseURL, root: Path | None = None) -> str | 
         parsed = parse_url(url) if isinstance(url, str) else url
     except DbladderError as exc:
         return str(exc)
-    if parsed.engine == "sqlite":
-        return "SQLite runs inside the service: there is no database server to kill"
+    if parsed.kind.in_process:
+        return f"{parsed.kind.label} runs inside the service: there is no database server to kill"
     server = server_for_url(parsed, root)
     if server is None:
         return (

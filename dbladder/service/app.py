@@ -32,6 +32,7 @@ from typing import Any
 
 from granian.rsgi import HTTPProtocol, Scope
 
+from ..engine_registry import settings_with_defaults
 from ..engines import create_engine
 from ..engines.base import Engine
 from ..engines.pool import RequestTiming, request_timing
@@ -242,7 +243,8 @@ class ServiceApp:
                 "workload": self.workload.name,
                 "workers": self.config.workers,
                 "ready_workers": sum(1 for p in processes if p.role == "worker" and alive[p.pid]),
-                "sqlite_writers": self.config.sqlite_writers,
+                # The engine's run settings under their own keys ("sqlite_writers": 0), as before.
+                **settings_with_defaults(self.config.engine_settings),
                 "writer": self._writer_state(),
                 "pool_size": self.config.pool_size,
                 "totals": stats.totals(processes),

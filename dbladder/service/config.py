@@ -14,6 +14,7 @@ import os
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from ..engine_registry import engine_setting_problems, writer_processes
 from ..engines.base import DEFAULT_POOL_SIZE, EngineOptions
 from ..errors import DbladderError, InvalidConfig
 from ..urls import DatabaseURL, parse_url
@@ -40,12 +41,13 @@ class ServiceConfig:
     # the worker processes: the seeds' app is one process with a pool of 100, and a pool per worker
     # would multiply the connections a server sees by the number of workers.
     pool_size: int = DEFAULT_POOL_SIZE
-    # Seconds a request may wait for a connection (or, with one SQLite writer, for its turn) -> 503.
+    # Seconds a request may wait for a connection (or, with one writer process, for its turn) -> 503.
     pool_timeout: float = 5.0
     connect_timeout: float = 5.0
-    # SQLite only. 0: every pooled connection may write and waits on the file lock;
-    # 1: every write of every worker goes through one connection in one writer process.
-    sqlite_writers: int = 0
+    # The engine's run settings by key, as its registration declares them (`dbladder.engine_registry`):
+    # SQLite's one writer, which sends every write of every worker through one connection in one
+    # writer process (`writer_processes`); {} keeps each at its default.
+    engine_settings: dict[str, int] = field(default_factory=dict)
     # Requests one worker works on at once; more wait in the listen backlog (granian backpressure).
     max_in_flight: int = 1024
     # Seconds in-flight requests get to finish after SIGINT/SIGTERM before workers are killed.
@@ -76,6 +78,11 @@ class ServiceConfig:
             pool_timeout=self.pool_timeout,
             connect_timeout=self.connect_timeout,
         )
+
+    @property
+    def writer_processes(self) -> int:
+        """The writer processes the engine's settings ask for, which take every write (0: none)."""
+        return writer_processes(self.engine_settings)
 
     @property
     def engine(self) -> str:
@@ -110,12 +117,7 @@ class ServiceConfig:
             problems.append(
                 f"pool_size ({self.pool_size}) must be at least one connection per worker ({self.workers})"
             )
-        if self.sqlite_writers not in (0, 1):
-            problems.append(
-                f"sqlite_writers must be 0 (no limit) or 1 (one writer), not {self.sqlite_writers}"
-            )
-        elif self.sqlite_writers == 1 and engine is not None and not engine.in_process:
-            problems.append(f"sqlite_writers=1 applies to SQLite only, not to {engine.name}")
+        problems += engine_setting_problems(self.engine_settings, engine)
         if not 1 <= self.max_in_flight <= 100_000:
             problems.append(f"max_in_flight must be from 1 to 100000, not {self.max_in_flight}")
         if not self.shutdown_timeout > 0:
@@ -161,4 +163,4 @@ class RuntimePaths:
     """Files one running service shares between its processes (in a private temporary folder)."""
 
     stats: Path  # the counters file (`stats.py`)
-    writer_socket: Path | None = None  # the single SQLite writer's Unix socket, with sqlite_writers=1
+    writer_socket: Path | None = None  # the single writer's Unix socket, with one writer process

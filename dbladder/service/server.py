@@ -56,7 +56,7 @@ class ServiceStarted:
 
     def summary(self) -> str:
         """One line: where it listens and how it runs."""
-        writers = ", one SQLite writer process" if self.config.sqlite_writers == 1 else ""
+        writers = ", one writer process" if self.config.writer_processes == 1 else ""
         return (
             f"listening on {self.url} ({self.config.workers} worker(s), pool {self.config.pool_size} "
             f"in all, {self.config.pool_per_worker} per worker{writers})"
@@ -134,7 +134,7 @@ def serve(config: ServiceConfig, on_started: Callable[[ServiceStarted], None] | 
     with tempfile.TemporaryDirectory(prefix="dbladder-service-") as folder:
         paths = RuntimePaths(
             stats=Path(folder) / "stats",
-            writer_socket=Path(folder) / "writer.sock" if config.sqlite_writers == 1 else None,
+            writer_socket=Path(folder) / "writer.sock" if config.writer_processes == 1 else None,
         )
         stats.create(paths.stats, slots=config.workers + 1)
         writer = WriterKeeper(config, paths) if paths.writer_socket is not None else None

@@ -10,7 +10,7 @@ from dbladder.data.seeding import checksum, row_counts, seed
 from dbladder.engines import create_engine, opened
 from dbladder.engines.base import Column, Schema, Table
 from dbladder.engines.mariadb import snapshot as mariadb_engine
-from dbladder.engines.sqlite import SQLiteEngine
+from dbladder.engines.sqlite.engine import SQLiteEngine
 from dbladder.urls import parse_url
 from dbladder.workloads import shop
 

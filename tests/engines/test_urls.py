@@ -2,16 +2,10 @@ import pickle
 
 import pytest
 
+from dbladder.engine_registry import engine_kind, known_kinds, runs_in_process
+from dbladder.engines.mariadb.credentials import read_option_file
 from dbladder.errors import BadURL, UnknownEngine
-from dbladder.urls import (
-    KINDS,
-    engine_kind,
-    parse_url,
-    read_mariadb_option_file,
-    resolve_url,
-    runs_in_process,
-    url_text,
-)
+from dbladder.urls import parse_url, resolve_url, url_text
 
 
 def test_sqlite_relative_and_absolute_paths():
@@ -200,7 +194,7 @@ def test_mariadb_option_file_comes_before_mysql_pwd_as_in_the_mariadb_client(tmp
 )
 def test_mariadb_option_file_is_read_as_the_mariadb_client_reads_it(tmp_path, text, password):
     my_cnf(tmp_path, text)
-    options = read_mariadb_option_file(tmp_path / ".my.cnf")
+    options = read_option_file(tmp_path / ".my.cnf")
     assert options.get("password") == password
 
 
@@ -242,5 +236,5 @@ def test_a_parsed_url_crosses_into_a_process_whole_and_keeps_its_password_out_of
 def test_a_result_s_engine_name_says_whether_it_ran_in_process():
     assert runs_in_process("sqlite") and not runs_in_process("postgresql")
     assert not runs_in_process("mariadb") and not runs_in_process("?") and not runs_in_process(None)
-    formats = {name: kind.settings_format for name, kind in KINDS.items()}
+    formats = {kind.name: kind.settings_format for kind in known_kinds()}
     assert formats == {"sqlite": "pragmas", "postgresql": "postgresql.conf", "mariadb": "option file"}

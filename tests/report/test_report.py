@@ -49,7 +49,7 @@ def bundles(tmp_path_factory) -> list[Path]:
             sizes={"products": 2000, "orders": 5000},
             workers=1,
             pool_size=8,
-            sqlite_writers=writers,
+            engine_settings={"sqlite_writers": writers},
             out_dir=root / "out",
         )
         result = run_ladder(config)

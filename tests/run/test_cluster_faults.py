@@ -30,7 +30,12 @@ def problems(tmp_path, **given: Any) -> list[str]:
 
 
 def test_a_cluster_run_takes_faults_on_its_own_service_and_leaves_the_server_to_the_db_agent(tmp_path):
-    assert problems(tmp_path, faults=("kill-service@1", "kill-writer@2:1"), sqlite_writers=1) == []
+    assert (
+        problems(
+            tmp_path, faults=("kill-service@1", "kill-writer@2:1"), engine_settings={"sqlite_writers": 1}
+        )
+        == []
+    )
     # Not this machine's to judge: the db agent on the server's machine says whether it may stop it.
     assert problems(tmp_path, db_url=SHARED, faults=("kill-db@1:1",)) == []
     # The same fault on one machine is refused here, as before.

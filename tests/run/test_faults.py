@@ -49,7 +49,7 @@ def test_a_fault_on_something_dbladder_did_not_start_is_refused_before_the_run(t
     levels = Ladder(10, 10, 2, 5).levels()
 
     def problems(faults: list[str], **where) -> list[str]:
-        given = {"db_url": "sqlite:///x.db", "target": "http", "service_url": None, "sqlite_writers": 0}
+        given = {"db_url": "sqlite:///x.db", "target": "http", "service_url": None, "writer_processes": 0}
         return fault_problems([parse_fault(f) for f in faults], levels=levels, **(given | where))
 
     shared = "postgresql://postgres@127.0.0.1:5432/postgres"
@@ -66,7 +66,7 @@ def test_a_fault_on_something_dbladder_did_not_start_is_refused_before_the_run(t
         "start; dbladder only stops the service it starts"
     ]
     assert problems(["kill-writer@2"], engine="sqlite") == [
-        "--fault kill-writer@2: there is no single SQLite writer to kill (use --sqlite-writers 1)"
+        "--fault kill-writer@2: there is no single writer process to kill (use --sqlite-writers 1)"
     ]
     assert problems(["kill-service@3", "kill-service@1:7"], engine="sqlite") == [
         "--fault kill-service@3: the run has levels 1 to 2, not 3",
@@ -85,7 +85,12 @@ def test_a_fault_on_something_dbladder_did_not_start_is_refused_before_the_run(t
 @pytest.mark.slow
 def test_sqlite_through_a_killed_service_and_writer_keeps_every_acknowledged_order(sqlite_url, tmp_path):
     result = run_ladder(
-        config(sqlite_url, tmp_path, sqlite_writers=1, faults=("kill-service@1:1", "kill-writer@2:1"))
+        config(
+            sqlite_url,
+            tmp_path,
+            engine_settings={"sqlite_writers": 1},
+            faults=("kill-service@1:1", "kill-writer@2:1"),
+        )
     )
     assert result["status"] == "complete" and len(result["levels"]) == 2
     integrity = result["integrity"]

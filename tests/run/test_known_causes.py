@@ -255,7 +255,7 @@ def test_sqlite_commits_beyond_the_disks_fsync_rate_are_the_single_writer_beside
             sizes={"products": 200, "orders": 500},
             write_share=1.0,
             workers=1,
-            sqlite_writers=1,
+            engine_settings={"sqlite_writers": 1},
             in_flight=4000,  # the backlog (5 s of it at most, by the pool timeout) never hits the limit
             out_dir=tmp_path / "out",
         )
@@ -477,7 +477,7 @@ def test_sqlites_activity_in_a_run_is_no_wal_frame_when_reading_and_a_frame_a_co
     assert len(reading["activity_seconds"]) == 6
     # Half the requests writes, through the single writer: every commit appends at least one frame
     # (its pages) to the WAL, and one writer never sleeps on the file lock (readers do not take it).
-    config = small_run(sqlite_url, tmp_path / "writes", 0.5, sqlite_writers=1)
+    config = small_run(sqlite_url, tmp_path / "writes", 0.5, engine_settings={"sqlite_writers": 1})
     result = run_ladder(config, QuietProgress())
     level = result["levels"][0]
     commits = level["service_breakdown"]["writer_writes"]

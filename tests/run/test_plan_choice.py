@@ -14,7 +14,7 @@ def test_no_preset_is_the_ceiling_search_with_the_options_over_its_defaults() ->
     assert choice.name == SEARCH_PLAN and choice.preset is None
     assert choice.plan == Search(start=100, hold=4, resolution=0.1)
     assert not isinstance(choice.plan, Ladder | UserPlan)
-    assert choice.write_share == 0.5 and choice.weights is None and choice.sqlite_writers == 0
+    assert choice.write_share == 0.5 and choice.weights is None and choice.engine_settings == {}
 
 
 def test_step_alone_asks_for_the_quick_ladder() -> None:

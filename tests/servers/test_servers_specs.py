@@ -24,7 +24,7 @@ def test_engine_names_follow_the_url_schemes(name, engine):
 
 
 @pytest.mark.parametrize(
-    ("name", "message"), [("sqlite", "SQLite has no server"), ("oracle", "choose postgresql")]
+    ("name", "message"), [("sqlite", "SQLite has no server"), ("oracle", "choose mariadb or postgresql")]
 )
 def test_engines_without_a_managed_server_are_a_usage_error(name, message):
     with pytest.raises(BadServerSpec, match=message) as caught:
@@ -60,7 +60,7 @@ def test_managed_specs():
     )
     with pytest.raises(BadServerSpec, match="cannot read the settings"):
         parse_managed_spec("managed:mariadb?skip_log_bin")
-    with pytest.raises(BadServerSpec, match="choose postgresql or mariadb"):
+    with pytest.raises(BadServerSpec, match="choose mariadb or postgresql"):
         parse_managed_spec("managed:")
 
 

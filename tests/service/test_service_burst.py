@@ -72,7 +72,12 @@ def test_service_survives_a_burst_and_serves_after_it(engine, request):
     writers = 1 if engine == "sqlite" else 0
     assert BURST_CONNECTIONS >= BURST_FACTOR * WORKERS * POOL
     config = ServiceConfig(
-        url, port=0, workers=WORKERS, pool_size=POOL, pool_timeout=0.02, sqlite_writers=writers
+        url,
+        port=0,
+        workers=WORKERS,
+        pool_size=POOL,
+        pool_timeout=0.02,
+        engine_settings={"sqlite_writers": writers},
     )
     with running_service(config) as service:
         before = service.stats()

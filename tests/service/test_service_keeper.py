@@ -20,7 +20,7 @@ def writer_pid(stats: dict) -> int:
 
 def test_a_killed_writer_shows_in_healthz_and_stats_and_is_replaced(sqlite_url):
     seed(sqlite_url)
-    config = ServiceConfig(sqlite_url, port=0, workers=1, sqlite_writers=1)
+    config = ServiceConfig(sqlite_url, port=0, workers=1, engine_settings={"sqlite_writers": 1})
     with running_service(config) as service:
         client = Client(service.config.port)
         assert client.post("/orders", ORDER)[0] == 201

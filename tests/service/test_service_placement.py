@@ -34,7 +34,7 @@ def test_the_service_and_everything_it_starts_run_in_its_place(sqlite_url: str) 
     seed(sqlite_url)
     group = MemoryCgroup.create("service", 512 << 20) if memory_problem() is None else None
     place = confiner(RoleLimits(cpus=(CPU,)), group)
-    config = ServiceConfig(sqlite_url, port=0, workers=2, sqlite_writers=1)
+    config = ServiceConfig(sqlite_url, port=0, workers=2, engine_settings={"sqlite_writers": 1})
     try:
         with running_service(config, place=place) as service:
             for start in range(2):

@@ -42,7 +42,9 @@ def test_stats_sums_the_workers_and_the_single_writer(sqlite_url):
             await data.load(engine, 1, SIZES)
 
     asyncio.run(seed())
-    config = ServiceConfig(sqlite_url, workload="orm", port=0, workers=2, pool_size=4, sqlite_writers=1)
+    config = ServiceConfig(
+        sqlite_url, workload="orm", port=0, workers=2, pool_size=4, engine_settings={"sqlite_writers": 1}
+    )
     with running_service(config) as service:
         for _ in range(6):
             assert service.request("GET", f"/dashboard?user={data.ADMIN_USER_ID}").status == 200

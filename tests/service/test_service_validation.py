@@ -57,7 +57,9 @@ def test_config_defaults_bind_loopback_and_validate():
 
 
 def test_config_reports_every_problem_at_once():
-    config = ServiceConfig("postgresql://u@h/db", port=70000, workers=0, pool_size=0, sqlite_writers=1)
+    config = ServiceConfig(
+        "postgresql://u@h/db", port=70000, workers=0, pool_size=0, engine_settings={"sqlite_writers": 1}
+    )
     with pytest.raises(InvalidConfig) as caught:
         config.checked()
     problems = " ".join(caught.value.problems)

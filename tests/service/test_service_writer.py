@@ -49,7 +49,7 @@ def post_concurrently(port: int, until_busy: ServiceConfig | None = None) -> lis
 @pytest.mark.parametrize("writers", [0, 1])
 def test_busy_waits_only_without_the_single_writer(sqlite_url, writers):
     seed(sqlite_url)
-    config = ServiceConfig(sqlite_url, port=0, workers=WORKERS, sqlite_writers=writers)
+    config = ServiceConfig(sqlite_url, port=0, workers=WORKERS, engine_settings={"sqlite_writers": writers})
     with running_service(config) as service:
         statuses = post_concurrently(service.config.port)
         stats = service.stats()

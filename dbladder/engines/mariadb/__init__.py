@@ -27,11 +27,24 @@ open/close/read/transaction/describe), `loading` (DDL and bulk loading) and `sna
 
 from __future__ import annotations
 
-from .loading import MariaDBLoading
-from .snapshot import MariaDBSnapshots
+from ...engine_registry import EngineKind
 
-__all__ = ["MariaDBEngine"]
+__all__ = ["KIND"]
 
-
-class MariaDBEngine(MariaDBLoading, MariaDBSnapshots):
-    """MariaDB (and MySQL) through asyncmy: the `Engine` of `dbladder.engines.base`."""
+KIND = EngineKind(
+    name="mariadb",
+    label="MariaDB",
+    in_process=False,
+    settings_format="option file",
+    schemes=("mariadb", "mysql"),  # mysql:// as other tools write it
+    app_scheme="mysql",
+    password_variable="MYSQL_PWD",
+    engine_class="dbladder.engines.mariadb.engine:MariaDBEngine",
+    dialect="dbladder.engines.mariadb.dialect:DIALECT",
+    activity_probe="dbladder.engines.mariadb.activity:MariaDBActivity",
+    storage_reader="dbladder.engines.mariadb.storage",
+    settings_writer="dbladder.engines.mariadb.settings_file:settings_file",
+    managed_server="dbladder.servers.mariadb:MariaDBServer",
+    credentials="dbladder.engines.mariadb.credentials:with_password",
+)
+"""MariaDB's registration (`dbladder.engine_registry`), named by dbladder's entry point `mariadb`."""

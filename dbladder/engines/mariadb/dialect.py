@@ -8,8 +8,9 @@ from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any
 
 from ...errors import BadURL, TransportUnavailable
-from ...urls import MARIADB, DatabaseURL
+from ...urls import DatabaseURL
 from ..dialect import LOOPBACK, Addresses, Dialect, Durability, Endpoint, NativeClient, ServerDialect
+from . import KIND
 from .connection import DEFAULT_HOST, DEFAULT_PORT, ISOLATION_LEVELS
 
 if TYPE_CHECKING:
@@ -17,7 +18,7 @@ if TYPE_CHECKING:
 
 
 class MariaDBDialect(ServerDialect):
-    kind = MARIADB
+    kind = KIND
     listening_sql = "SELECT @@socket, @@port, @@skip_networking, @@bind_address"
     process_names: tuple[str, ...] = ("mariadbd", "mysqld")
     orm_driver = "asyncmy"

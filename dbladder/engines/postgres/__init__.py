@@ -22,11 +22,23 @@ sessions, and open/close/read/transaction/describe), `loading` (DDL and COPY) an
 
 from __future__ import annotations
 
-from .loading import PostgresLoading
-from .snapshot import PostgresSnapshots
+from ...engine_registry import EngineKind
 
-__all__ = ["PostgresEngine"]
+__all__ = ["KIND"]
 
-
-class PostgresEngine(PostgresLoading, PostgresSnapshots):
-    """PostgreSQL through asyncpg: the `Engine` of `dbladder.engines.base`."""
+KIND = EngineKind(
+    name="postgresql",
+    label="PostgreSQL",
+    in_process=False,
+    settings_format="postgresql.conf",
+    schemes=("postgresql", "postgres"),
+    app_scheme="postgres",
+    password_variable="PGPASSWORD",  # and ~/.pgpass, which asyncpg reads itself
+    engine_class="dbladder.engines.postgres.engine:PostgresEngine",
+    dialect="dbladder.engines.postgres.dialect:DIALECT",
+    activity_probe="dbladder.engines.postgres.activity:PostgresActivity",
+    storage_reader="dbladder.engines.postgres.storage",
+    settings_writer="dbladder.engines.postgres.settings_file:settings_file",
+    managed_server="dbladder.servers.postgres:PostgresServer",
+)
+"""PostgreSQL's registration (`dbladder.engine_registry`), named by dbladder's entry point `postgresql`."""

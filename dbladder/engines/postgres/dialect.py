@@ -8,8 +8,9 @@ from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any
 
 from ...errors import BadURL, TransportUnavailable
-from ...urls import POSTGRESQL, DatabaseURL
+from ...urls import DatabaseURL
 from ..dialect import LOOPBACK, Addresses, Dialect, Durability, Endpoint, NativeClient, ServerDialect
+from . import KIND
 from .connection import DEFAULT_HOST, DEFAULT_PORT
 
 if TYPE_CHECKING:
@@ -17,7 +18,7 @@ if TYPE_CHECKING:
 
 
 class PostgresDialect(ServerDialect):
-    kind = POSTGRESQL
+    kind = KIND
     listening_sql = (
         "SELECT current_setting('unix_socket_directories'), current_setting('listen_addresses'), "
         "current_setting('port')"

@@ -23,11 +23,36 @@ open/close/read/transaction/describe), `loading` (DDL and bulk loading) and `sna
 
 from __future__ import annotations
 
-from .loading import SQLiteLoading
-from .snapshot import SQLiteSnapshots
+from ...engine_registry import EngineKind, RunSetting
 
-__all__ = ["SQLiteEngine"]
+__all__ = ["KIND", "WRITERS"]
 
+WRITERS = RunSetting(
+    key="sqlite_writers",
+    option="--sqlite-writers",
+    help="SQLite only: 1 sends every write of every worker through one connection in one writer process.",
+    choices=(0, 1),
+    wording=("every connection writes", "one connection takes every write"),
+    fact="SQLite writers",
+    run_label=", one writer",
+    writer_processes=True,
+)
+"""SQLite lets one connection write at a time: 0, every pooled connection of every worker may write
+and waits on the file lock; 1, the service's one writer process takes every write
+(`dbladder.service.writer`, "Postgres vs SQLite under load")."""
 
-class SQLiteEngine(SQLiteLoading, SQLiteSnapshots):
-    """SQLite in-process through apsw: the `Engine` of `dbladder.engines.base`."""
+KIND = EngineKind(
+    name="sqlite",
+    label="SQLite",
+    in_process=True,
+    settings_format="pragmas",
+    schemes=("sqlite",),
+    app_scheme="sqlite",
+    engine_class="dbladder.engines.sqlite.engine:SQLiteEngine",
+    dialect="dbladder.engines.sqlite.dialect:DIALECT",
+    activity_probe="dbladder.engines.sqlite.activity:SQLiteActivity",
+    storage_reader="dbladder.engines.sqlite.storage",
+    settings_writer="dbladder.engines.sqlite.settings_file:settings_file",
+    run_settings=(WRITERS,),
+)
+"""SQLite's registration (`dbladder.engine_registry`), named by dbladder's entry point `sqlite`."""

@@ -8,15 +8,16 @@ from collections.abc import Callable, Mapping
 from typing import TYPE_CHECKING, Any
 
 from ...errors import TransportUnavailable
-from ...urls import SQLITE, DatabaseURL
+from ...urls import DatabaseURL
 from ..dialect import Dialect, Durability, Endpoint, NativeClient
+from . import KIND
 
 if TYPE_CHECKING:
     from ..base import EngineInfo, EngineOptions
 
 
 class SQLiteDialect:
-    kind = SQLITE
+    kind = KIND
     # SQLite's data lives in the service's processes: stopping them, or the single writer, is what
     # stops the process that holds the data.
     data_holders: tuple[str, ...] = ("kill-service", "restart-service", "kill-writer")

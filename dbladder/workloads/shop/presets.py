@@ -36,7 +36,7 @@ PRESETS = {
             f"{UNDER_LOAD}, shop20-1w-1: 20 % writes, SQLite with one write connection",
             0.2,
             Ladder(250, 250, 24, 30),
-            sqlite_writers=1,
+            engine_settings=(("sqlite_writers", 1),),  # the SQLite engine's one writer
         ),
         Preset(
             "write",

@@ -69,8 +69,8 @@ from dbladder.bench.native_config import read_statements
 from dbladder.data.seeding import seed as seed_data
 from dbladder.engines import EngineOptions, create_engine, opened
 from dbladder.engines.base import Engine
-from dbladder.engines.postgres.engine import PostgresEngine
 from dbladder.engines.postgres.connection import _Connection, rewrite_placeholders
+from dbladder.engines.postgres.engine import PostgresEngine
 from dbladder.load.clock import MonotonicClock
 from dbladder.load.executors.open import LATE_BURST, Generator
 from dbladder.load.mix import Mix, requests

@@ -147,6 +147,7 @@ class Recorded(FaultActions):
 
 
 @pytest.mark.slow
+@pytest.mark.serial
 def test_the_injector_strikes_on_the_run_clock_and_times_until_answers_come_back():
     levels = Ladder(10, 10, 3, 0.4).levels()
     actions = Recorded()

@@ -53,15 +53,19 @@ class OperationRecord:
 
 
 class LevelSecond:
-    """One second of a level's measured window: requests due in it that were sent, answers that
-    arrived in it (any status), requests due in it that failed (dropped ones too), the latency
-    from the due time of its successful answers, and the largest schedule lag (send - due, us) of
-    the requests due in it that were sent: a stall's seconds say whether the generator fell behind."""
+    """One second of a level's measured window: requests due in it that were sent, and those
+    dropped (sent + dropped: every request due in it), answers that arrived in it (any status),
+    requests due in it that failed (dropped ones too), the latency from the due time of its
+    successful answers, and the largest schedule lag (send - due, us) of the requests due in it
+    that were sent: a stall's seconds say whether the generator fell behind. `length` is 1 but
+    for a window's last part-second, whose counts are that part's (`measured_seconds`)."""
 
-    __slots__ = ("answered", "failed", "lag_max", "latency", "sent")
+    __slots__ = ("answered", "dropped", "failed", "lag_max", "latency", "length", "sent")
 
-    def __init__(self) -> None:
+    def __init__(self, length: float = 1.0) -> None:
+        self.length = length
         self.sent = 0
+        self.dropped = 0
         self.answered = 0
         self.failed = 0
         self.lag_max = 0
@@ -76,7 +80,9 @@ class LevelSecond:
     def to_dict(self) -> dict[str, Any]:
         # to_dict keeps only the non-empty buckets: a second's snapshot is a few hundred bytes.
         return {
+            "length_s": self.length,
             "sent": self.sent,
+            "dropped": self.dropped,
             "answered": self.answered,
             "failed": self.failed,
             "lag_max_us": self.lag_max,
@@ -85,10 +91,22 @@ class LevelSecond:
 
 
 def measured_seconds(level: Level) -> int:
-    """How many whole seconds a level's measured window has (one for a window under a second): a
-    part second at the end would read as a drop in answers, so its requests are in no second."""
+    """How many seconds a level's measured window is split into: its whole seconds and, when it
+    does not end on one, the part-second after them (`second_lengths`), so that every request due
+    in the window is in exactly one second. The last 1e-9 s of a span is taken as rounding: a
+    10 s window built as 9.99 + 0.01 is ten seconds, not ten and a sliver."""
     span = level.end - level.measured_from
-    return max(math.floor(span + 1e-9), 1) if span > 0 else 0
+    return max(math.ceil(span - 1e-9), 1) if span > 0 else 0
+
+
+def second_lengths(level: Level) -> list[float]:
+    """Each second's length in seconds: 1, but for a last part-second (its length, rounded to the
+    microsecond: a due time is a float of the run's clock)."""
+    count = measured_seconds(level)
+    if count == 0:
+        return []
+    last = round(level.end - level.measured_from - (count - 1), 6)
+    return [1.0] * (count - 1) + [min(max(last, 1e-6), 1.0)]
 
 
 class LevelRecord:
@@ -100,7 +118,8 @@ class LevelRecord:
     per operation, by its index. `answered_in_window` and `ok_in_window` count the answers (any
     status; successful) that arrived within this level's measured window, whenever they were due.
     `seconds` (when asked for: the open model's measured levels, the closed model's holds) holds
-    one `LevelSecond` per second of the measured window.
+    one `LevelSecond` per second of the measured window, a last part-second included
+    (`second_at` finds a time's).
     """
 
     __slots__ = (
@@ -136,7 +155,16 @@ class LevelRecord:
         self.scheduled = False  # every request due in this level has been sent or dropped
         self.cpu_seconds = 0.0
         self.wall_seconds = 0.0
-        self.seconds = [LevelSecond() for _ in range(measured_seconds(level))] if per_second else []
+        self.seconds = [LevelSecond(length) for length in second_lengths(level)] if per_second else []
+
+    def second_at(self, into: float) -> LevelSecond | None:
+        """The second of the measured window `into` seconds after its start falls in; None before
+        it or without seconds. A time past the last second's end by a float's rounding is its."""
+        seconds = self.seconds
+        if into < 0 or not seconds:
+            return None
+        number = int(into)
+        return seconds[number] if number < len(seconds) else seconds[-1]
 
     @property
     def responses(self) -> int:
@@ -190,10 +218,9 @@ class Recorder:
             record.answered_in_window += 1
             if ok:
                 record.ok_in_window += 1
-            seconds = record.seconds
-            number = int(t - self._window_from[k])
-            if number < len(seconds):
-                seconds[number].answered += 1
+            second = record.second_at(t - self._window_from[k])
+            if second is not None:
+                second.answered += 1
 
     def level_state(self, index: int) -> str:
         """Level `index`'s "state" as its snapshot gives it, without building the snapshot."""
@@ -316,14 +343,17 @@ def merge_levels(parts: Sequence[dict[str, Any]]) -> dict[str, Any]:
 
 
 def merge_seconds(parts: Sequence[Sequence[dict[str, Any]]]) -> list[dict[str, Any]]:
-    """One level's seconds from several processes, second by second: counts add up, histograms merge."""
+    """One level's seconds from several processes, second by second: counts add up, histograms
+    merge, a second's length is the same in every process (1 in a snapshot that did not say)."""
     merged = []
     for seconds in zip(*parts, strict=True):
         histogram = Histogram()
         for second in seconds:
             histogram.merge(Histogram.from_dict(second["latency_from_due"]))
         merged.append(
-            {key: sum(second[key] for second in seconds) for key in ("sent", "answered", "failed")}
+            {"length_s": seconds[0].get("length_s", 1.0)}
+            | {key: sum(second[key] for second in seconds) for key in ("sent", "answered", "failed")}
+            | {"dropped": sum(second.get("dropped", 0) for second in seconds)}
             | {"lag_max_us": max(second.get("lag_max_us", 0) for second in seconds)}
             | {"latency_from_due": histogram.to_dict()}
         )

@@ -26,7 +26,7 @@ from typing import Any
 from .. import __version__
 from ..errors import CorruptBundle, MissingBundle, UnknownBundleVersion, UsageError
 from ..result.run import RunResult, unknown_version
-from ..result.schema import COMPARE_SCHEMA, RESULT_SCHEMA, problem
+from ..result.schema import COMPARE_SCHEMA, RESULT_SCHEMAS_READ, problem
 from . import csvfiles, document, html, markdown
 from .runs import rounds_of
 
@@ -65,14 +65,14 @@ def _read_json(path: Path) -> Any:
         raise CorruptBundle(f"cannot read {path}: {exc.strerror}") from None
 
 
-def _checked(data: Any, path: Path, expected: str) -> None:
+def _checked(data: Any, path: Path, expected: tuple[str, ...]) -> None:
     version = data.get("schema") if isinstance(data, dict) else None
-    if version != expected:
-        known = f"{RESULT_SCHEMA} in {RESULT}, {COMPARE_SCHEMA} in {COMPARE}"
+    if version not in expected:
+        known = f"{' or '.join(RESULT_SCHEMAS_READ)} in {RESULT}, {COMPARE_SCHEMA} in {COMPARE}"
         raise UnknownBundleVersion(unknown_version(str(path), data, version, known))
-    found = problem(data, expected)
+    found = problem(data, version)
     if found:
-        raise CorruptBundle(f"{path} does not match schema {expected}: {found}")
+        raise CorruptBundle(f"{path} does not match schema {version}: {found}")
 
 
 def load_bundle(path: Path) -> Bundle:
@@ -88,18 +88,18 @@ def load_bundle(path: Path) -> Bundle:
         raise MissingBundle(f"no bundle at {path}: no such folder")
     if (folder / RESULT).is_file() and path.name != COMPARE:
         data = _read_json(folder / RESULT)
-        _checked(data, folder / RESULT, RESULT_SCHEMA)
+        _checked(data, folder / RESULT, RESULT_SCHEMAS_READ)
         samples = csvfiles.read_timeseries(folder / TIMESERIES) or list(data.get("timeseries", []))
         return Bundle(folder, "result", [data], [samples])
     if (folder / COMPARE).is_file():
         data = _read_json(folder / COMPARE)
-        _checked(data, folder / COMPARE, COMPARE_SCHEMA)
+        _checked(data, folder / COMPARE, (COMPARE_SCHEMA,))
         for index, run in enumerate(data["runs"]):
-            found = problem(run, RESULT_SCHEMA) if run.get("schema") == RESULT_SCHEMA else "unknown schema"
+            version = run.get("schema")
+            found = problem(run, version) if version in RESULT_SCHEMAS_READ else "unknown schema"
             if found:
-                raise CorruptBundle(
-                    f"{folder / COMPARE}: runs[{index}] is not a {RESULT_SCHEMA} result: {found}"
-                )
+                known = " or ".join(RESULT_SCHEMAS_READ)
+                raise CorruptBundle(f"{folder / COMPARE}: runs[{index}] is not a {known} result: {found}")
         by_run: list[list[dict[str, Any]]] = [[] for _ in data["runs"]]
         for row in csvfiles.read_timeseries(folder / TIMESERIES):
             index = int(row.get("run_index") or 0)

@@ -14,7 +14,7 @@ from typing import Any
 from ..errors import UnknownBundleVersion
 from .part import Part
 from .run import RunResult, unknown_version
-from .schema import COMPARE_SCHEMA, RESULT_SCHEMA
+from .schema import COMPARE_SCHEMA, RESULT_SCHEMAS_READ
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -53,6 +53,7 @@ def read_comparison(document: Any, where: str = "the comparison") -> Comparison:
         raise UnknownBundleVersion(unknown_version(where, document, version, COMPARE_SCHEMA))
     for index, run in enumerate(document.get("runs") or ()):
         found = run.get("schema") if isinstance(run, Mapping) else None
-        if found != RESULT_SCHEMA:
-            raise UnknownBundleVersion(unknown_version(f"{where}: runs[{index}]", run, found, RESULT_SCHEMA))
+        if found not in RESULT_SCHEMAS_READ:
+            known = " or ".join(RESULT_SCHEMAS_READ)
+            raise UnknownBundleVersion(unknown_version(f"{where}: runs[{index}]", run, found, known))
     return Comparison.from_json(document)

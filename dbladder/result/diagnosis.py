@@ -74,13 +74,15 @@ RESOURCE_BOUNDS = {
 @dataclass(frozen=True)
 class Second:
     """One second of a level: requests sent in it, answers that arrived in it, requests due in it
-    that failed, and the p95 (and max, when known) in ms of the latency from due of those due in it."""
+    that failed, the p95 (and max, when known) in ms of the latency from due of those due in it,
+    and its length (1 but for a window's last part-second: its counts are that part's)."""
 
     sent: int
     answered: int
     failed: int
     p95_ms: float | None
     max_ms: float | None = None
+    length: float = 1.0
 
 
 @dataclass(frozen=True)
@@ -206,13 +208,18 @@ def _runs(failing: Sequence[bool]) -> list[tuple[int, int]]:
 
 
 def _share(run: tuple[int, int], seconds: Sequence[Second]) -> float:
-    return (run[1] - run[0] + 1) / len(seconds)
+    return sum(s.length for s in seconds[run[0] : run[1] + 1]) / _window(seconds)
+
+
+def _window(seconds: Sequence[Second]) -> float:
+    """The measured window's length in seconds: its seconds', a last part-second's included."""
+    return sum(s.length for s in seconds) or float(len(seconds))
 
 
 def _generator(
     seconds: Sequence[Second], offered_rps: float, resources: Resources, pass_p95_ms: float
 ) -> Diagnosis | None:
-    sent_rps = sum(s.sent for s in seconds) / len(seconds)
+    sent_rps = sum(s.sent for s in seconds) / _window(seconds)
     lag = resources.schedule_lag_p99_ms
     cpu = resources.cpu.get("generator")
     evidence = {"sent_rps": sent_rps, "offered_rps": offered_rps, "dropped": float(resources.dropped)}
@@ -291,7 +298,7 @@ def _closed(
     """A closed-model level most of whose seconds failed: saturation when its throughput stayed
     flat while the users grew (against the phase before), or, for a first phase, when a resource
     is past its bound; None otherwise (the caller cannot tell)."""
-    answered_rps = sum(s.answered for s in seconds) / len(seconds)
+    answered_rps = sum(s.answered for s in seconds) / _window(seconds)
     p95s = [s.p95_ms for s in seconds if s.p95_ms is not None]
     p95 = statistics.median(p95s) if p95s else None
     evidence: dict[str, float] = {"answered_rps": answered_rps, "users": float(users.users)}
@@ -329,7 +336,7 @@ def _saturation(
     """Saturation, with what ran out when a resource is past its bound; `pattern` and `evidence`
     (the closed model's) replace the open model's answers against the offered rate."""
     if pattern is None or evidence is None:
-        answered_rps = sum(s.answered for s in seconds) / len(seconds)
+        answered_rps = sum(s.answered for s in seconds) / _window(seconds)
         p95s = [s.p95_ms for s in seconds if s.p95_ms is not None]
         evidence = {"answered_rps": answered_rps, "offered_rps": offered_rps}
         pattern = f"answered {answered_rps:,.0f} req/s of {offered_rps:,.0f} offered"

@@ -69,13 +69,17 @@ class Queries(Part):
 
 @dataclass(frozen=True, kw_only=True)
 class SecondRow(Part):
-    """One second of a level's measured window (`seconds.second_rows`): requests due in it that were
-    sent, answers that arrived in it, requests due in it that failed, the latency from the due
-    time of its successful answers (None without any), and the largest schedule lag of those sent
-    (None in a result from before it was kept)."""
+    """One second of a level's measured window (`seconds.second_rows`): its length (1 but for the
+    window's last part-second; a result of schema 2 has whole seconds only), requests due in it
+    that were sent and those dropped (None in a result from before it was kept), answers that
+    arrived in it, requests due in it that failed, the latency from the due time of its successful
+    answers (None without any), and the largest schedule lag of those sent (None in a result from
+    before it was kept)."""
 
     t: int
+    length_s: float = 1.0
     sent: int
+    dropped: int | None = None
     answered: int
     failed: int
     p50_ms: float | None

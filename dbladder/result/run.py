@@ -1,4 +1,4 @@
-"""The result of one run, typed: what `result.json` holds (schema `dbladder.result/2`).
+"""The result of one run, typed: what `result.json` holds (schema `dbladder.result/3`; `/2` is read too).
 
 `RunResult.from_json(document)` reads a document; `to_json()` gives it back key for key (see
 `part.Part`), and the shipped JSON Schema (`schema.py`) validates what it gives. Reports read
@@ -22,7 +22,7 @@ from ..errors import UnknownBundleVersion
 from .expectations import Checked
 from .level import Level
 from .part import Part
-from .schema import RESULT_SCHEMA
+from .schema import RESULT_SCHEMA, RESULT_SCHEMAS_READ
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -327,8 +327,10 @@ def read_result(document: Any, where: str = "the result") -> RunResult:
     """A result document as a RunResult; UnknownBundleVersion, in one line, when it is of a schema
     this release does not read (naming the dbladder that wrote it)."""
     version = document.get("schema") if isinstance(document, Mapping) else None
-    if version != RESULT_SCHEMA:
-        raise UnknownBundleVersion(unknown_version(where, document, version, RESULT_SCHEMA))
+    if version not in RESULT_SCHEMAS_READ:
+        raise UnknownBundleVersion(
+            unknown_version(where, document, version, " or ".join(RESULT_SCHEMAS_READ))
+        )
     return RunResult.from_json(document)
 
 

@@ -17,9 +17,17 @@ from typing import TYPE_CHECKING, Any
 if TYPE_CHECKING:
     from jsonschema import Draft202012Validator
 
-RESULT_SCHEMA = "dbladder.result/2"
+RESULT_SCHEMA = "dbladder.result/3"
 COMPARE_SCHEMA = "dbladder.compare/2"
-FILES = {RESULT_SCHEMA: "result.schema.json", COMPARE_SCHEMA: "compare.schema.json"}
+RESULT_SCHEMAS_READ = (RESULT_SCHEMA, "dbladder.result/2")
+"""The result versions this release reads. Version 3 added a level's last part-second to its
+`seconds` (with its `length_s`): a version-2 reader would take it for a whole second, and its
+counts for a drop. A version-2 result, whole seconds only, reads as one whose seconds are all
+whole; one schema file checks both."""
+FILES = {
+    **dict.fromkeys(RESULT_SCHEMAS_READ, "result.schema.json"),
+    COMPARE_SCHEMA: "compare.schema.json",
+}
 
 
 @cache

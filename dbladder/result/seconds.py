@@ -1,16 +1,22 @@
 """A level second by second: the rows of its measured window, from the recorder's merged seconds.
 
-The recorder (`load/recorder.py`, `LevelSecond`) keeps, per second of a level's measured window,
-the requests due in it that were sent, the answers that arrived in it, the requests due in it that
-failed, and a histogram of the latency from the due time of its successful answers; the fleet
-merges them across processes as it merges levels. A result row keeps only the figures, not the
-histograms (a few dozen bytes a second), so a long search stays small:
+The recorder (`load/recorder.py`, `LevelSecond`) keeps, per second of a level's measured window
+(a last part-second included: every request due in the window is in exactly one second), the
+requests due in it that were sent and those dropped, the answers that arrived in it, the requests
+due in it that failed, and a histogram of the latency from the due time of its successful
+answers; the fleet merges them across processes as it merges levels. A result row keeps only the
+figures, not the histograms (a few dozen bytes a second), so a long search stays small:
 
     t        seconds into the measured window (0, 1, ...)
-    sent answered failed
+    length_s                       1, or less for the window's last part-second: its counts are
+                                   that part's, to be read as rates over it, not as a drop
+    sent dropped answered failed   dropped: None in a snapshot from before it was kept
     p50_ms p95_ms p99_ms max_ms    of the successful answers due in that second; None without any
     lag_max_ms                     the largest schedule lag of the requests due in it that were
                                    sent (None in a result from before it was kept)
+
+A result of schema `dbladder.result/2` kept whole seconds only, no `length_s` (read as 1) and no
+`dropped`: the requests due in its last part-second were in no row.
 
 `diagnosis_seconds` reads them back as `result.diagnosis.Second`s.
 """
@@ -23,7 +29,19 @@ from typing import Any
 from ..histogram import Histogram
 from .diagnosis import Second
 
-SECOND_KEYS = ("t", "sent", "answered", "failed", "p50_ms", "p95_ms", "p99_ms", "max_ms", "lag_max_ms")
+SECOND_KEYS = (
+    "t",
+    "length_s",
+    "sent",
+    "dropped",
+    "answered",
+    "failed",
+    "p50_ms",
+    "p95_ms",
+    "p99_ms",
+    "max_ms",
+    "lag_max_ms",
+)
 """The keys of one second's row, in the order timeseries.csv writes them."""
 
 
@@ -32,8 +50,8 @@ def second_rows(seconds: Sequence[dict[str, Any]]) -> list[dict[str, Any]]:
     rows = []
     for t, second in enumerate(seconds):
         latency = Histogram.from_dict(second["latency_from_due"])
-        row: dict[str, Any] = {"t": t, "sent": second["sent"], "answered": second["answered"]}
-        row["failed"] = second["failed"]
+        row: dict[str, Any] = {"t": t, "length_s": second.get("length_s", 1.0), "sent": second["sent"]}
+        row |= {"dropped": second.get("dropped"), "answered": second["answered"], "failed": second["failed"]}
         if latency.count:
             p50, p95, p99 = latency.percentiles([50, 95, 99])
             row |= {"p50_ms": p50 / 1000, "p95_ms": p95 / 1000, "p99_ms": p99 / 1000}
@@ -48,7 +66,17 @@ def second_rows(seconds: Sequence[dict[str, Any]]) -> list[dict[str, Any]]:
 
 def diagnosis_seconds(rows: Sequence[dict[str, Any]]) -> list[Second]:
     """A level's second rows as the diagnosis reads them."""
-    return [Second(row["sent"], row["answered"], row["failed"], row["p95_ms"], row["max_ms"]) for row in rows]
+    return [
+        Second(
+            row["sent"],
+            row["answered"],
+            row["failed"],
+            row["p95_ms"],
+            row["max_ms"],
+            row.get("length_s", 1.0),
+        )
+        for row in rows
+    ]
 
 
 def beside_samples(
@@ -56,8 +84,8 @@ def beside_samples(
 ) -> list[dict[str, Any]]:
     """The machine's per-second samples (rows of timeseries.csv, "t" the end of each on the run's
     clock) with the level second each one's middle falls in: `level` (1 for the first),
-    `level_second` and that second's figures as `load_<key>`; a sample outside every measured
-    window keeps only its own columns."""
+    `level_second` and that second's figures as `load_<key>` (`load_length_s` below 1 for the
+    window's last part-second); a sample outside every measured window keeps only its own columns."""
     windows = [
         (level["start_s"] + level["warmup_s"], level["index"], level.get("seconds") or []) for level in levels
     ]
@@ -67,7 +95,7 @@ def beside_samples(
         middle = float(sample["t"]) - float(sample.get("interval") or 0) / 2
         for start, index, seconds in windows:
             number = int(middle - start) if middle >= start else -1
-            if 0 <= number < len(seconds):
+            if 0 <= number < len(seconds) and middle - start < number + seconds[number].get("length_s", 1.0):
                 row |= {"level": index + 1, "level_second": number}
                 row |= {f"load_{key}": value for key, value in seconds[number].items() if key != "t"}
                 break

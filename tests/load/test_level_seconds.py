@@ -8,9 +8,18 @@ from test_http_client import ScriptedServer, run
 
 from dbladder.histogram import Histogram
 from dbladder.load.clock import FakeClock
-from dbladder.load.recorder import LevelSecond, measured_seconds, merge_seconds, merge_snapshots
+from dbladder.load.recorder import (
+    LevelSecond,
+    measured_seconds,
+    merge_seconds,
+    merge_snapshots,
+    second_lengths,
+)
+from dbladder.outcomes import OUTCOMES
 from dbladder.plans import Ladder
 from dbladder.plans.levels import Level
+from dbladder.result.levels import level_row
+from dbladder.result.passmark import PassMark
 
 
 def test_each_second_of_the_measured_window_holds_what_was_due_in_it_over_every_process() -> None:
@@ -37,10 +46,36 @@ def test_each_second_of_the_measured_window_holds_what_was_due_in_it_over_every_
         assert sum(second["answered"] for second in seconds) == level["answered_in_window"]
 
 
-def test_a_part_second_at_the_end_of_a_window_is_no_second_of_it() -> None:
-    assert measured_seconds(Level(0, 10, 0.0, 4.0, 0.5)) == 3
-    assert measured_seconds(Level(0, 10, 0.0, 10.0, 2.0)) == 8
-    assert measured_seconds(Level(0, 10, 0.0, 1.0, 0.5)) == 1
+def test_a_window_that_does_not_end_on_a_whole_second_ends_with_a_part_second() -> None:
+    assert measured_seconds(Level(0, 10, 0.0, 4.0, 0.5)) == 4
+    assert second_lengths(Level(0, 10, 0.0, 4.0, 0.5)) == [1.0, 1.0, 1.0, 0.5]
+    assert second_lengths(Level(0, 10, 0.0, 10.0, 2.0)) == [1.0] * 8
+    assert second_lengths(Level(0, 10, 0.0, 1.0, 0.5)) == [0.5]
+    # 10 s held with a warm-up of 0.01 s: nine whole seconds and 0.99 s.
+    assert second_lengths(Level(0, 10, 0.0, 10.0, 0.01)) == [1.0] * 9 + [0.99]
+    # A float's rounding at the end is no second of its own: these spans are 3 -+ 4e-16.
+    assert second_lengths(Level(0, 10, 1.1, 3.0, 0.0)) == [1.0] * 3
+    assert second_lengths(Level(0, 10, 0.1 * 23, 3.0, 0.0)) == [1.0] * 3
+
+
+def test_the_seconds_add_up_to_the_levels_requests_a_part_second_and_drops_included() -> None:
+    # 1.5 s held after a warm-up of 0.5 s: seconds of 1 and 0.5 s. A server that holds every
+    # answer 0.2 s behind two connections drops most requests: the seconds count those too.
+    async def main() -> dict:
+        async with ScriptedServer(delay=0.2) as server:
+            return await run_ladder(Ladder(40, 20, 1, 2.0, warmup=0.5), server.port, in_flight=2)
+
+    snapshot = merge_snapshots([run(main)])
+    for level in snapshot["levels"]:
+        seconds = level["seconds"]
+        assert [second["length_s"] for second in seconds] == [1.0, 0.5]
+        row = level_row(level, PassMark())
+        due = [second["sent"] + second["dropped"] for second in seconds]
+        assert sum(due) == row["requests"] == sum(level["outcomes"][cause] for cause in OUTCOMES)
+        assert due == [level["rate"], level["rate"] / 2]  # evenly due: the part-second its share
+        assert sum(second["dropped"] for second in seconds) == row["dropped"] > 0
+        assert sum(second["answered"] for second in seconds) == level["answered_in_window"]
+        assert [second["length_s"] for second in row["seconds"]] == [1.0, 0.5]
 
 
 def test_a_seconds_schedule_lag_is_its_latest_send_merged_as_the_largest_of_any_process() -> None:

@@ -3,9 +3,12 @@ beside each level's row (report/seconds_plot.py, report/document.py, report/term
 
 from __future__ import annotations
 
+import json
+
 from report_support import fake_result, levels_table, texts
 
 from dbladder.report import terminal
+from dbladder.report.bundle import build_reports
 
 
 def seconds(p95s: list[float]) -> list[dict]:
@@ -79,3 +82,31 @@ def test_the_report_says_when_the_ceiling_still_rests_on_a_stall_and_when_a_reru
     md, _ = texts([searched(False)])
     assert "a probe that failed by a stall was run once more, and its second result is the one" in md
     assert "stall " not in terminal.summary(searched(False))
+
+
+def test_a_window_s_last_part_second_is_drawn_at_its_middle_as_a_rate_not_a_drop():
+    result = diagnosed()
+    level = result["levels"][0]
+    level["seconds"] = seconds([3.0, 3.0, 3.0])
+    level["seconds"][-1] |= {"length_s": 0.5, "sent": 50, "answered": 50}
+    _, html = texts([result])
+    plot = html.split('data-plot="seconds"', 1)[1].split("</figure>", 1)[0]
+    assert "level 1, second 3 (its last 0.5 s): p95 3 ms, sent 50, answered 50" in plot
+    answered = plot.split("answers per second in each second", 1)[1]
+    # The level's window starts at 1 s: the part-second [3, 3.5) is drawn at 3.25, and its 50
+    # answers in half a second are 100 a second, as many as the whole seconds before it.
+    assert 'data-x="3.25" data-y="100" data-failed="false"><title>SQLite 3.54.1, level 1, second 3 (' in (
+        answered
+    )
+
+
+def test_a_schema_2_bundle_with_whole_seconds_only_still_renders_its_plot(tmp_path):
+    result = diagnosed() | {"schema": "dbladder.result/2"}
+    for level in result["levels"]:
+        for second in level["seconds"]:
+            second.pop("length_s", None)
+    (tmp_path / "old").mkdir()
+    (tmp_path / "old" / "result.json").write_text(json.dumps(result))
+    build_reports([tmp_path / "old"], tmp_path / "again")
+    html = (tmp_path / "again" / "report.html").read_text()
+    assert 'data-plot="seconds"' in html and "level 3, second 2: p95 900 ms" in html

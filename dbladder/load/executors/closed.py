@@ -132,9 +132,7 @@ class UsersGenerator(Executor):
                 second = seconds[int(due)] = SecondRecord()
             record = segments[bisect_right(boundaries, due)]
             # A phase's hold second by second (its ramp's records keep no seconds).
-            held = record.seconds
-            number = int(due - record.level.measured_from) if held else 0
-            level_second = held[number] if held and 0 <= number < len(held) else None
+            level_second = record.second_at(due - record.level.measured_from)
             request = next_request()
             if send(render(request), on_result, (user, record, second, due, t, request[0], level_second)):
                 record.in_flight += 1
@@ -148,6 +146,7 @@ class UsersGenerator(Executor):
                 record.failed.record(int((t - due) * 1_000_000))
                 second.failures += 1
                 if level_second is not None:
+                    level_second.dropped += 1
                     level_second.failed += 1
                 due = t + think_min + think_span * uniform()
                 call_at(due + offset, fire, user, due)

@@ -90,7 +90,9 @@ class Generator(Executor):
             if due >= measured_from:
                 record = measured
                 number = int(due - measured_from)  # the second of the measured window it is due in
-                second = seconds[number] if number < len(seconds) else None
+                # The last second may be a part-second; a due time past its end by a float's
+                # rounding is still in it (`LevelRecord.second_at`, inline: once per request).
+                second = seconds[number] if number < len(seconds) else (seconds[-1] if seconds else None)
             else:
                 record, second = warmup, None
             request = next_request()
@@ -105,6 +107,7 @@ class Generator(Executor):
                 record.operations[request[0]].outcomes[DROPPED] += 1
                 record.failed.record(int((t - due) * 1_000_000))
                 if second is not None:
+                    second.dropped += 1
                     second.failed += 1
         self._enter(len(records))
 

@@ -10,7 +10,9 @@ body over HTTP/1.1 keep-alive, and behaves by a rule simple enough to give the a
   stall    answers at once, except that every `period_s` it stops for `stall_s`: a request that
            arrives in a stall is answered when the stall ends. With evenly spread arrivals a
            share f = stall / period waits, uniformly from 0 to the stall, so the latency
-           quantile q (q > 1 - f) is stall * (1 - (1 - q) / f).
+           quantile q (q > 1 - f) is stall * (1 - (1 - q) / f). Its stalls begin when it comes
+           up, or at `phase_at` (a time.monotonic() value) and every `period_s` before and after
+           it: a test sets them where it wants them in its levels, not where the levels begin.
   burn     the stall server, but its stalls are its CPU: every `period_s` its one thread spins for
            `stall_s`, so its process uses a whole core in those seconds and next to none in the
            others (a stall with a known co-event; the spin runs on the clock, not the loop's timers).
@@ -28,6 +30,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import math
 import multiprocessing
 import signal
 import socket
@@ -50,6 +53,7 @@ class Rule:
     period_s: float = 1.0
     stall_s: float = 0.0
     every: int = 0
+    phase_at: float | None = None  # stall, burn: a stall begins at this time.monotonic()
 
 
 class _State:
@@ -59,7 +63,9 @@ class _State:
         self.rule = rule
         self.loop = loop
         self.busy_until = 0.0  # fifo: when the last request in the queue is answered
-        self.origin = loop.time()  # stall: stalls start at origin + k * period
+        # stall: stalls start at origin + k * period, for every whole k. uvloop's loop.time() is
+        # time.monotonic() (CLOCK_MONOTONIC) to the millisecond, so a test's phase_at is its time.
+        self.origin = loop.time() if rule.phase_at is None else rule.phase_at
         self.count = 0  # errors: requests so far
 
     def answer_at(self, now: float) -> tuple[float, bytes]:
@@ -138,7 +144,10 @@ def _serve(rule: Rule, sock: socket.socket, ready: Any) -> None:
         state = _State(rule, loop)
         server = await loop.create_server(lambda: _Connection(state), sock=sock, backlog=4096)
         if rule.kind == "burn":
-            loop.call_at(state.origin + rule.period_s, _spin, loop, state.origin + rule.period_s, rule)
+            # The first stall at or after now, on the rule's phase.
+            first = state.origin + math.ceil((loop.time() - state.origin) / rule.period_s) * rule.period_s
+            first = first if first > loop.time() else first + rule.period_s
+            loop.call_at(first, _spin, loop, first, rule)
         stop = asyncio.Event()
         loop.add_signal_handler(signal.SIGTERM, stop.set)
         ready.send(True)

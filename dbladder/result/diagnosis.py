@@ -51,7 +51,7 @@ from dataclasses import asdict, dataclass, field
 from typing import Any
 
 from .stall_events import Moment, stall_clause, stall_events
-from .stall_location import located_by_counts, located_by_latencies
+from .stall_location import Stall, catches_up, located_by_counts, located_by_latencies, steady_rate
 
 STALL_MOST_SECONDS = 0.3  # a stall fails at most this share of the level's seconds
 SHORT_ANSWERS = 0.95  # answers below this share of the sends: the backlog grew
@@ -169,9 +169,10 @@ def diagnose(
     if generator is not None:
         return generator
     runs = _runs(failing)
-    if len(runs) == 1 and runs[0][1] < len(seconds) - 1 and _share(runs[0], seconds) <= STALL_MOST_SECONDS:
-        return _stall(seconds, failing, runs[0], moments, pass_p95_ms)
-    mostly = sum(failing) / len(seconds) > STALL_MOST_SECONDS
+    stalls = _stalls(seconds, failing, runs, pass_p95_ms)
+    if stalls:
+        return _stall(seconds, failing, stalls, moments)
+    mostly = _failing_share(seconds, failing) > STALL_MOST_SECONDS
     if users is not None:
         closed = _closed(seconds, failing, users, resources) if mostly else None
         if closed is not None:
@@ -183,8 +184,8 @@ def diagnose(
     nor = "a backlog that grew" if users is None else "throughput flat while the users grew"
     return Diagnosis(
         "cannot tell",
-        f"cannot tell: seconds {where} of {len(seconds)} failed, neither one stall with passing seconds "
-        f"after it nor {nor}; closest: {_described(closest)}",
+        f"cannot tell: seconds {where} of {len(seconds)} failed, neither stalls (the longest wait first, "
+        f"the later ones ending with it) nor {nor}; closest: {_described(closest)}",
         evidence={"failing_seconds": float(sum(failing)), **dict(closest)},
     )
 
@@ -207,13 +208,13 @@ def _runs(failing: Sequence[bool]) -> list[tuple[int, int]]:
     return runs
 
 
-def _share(run: tuple[int, int], seconds: Sequence[Second]) -> float:
-    return sum(s.length for s in seconds[run[0] : run[1] + 1]) / _window(seconds)
-
-
 def _window(seconds: Sequence[Second]) -> float:
     """The measured window's length in seconds: its seconds', a last part-second's included."""
     return sum(s.length for s in seconds) or float(len(seconds))
+
+
+def _failing_share(seconds: Sequence[Second], failing: Sequence[bool]) -> float:
+    return sum(s.length for s, fails in zip(seconds, failing, strict=True) if fails) / _window(seconds)
 
 
 def _generator(
@@ -247,32 +248,73 @@ def _generator(
     )
 
 
+def _stalls(
+    seconds: Sequence[Second], failing: Sequence[bool], runs: Sequence[tuple[int, int]], pass_p95_ms: float
+) -> list[Stall]:
+    """The stalls behind the runs of failing seconds, one a run, or none when the runs are not
+    stalls: together at most STALL_MOST_SECONDS of the window, and each with a stall's shape in its
+    latencies (`stall_location`), wherever it falls, the window's start and end included. A result
+    that kept no max per second is read by its counts, as before the max was kept: one run, with a
+    passing second after it or the catch-up second (more answers than sent) as its last."""
+    if not runs or _failing_share(seconds, failing) > STALL_MOST_SECONDS:
+        return []
+    passing = [s for s, fails in zip(seconds, failing, strict=True) if not fails]
+    rate = steady_rate(passing)
+    kept_max = all(seconds[n].max_ms is not None for first, last in runs for n in range(first, last + 1))
+    waits = any(
+        (seconds[n].max_ms or 0.0) > pass_p95_ms for first, last in runs for n in range(first, last + 1)
+    )
+    if kept_max and waits:
+        located = [located_by_latencies(seconds, run, pass_p95_ms, rate) for run in runs]
+        return [stall for stall in located if stall is not None] if all(located) else []
+    if len(runs) != 1:
+        return []
+    first, last = runs[0]
+    # Failures rather than waits (a second of 503s), or a result without each second's max.
+    if last < len(seconds) - 1 or (last > first and catches_up(seconds[last])):
+        return [located_by_counts(seconds, runs[0], passing)]
+    return []
+
+
 def _stall(
-    seconds: Sequence[Second],
-    failing: Sequence[bool],
-    run: tuple[int, int],
-    moments: Sequence[Moment],
-    pass_p95_ms: float,
+    seconds: Sequence[Second], failing: Sequence[bool], stalls: Sequence[Stall], moments: Sequence[Moment]
 ) -> Diagnosis:
     passing = [s for s, fails in zip(seconds, failing, strict=True) if not fails]
-    located = located_by_latencies(seconds, run, pass_p95_ms)
-    length, start, within = (*located, None) if located else located_by_counts(seconds, run, passing)
-    evidence = {"stall_length_s": length, "stall_start_s": start}
-    at = f"{start:.1f} s"
-    if within is not None:
-        at += f" (within {within:.1f} s)"
-        evidence["stall_start_within_s"] = within
+    evidence: dict[str, float] = {}
+    described = []
+    for number, stall in enumerate(stalls, 1):
+        key = "stall" if number == 1 else f"stall_{number}"
+        evidence |= {f"{key}_length_s": stall.length, f"{key}_start_s": stall.start}
+        at = f"{stall.start:.1f} s"
+        if stall.within is not None:
+            at += f" (within {stall.within:.1f} s)"
+            evidence[f"{key}_start_within_s"] = stall.within
+        described.append(f"{stall.length:.1f} s at {at}")
+    if len(stalls) > 1:
+        evidence["stalls"] = float(len(stalls))
     others = [s.p95_ms for s in passing if s.p95_ms is not None]
     other_p95 = max(others, default=0.0)
-    events = stall_events(moments, start, length)
+    rest = sum(s.length for s in passing)
+    more = [(stall.start, stall.length) for stall in stalls[1:]]
+    events = stall_events(moments, stalls[0].start, stalls[0].length, more)
     evidence |= {f"in_stall.{name}": value for name, _, value in events}
+    what = (
+        f"a stall of {described[0]}" if len(stalls) == 1 else f"{len(stalls)} stalls: " + _listed(described)
+    )
+    # Only the last can outlast the window: its requests were answered after the window ended.
+    last = stalls[-1]
+    past = ", still stalled when the window ended" if last.start + last.length > _window(seconds) else ""
     return Diagnosis(
         "stall",
-        f"a stall of {length:.1f} s at {at} into the level; p95 over the other "
-        f"{len(passing)} s was at most {other_p95:,.1f} ms{stall_clause(events)}",
+        f"{what} into the level{past}; p95 over the other {round(rest, 2):g} s was at most "
+        f"{other_p95:,.1f} ms{stall_clause(events)}",
         None,
         evidence | {"other_p95_ms": other_p95},
     )
+
+
+def _listed(items: Sequence[str]) -> str:
+    return items[0] if len(items) == 1 else ", ".join(items[:-1]) + " and " + items[-1]
 
 
 def _saturated(seconds: Sequence[Second]) -> bool:

@@ -59,17 +59,25 @@ class Moment:
     figures: Mapping[str, float]
 
 
-def stall_events(moments: Sequence[Moment], start: float, length: float) -> list[tuple[str, str, float]]:
-    """What stood out in the stall [start, start + length]: (figure, words, value) for each, in the
-    order of the module doc's vocabulary; empty when nothing did."""
+def stall_events(
+    moments: Sequence[Moment], start: float, length: float, more: Sequence[tuple[float, float]] = ()
+) -> list[tuple[str, str, float]]:
+    """What stood out in the stall [start, start + length] (and in the level's other stalls,
+    `more`, as (start, length): inside is then any of them, outside none): (figure, words, value)
+    for each, in the order of the module doc's vocabulary; empty when nothing did."""
+    spans = [(start, length), *more]
+    shortest = min(span_length for _, span_length in spans)
     names = list(dict.fromkeys(name for moment in moments for name in moment.figures))
     found: list[tuple[str, str, float, float]] = []
     for name in sorted(names, key=_order):
-        end = start + length + (COUNTER_LAG if name in COUNTS else 0.0)
-        inside = [m.figures[name] for m in moments if name in m.figures and m.end > start and m.start < end]
-        outside = [
-            m.figures[name] for m in moments if name in m.figures and (m.end <= start or m.start >= end)
-        ]
+        lag = COUNTER_LAG if name in COUNTS else 0.0
+        windows = [(begin, begin + span_length + lag) for begin, span_length in spans]
+        inside: list[float] = []
+        outside: list[float] = []
+        for m in moments:
+            if name in m.figures:
+                overlaps = any(m.end > begin and m.start < end for begin, end in windows)
+                (inside if overlaps else outside).append(m.figures[name])
         if not inside:
             continue
         most = max(inside)
@@ -79,7 +87,7 @@ def stall_events(moments: Sequence[Moment], start: float, length: float) -> list
         if name.endswith(" CPU"):
             floor = usual + CORES_ABOVE
         elif name == "schedule lag ms":
-            floor = LAG_SHARE_OF_STALL * length * 1000
+            floor = LAG_SHARE_OF_STALL * shortest * 1000
         else:
             floor = FLOORS.get(name, float("inf"))
         if most < floor:

@@ -210,8 +210,10 @@ def test_a_level_offered_about_its_capacity_with_a_resource_past_its_bound_is_sa
     assert diagnose(seconds, 300, PASS_MS).kind == "cannot tell"
 
 
-def test_failing_seconds_at_the_very_end_are_neither_a_stall_nor_saturation():
-    # No passing second after them: a stall or the onset of saturation cannot be told apart.
+def test_failing_seconds_at_the_very_end_of_an_older_result_are_neither_a_stall_nor_saturation():
+    # No passing second after them and no max per second (a result from before it was kept): a
+    # stall or the onset of saturation cannot be told apart. With each second's max they can
+    # (test_stall_location.py: a stall's longest wait is its first, a backlog's its last).
     seconds = [*steady(8), Second(100, 10, 0, 900.0), Second(100, 0, 0, 1900.0)]
     assert diagnose(seconds, 100, PASS_MS).kind == "cannot tell"
 

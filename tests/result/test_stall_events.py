@@ -46,6 +46,14 @@ def test_a_schedule_lag_short_of_a_quarter_of_the_stall_is_not_named():
     )
 
 
+def test_with_two_stalls_a_figure_stands_out_against_the_seconds_of_neither():
+    # The service spun a core in both stalls: against the seconds of neither it stands out; set
+    # against the other stall's second, it would not.
+    moments = each_second("service CPU", [0.1, 1.0, 0.1, 0.1, 0.1, 0.1, 1.0, 0.1])
+    assert [name for name, _, _ in stall_events(moments, 1.2, 0.5, [(6.1, 0.6)])] == ["service CPU"]
+    assert stall_events(moments, 1.2, 0.5) == []
+
+
 def test_only_the_role_whose_cpu_rose_the_most_is_named():
     # The server spins a core; the generator beside it waited for its CPU more than usual.
     moments = [

@@ -20,13 +20,18 @@ preemptions, a sign of more runnable threads than CPUs. Beside them, from each t
 /proc/PID/task/TID/schedstat, the time the threads were runnable but waited for a CPU (the
 scheduler's run queue): on a machine busy with other work a process that wants a whole core gets
 less, and its CPU used alone would not show that it wanted more; used + waited does.
+
+Each group's sample also keeps every process's own CPU and wait (`ProcessCpu`), with a role a
+`Labeler` gives it once (the service's: its server process, each worker, the SQLite writer;
+`service_process_role`); without one, the process's name. A service of two workers at one core
+in all may be one worker at its core and the other idle: only the processes' own figures tell.
 """
 
 from __future__ import annotations
 
 import contextlib
-from collections.abc import Callable, Iterable
-from dataclasses import dataclass
+from collections.abc import Callable, Iterable, Mapping
+from dataclasses import dataclass, field
 from pathlib import Path
 
 import psutil
@@ -35,6 +40,8 @@ from ..service.server import session_members
 
 Resolver = Callable[[], list[int]]
 """Returns the ids of a group's processes now."""
+Labeler = Callable[[int], str]
+"""Names a process's role in its group (e.g. "worker"), from its id: asked once per process."""
 
 # psutil derives a start time from the boot time, which /proc/stat gives in whole seconds: a start
 # time can read up to a second early, so "started after the last sample" allows that much.
@@ -53,6 +60,28 @@ class ProcessReading:
     read_bytes: int  # from storage; 0 when the kernel does not tell us (no permission)
     write_bytes: int
     runqueue_seconds: float = 0.0  # runnable, waiting for a CPU, every live thread (0 without schedstat)
+    # thread id -> (seconds on a CPU, seconds runnable and waiting for one), from schedstat
+    threads: Mapping[int, tuple[float, float]] = field(default_factory=dict)
+
+
+@dataclass(frozen=True)
+class ProcessCpu:
+    """One process's CPU during one interval: seconds used, seconds its threads waited for a CPU,
+    and the seconds its busiest thread was running or runnable (used + waited of that thread).
+
+    One thread cannot use more than one core, so a thread runnable the whole interval is at its
+    limit: a worker's event loop, which runs its requests' Python one at a time, is such a
+    thread. The waits of several threads do not add up to a core's worth wanted: threads that hand
+    a request to each other (granian's I/O threads and the loop) each wait a moment at every
+    handoff, on an idle machine too (two processes handing a byte back and forth, which can never
+    use more than a core between them, read 0.5-0.8 of a core used and 0.75-0.93 waited)."""
+
+    pid: int
+    role: str
+    cpu_seconds: float
+    wait_seconds: float
+    busiest_thread_seconds: float = 0.0
+    busiest_thread_wait_seconds: float = 0.0  # of which that thread waited for a CPU
 
 
 @dataclass(frozen=True)
@@ -67,6 +96,7 @@ class GroupSample:
     write_bytes: int
     processes: int  # how many were alive at the end of the interval
     cpu_wait_seconds: float = 0.0  # runnable but waiting for a CPU, summed over the processes' threads
+    by_process: tuple[ProcessCpu, ...] = ()  # each process's own share of the two above
 
 
 def read_process(pid: int) -> ProcessReading | None:
@@ -81,27 +111,28 @@ def read_process(pid: int) -> ProcessReading | None:
                 read_bytes, write_bytes = io.read_bytes, io.write_bytes
             except (psutil.AccessDenied, AttributeError):
                 read_bytes = write_bytes = 0
-            threads = _thread_counters(pid)
-            if threads is None:
+            counters = _thread_counters(pid)
+            if counters is None:
                 counted = process.num_ctx_switches()
-                threads = (counted.voluntary, counted.involuntary, 0.0)
+                counters = (counted.voluntary, counted.involuntary, 0.0, {})
     except (psutil.NoSuchProcess, psutil.ZombieProcess, psutil.AccessDenied):
         return None
     return ProcessReading(
         pid=pid,
         started=started,
         cpu_seconds=times.user + times.system,
-        vcsw=threads[0],
-        ivcsw=threads[1],
+        vcsw=counters[0],
+        ivcsw=counters[1],
         read_bytes=read_bytes,
         write_bytes=write_bytes,
-        runqueue_seconds=threads[2],
+        runqueue_seconds=counters[2],
+        threads=counters[3],
     )
 
 
-def _thread_counters(pid: int) -> tuple[int, int, float] | None:
+def _thread_counters(pid: int) -> tuple[int, int, float, dict[int, tuple[float, float]]] | None:
     """(voluntary, involuntary) context switches and seconds waited on the run queue, summed over
-    the process's threads; None without /proc."""
+    the process's threads, and each thread's (on-CPU, waited) seconds; None without /proc."""
     tasks = Path(f"/proc/{pid}/task")
     try:
         threads = list(tasks.iterdir())
@@ -109,6 +140,7 @@ def _thread_counters(pid: int) -> tuple[int, int, float] | None:
         return None
     voluntary = involuntary = 0
     waited_ns = 0
+    each: dict[int, tuple[float, float]] = {}
     for thread in threads:
         try:
             text = (thread / "status").read_text()
@@ -116,21 +148,46 @@ def _thread_counters(pid: int) -> tuple[int, int, float] | None:
             continue  # the thread ended while we looked
         # "on-CPU ns, run-queue wait ns, timeslices"; absent on a kernel without schedstats.
         with contextlib.suppress(OSError, IndexError, ValueError):
-            waited_ns += int((thread / "schedstat").read_text().split()[1])
+            on_cpu, waited = (thread / "schedstat").read_text().split()[:2]
+            waited_ns += int(waited)
+            each[int(thread.name)] = (int(on_cpu) / 1e9, int(waited) / 1e9)
         for line in text.splitlines():
             if line.startswith("voluntary_ctxt_switches:"):
                 voluntary += int(line.split()[1])
             elif line.startswith("nonvoluntary_ctxt_switches:"):
                 involuntary += int(line.split()[1])
-    return voluntary, involuntary, waited_ns / 1e9
+    return voluntary, involuntary, waited_ns / 1e9, each
+
+
+def _busiest_thread(before: ProcessReading, now: ProcessReading) -> tuple[float, float]:
+    """The most seconds one thread of the process was running or runnable between two readings,
+    and how many of those it waited for a CPU (a thread born between them counts in full)."""
+    most = (0.0, 0.0)
+    for tid, (on_cpu, waited) in now.threads.items():
+        was_on, was_waiting = before.threads.get(tid, (0.0, 0.0))
+        ran, queued = max(on_cpu - was_on, 0.0), max(waited - was_waiting, 0.0)
+        if ran + queued > most[0]:
+            most = (ran + queued, queued)
+    return most
+
+
+def process_name(pid: int) -> str:
+    """A process's name (its command, as ps shows it), or "?" when it has gone: the default role."""
+    try:
+        return Path(f"/proc/{pid}/comm").read_text().strip() or "?"
+    except OSError:
+        return "?"
 
 
 class GroupTracker:
-    """Turns successive readings of one group's processes into GroupSamples."""
+    """Turns successive readings of one group's processes into GroupSamples; `labeler` names each
+    process's role (its name without one)."""
 
-    def __init__(self) -> None:
+    def __init__(self, labeler: Labeler | None = None) -> None:
         self._last: dict[tuple[int, float], ProcessReading] = {}
         self._last_wall = 0.0
+        self._labeler = labeler or process_name
+        self._roles: dict[tuple[int, float], str] = {}
 
     def sample(self, pids: Iterable[int], interval: float, wall: float) -> GroupSample:
         """Read the processes now; what they did since the previous call (`wall`: time.time() now).
@@ -145,6 +202,7 @@ class GroupTracker:
                 readings[(reading.pid, reading.started)] = reading
         cpu = waited = 0.0
         vcsw = ivcsw = read_bytes = write_bytes = 0
+        by_process = []
         first = self._last_wall == 0.0
         for key, now in readings.items():
             before = self._last.get(key)
@@ -153,8 +211,15 @@ class GroupTracker:
                     continue  # it existed before but was not ours: a baseline only
                 # Born in this interval: everything it did so far happened in the interval.
                 before = ProcessReading(now.pid, now.started, 0.0, 0, 0, 0, 0)
-            cpu += max(now.cpu_seconds - before.cpu_seconds, 0.0)
-            waited += max(now.runqueue_seconds - before.runqueue_seconds, 0.0)
+            used = max(now.cpu_seconds - before.cpu_seconds, 0.0)
+            queued = max(now.runqueue_seconds - before.runqueue_seconds, 0.0)
+            cpu += used
+            waited += queued
+            if key not in self._roles:
+                self._roles[key] = self._labeler(now.pid)
+            by_process.append(
+                ProcessCpu(now.pid, self._roles[key], used, queued, *_busiest_thread(before, now))
+            )
             # Thread counts can fall when a thread ends: never a negative switch count.
             vcsw += max(now.vcsw - before.vcsw, 0)
             ivcsw += max(now.ivcsw - before.ivcsw, 0)
@@ -162,6 +227,7 @@ class GroupTracker:
             write_bytes += max(now.write_bytes - before.write_bytes, 0)
         self._last = readings
         self._last_wall = wall
+        self._roles = {key: role for key, role in self._roles.items() if key in readings}
         return GroupSample(
             cpu_pct=100.0 * cpu / interval if interval > 0 else 0.0,
             cpu_seconds=cpu,
@@ -171,6 +237,7 @@ class GroupTracker:
             write_bytes=write_bytes,
             processes=len(readings),
             cpu_wait_seconds=waited,
+            by_process=tuple(by_process),
         )
 
 

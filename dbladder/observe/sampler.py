@@ -25,7 +25,7 @@ from dataclasses import asdict, dataclass
 from typing import Any
 
 from .host import HostReader, HostReading, HostSample, host_delta, read_host
-from .processes import GroupSample, GroupTracker, Resolver
+from .processes import GroupSample, GroupTracker, Labeler, Resolver
 
 GROUP_FIELDS = ("cpu_pct", "cpu_seconds", "vcsw", "ivcsw", "read_bytes", "write_bytes", "processes")
 """Per-group columns of `Sampler.to_rows()`, each prefixed with the group's name."""
@@ -62,7 +62,8 @@ class Sample:
 class Sampler:
     """Samples the host and process groups every `interval` seconds until stopped; see the module doc.
 
-    `groups` maps a group name to a resolver (processes.py, database.py). `host_reader` and
+    `groups` maps a group name to a resolver (processes.py, database.py), `labelers` a group to
+    what names its processes' roles (processes.py; their names without one). `host_reader` and
     `clock` are for tests (e.g. a host reading with CPU steal in it).
     """
 
@@ -71,6 +72,7 @@ class Sampler:
         groups: dict[str, Resolver],
         interval: float = 1.0,
         *,
+        labelers: dict[str, Labeler] | None = None,
         host_reader: HostReader = read_host,
         clock: Callable[[], float] = time.perf_counter,
     ):
@@ -81,7 +83,7 @@ class Sampler:
         self.warnings: list[str] = []
         self._host_reader = host_reader
         self._clock = clock
-        self._trackers = {name: GroupTracker() for name in self.groups}
+        self._trackers = {name: GroupTracker((labelers or {}).get(name)) for name in self.groups}
         self._samples: list[Sample] = []
         self._lock = threading.Lock()
         self._stopping = threading.Event()
@@ -123,8 +125,7 @@ class Sampler:
             host = asdict(sample.host)
             row.update({f"host_{name}": host[name] for name in HOST_FIELDS})
             for group, figures in sample.groups.items():
-                values = asdict(figures)
-                row.update({f"{group}_{name}": values[name] for name in GROUP_FIELDS})
+                row.update({f"{group}_{name}": getattr(figures, name) for name in GROUP_FIELDS})
             rows.append(row)
         return rows
 

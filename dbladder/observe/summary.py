@@ -33,6 +33,13 @@ and for every group G (e.g. generator, service, database):
     G_read_bytes_per_s G_write_bytes_per_s
                              storage I/O of the group's processes
     G_processes              most processes the group had in one sample
+    G_by_process             each process's own share (up to BY_PROCESS, those that wanted the
+                             most CPU, in the order they started): {"pid", "role" (the service's
+                             server, worker, writer...; else its name), "cpu_pct",
+                             "cpu_wait_pct", "busiest_thread_pct": % of the window its busiest
+                             thread ran or waited to run (a thread at 100 % is at its limit: one
+                             core), "busiest_thread_wait_pct": of which it waited}; empty without
+                             processes
 
 So `service_cpu_ms_per_1k`, `database_cpu_ms_per_1k`, `generator_cpu_pct`, `service_cpu_pct`,
 `database_cpu_pct` and `service_vcsw_per_request` are there when the groups have those names.
@@ -56,8 +63,12 @@ GROUP_KEYS = (
     "read_bytes_per_s",
     "write_bytes_per_s",
     "processes",
+    "by_process",
 )
 """Per-group keys of a summary, each prefixed with the group name and "_"."""
+BY_PROCESS = 8
+"""Processes a group's `by_process` keeps at most: a PostgreSQL backend per connection would
+otherwise put a hundred in every level."""
 HOST_KEYS = (
     "host_usr",
     "host_sys",
@@ -145,6 +156,7 @@ def _group(
     if not most or seconds <= 0:
         result: dict[str, Any] = dict.fromkeys(keys)
         result[f"{group}_processes"] = 0
+        result[f"{group}_by_process"] = []
         return result
 
     def counted(name: str) -> float:
@@ -164,4 +176,30 @@ def _group(
         f"{group}_read_bytes_per_s": counted("read_bytes") / seconds,
         f"{group}_write_bytes_per_s": counted("write_bytes") / seconds,
         f"{group}_processes": most,
+        f"{group}_by_process": _by_process(present, seconds),
     }
+
+
+def _by_process(present: list[tuple[Any, Sample, float]], seconds: float) -> list[dict[str, Any]]:
+    """Each process's CPU over the window, prorated as the group's is (`by_process` in the doc)."""
+    totals: dict[int, list[Any]] = {}
+    for figures, sample, shared in present:
+        weight = shared / sample.interval
+        for process in figures.by_process:
+            entry = totals.setdefault(process.pid, [process.role, 0.0, 0.0, 0.0, 0.0])
+            entry[1] += process.cpu_seconds * weight
+            entry[2] += process.wait_seconds * weight
+            entry[3] += process.busiest_thread_seconds * weight
+            entry[4] += process.busiest_thread_wait_seconds * weight
+    wanted = sorted(totals, key=lambda pid: -(totals[pid][1] + totals[pid][2]))[:BY_PROCESS]
+    return [
+        {
+            "pid": pid,
+            "role": totals[pid][0],
+            "cpu_pct": 100.0 * totals[pid][1] / seconds,
+            "cpu_wait_pct": 100.0 * totals[pid][2] / seconds,
+            "busiest_thread_pct": 100.0 * totals[pid][3] / seconds,
+            "busiest_thread_wait_pct": 100.0 * totals[pid][4] / seconds,
+        }
+        for pid in sorted(wanted)
+    ]

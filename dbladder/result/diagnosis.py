@@ -28,7 +28,8 @@ into the run yet. The order of the questions, and why:
    capacity, a server's queue comes and goes (a CPU-bound service answered what it was sent, its
    p95 neither climbing nor at the timeout, with 1.04 cores of its 1 wanted), and that is its
    limit reached, not a level that cannot be told. Which resource ran out is the one furthest
-   past its bound (RESOURCE_BOUNDS); none past its bound is said so, with the closest three.
+   past its bound (`resources.py`, which also says how a role's CPU, its processes' and the
+   machine's are judged); none past its bound is said so, with each one's figure and bound.
 5. Anything else (failures scattered over the level, a run of failing seconds at its very end):
    "cannot tell", with the closest figures.
 
@@ -50,8 +51,21 @@ from collections.abc import Sequence
 from dataclasses import asdict, dataclass, field
 from typing import Any
 
+from .resources import (
+    CPU_AT_LIMIT,
+    ProcessShare,
+    Resources,
+    RoleCpu,
+    evidence_of,
+    finding_line,
+    findings,
+    named,
+    ruled_out,
+)
 from .stall_events import Moment, stall_clause, stall_events
 from .stall_location import Stall, catches_up, located_by_counts, located_by_latencies, steady_rate
+
+__all__ = ["Diagnosis", "ProcessShare", "Resources", "RoleCpu", "Second", "Users", "diagnose"]
 
 STALL_MOST_SECONDS = 0.3  # a stall fails at most this share of the level's seconds
 SHORT_ANSWERS = 0.95  # answers below this share of the sends: the backlog grew
@@ -59,16 +73,7 @@ CLIMB = 2.0  # p95 in the last third of the level at least this multiple of the 
 SCHEDULE_LAG_P99_MS = 2.0  # as the "generator fell behind" flag
 LAG_SHARE_OF_MARK = 0.5  # and a lag that big beside the pass mark's p95: enough to fail it by itself
 SENT_SHORT = 0.95  # sent below this share of the offered rate: the generator did not send it
-CPU_AT_LIMIT = 0.9  # a role's CPU at this share of what it may use
 CLOSED_FLAT_GROWTH = 0.5  # closed model: answers grew by less than this share of the users' growth
-# name -> the bound past which that resource is at its limit (a share, or a ratio for the writer)
-RESOURCE_BOUNDS = {
-    "pool": 0.5,  # of a request's time in the service, waiting for a connection
-    "writer queue": 0.5,  # of a write's time, waiting behind the single SQLite writer
-    "writer at the disk's fsync rate": 0.8,  # commits per second over fsyncs per second
-    "lock waits": 0.5,  # of the active sessions' samples, waiting for a lock
-    "disk": 0.2,  # iowait, as a share of the host's CPU time
-}
 
 
 @dataclass(frozen=True)
@@ -83,41 +88,6 @@ class Second:
     p95_ms: float | None
     max_ms: float | None = None
     length: float = 1.0
-
-
-@dataclass(frozen=True)
-class RoleCpu:
-    """A role's CPU over the level: cores used, cores it may use (its --cpus, its event loops, or
-    the host's), and cores' worth of time its threads were runnable but waited for a CPU: on a
-    machine busy with other work a role that wants a whole core gets less, and `used + waited` is
-    what it wanted."""
-
-    used: float
-    allowed: float
-    waited: float = 0.0
-
-    @property
-    def share(self) -> float:
-        """The CPU it wanted, as a share of what it may use."""
-        return (self.used + self.waited) / self.allowed if self.allowed > 0 else 0.0
-
-
-@dataclass(frozen=True)
-class Resources:
-    """What a level's resources did, each None (or empty) when it was not measured."""
-
-    cpu: dict[str, RoleCpu] = field(default_factory=dict)  # "service", "database", "generator", "host"
-    pool_wait_share: float | None = None
-    writer_queue_share: float | None = None  # of a write's time in the writer, queued before it began
-    writer_queue_mean_ms: float | None = None  # a write's mean time in that queue
-    commits_per_second: float | None = None
-    fsyncs_per_second: float | None = None  # the disk's, measured once (observe/disk.py)
-    lock_wait_share: float | None = None
-    lock_event: tuple[str, float] | None = None  # the lock wait event most seen, and its share
-    iowait: float | None = None  # share of the host's CPU time
-    schedule_lag_p99_ms: float | None = None
-    dropped: int = 0
-    sent_p95_ms: float | None = None  # latency from the send, of the answers with a status
 
 
 @dataclass(frozen=True)
@@ -179,14 +149,14 @@ def diagnose(
             return closed
     elif mostly and (_saturated(seconds) or _past_bound(resources)):
         return _saturation(seconds, offered_rps, resources)
-    closest = _closest(resources)
+    ranked = findings(resources)
     where = ", ".join(f"{a}-{b}" if a != b else f"{a}" for a, b in runs)
     nor = "a backlog that grew" if users is None else "throughput flat while the users grew"
     return Diagnosis(
         "cannot tell",
         f"cannot tell: seconds {where} of {len(seconds)} failed, neither stalls (the longest wait first, "
-        f"the later ones ending with it) nor {nor}; closest: {_described(closest)}",
-        evidence={"failing_seconds": float(sum(failing)), **dict(closest)},
+        f"the later ones ending with it) nor {nor}; closest: {ruled_out(ranked, resources)}",
+        evidence={"failing_seconds": float(sum(failing)), **dict(ranked)},
     )
 
 
@@ -385,27 +355,16 @@ def _saturation(
         if p95s:
             pattern += f", p95 from {p95s[0]:,.0f} ms to {p95s[-1]:,.0f} ms"
             evidence |= {"p95_first_ms": p95s[0], "p95_last_ms": p95s[-1]}
-    closest = _closest(resources)
-    evidence |= dict(closest)
-    if closest and closest[0][1] >= 1.0:
-        name, _ = closest[0]
-        # The host is the sum of the roles (and of whatever else runs): when one role is at its
-        # own limit too, that role is the finding; the host's CPU is named only when none is.
-        roles = [item for item in closest if item[0].endswith(" CPU") and item[0] != "host CPU"]
-        if name == "host CPU" and roles and roles[0][1] >= 1.0:
-            name = roles[0][0]
-        evidence |= _figures(name, resources)
-        return Diagnosis("saturation", f"{_resource_line(name, resources)} ({pattern})", name, evidence)
-    if closest:
-        return Diagnosis(
-            "saturation",
-            f"saturation ({pattern}); which resource ran out cannot be told: closest {_described(closest)}",
-            None,
-            evidence,
-        )
+    ranked = findings(resources)
+    evidence |= dict(ranked)
+    name = named(ranked, resources)
+    if name is not None:
+        evidence |= evidence_of(name, resources)
+        return Diagnosis("saturation", f"{finding_line(name, resources)} ({pattern})", name, evidence)
     return Diagnosis(
         "saturation",
-        f"saturation ({pattern}); which resource ran out cannot be told: none measured",
+        f"saturation ({pattern}); which resource ran out cannot be told: "
+        + (f"none reached its bound: {ruled_out(ranked, resources)}" if ranked else "none measured"),
         None,
         evidence,
     )
@@ -413,92 +372,5 @@ def _saturation(
 
 def _past_bound(resources: Resources) -> bool:
     """Whether a measured resource is at or past its bound."""
-    closest = _closest(resources)
-    return bool(closest) and closest[0][1] >= 1.0
-
-
-def _closest(resources: Resources) -> list[tuple[str, float]]:
-    """Up to three measured resources by how far they are toward their bound (1.0: at it)."""
-    ratios: dict[str, float] = {}
-    for role, cpu in resources.cpu.items():
-        if cpu.allowed > 0 and role != "generator":
-            ratios[f"{role} CPU"] = cpu.share / CPU_AT_LIMIT
-    figures = {
-        "pool": resources.pool_wait_share,
-        "writer queue": resources.writer_queue_share,
-        "lock waits": resources.lock_wait_share,
-        "disk": resources.iowait,
-    }
-    if resources.commits_per_second is not None and resources.fsyncs_per_second:
-        figures["writer at the disk's fsync rate"] = (
-            resources.commits_per_second / resources.fsyncs_per_second
-        )
-    for name, value in figures.items():
-        if value is not None:
-            ratios[name] = value / RESOURCE_BOUNDS[name]
-    ranked = sorted(ratios.items(), key=lambda item: -item[1])
-    if ratios.get("writer at the disk's fsync rate", 0.0) >= 1.0:
-        # The writer commits as often as the disk syncs: the host's iowait is those same syncs
-        # waited for, seen from the host (on an idle host it reads high at any sync rate), and
-        # the writer is the finding that says why. The disk stays in the evidence, after it.
-        ranked.sort(key=lambda item: item[0] == "disk")
-    return ranked[:3]
-
-
-def _figures(name: str, resources: Resources) -> dict[str, float]:
-    """The named resource's own figures, beside its ratio to the bound."""
-    figures: dict[str, float | None] = {}
-    if name.startswith("writer"):
-        figures = {
-            "writer_queue_share": resources.writer_queue_share,
-            "writer_queue_mean_ms": resources.writer_queue_mean_ms,
-            "commits_per_second": resources.commits_per_second,
-            "fsyncs_per_second": resources.fsyncs_per_second,
-        }
-    elif name == "pool":
-        figures = {"pool_wait_share": resources.pool_wait_share}
-    elif name == "lock waits":
-        figures = {"lock_wait_share": resources.lock_wait_share}
-        if resources.lock_event is not None:
-            figures["lock_event_share"] = resources.lock_event[1]
-    elif name.endswith(" CPU"):
-        cpu = resources.cpu[name.removesuffix(" CPU")]
-        figures = {"cpu_used": cpu.used, "cpu_waited": cpu.waited, "cpu_allowed": cpu.allowed}
-    return {key: value for key, value in figures.items() if value is not None}
-
-
-def _resource_line(name: str, resources: Resources) -> str:
-    if name.endswith(" CPU"):
-        cpu = resources.cpu[name.removesuffix(" CPU")]
-        waited = f", and {cpu.waited:.2f} more waiting for a CPU" if cpu.waited >= 0.05 else ""
-        return f"the {name} at its limit: {cpu.used:.2f} of {cpu.allowed:g} cores{waited}"
-    disk = ""
-    if resources.commits_per_second is not None and resources.fsyncs_per_second:
-        disk = (
-            f"; {resources.commits_per_second:,.0f} commits/s against an fsync rate of "
-            f"{resources.fsyncs_per_second:,.0f}/s"
-        )
-    if name == "pool":
-        return f"the pool: {resources.pool_wait_share:.0%} of a request's time waiting for a connection"
-    if name == "writer queue":
-        mean = resources.writer_queue_mean_ms
-        each = f" ({mean:,.1f} ms a write)" if mean is not None else ""
-        return (
-            f"writes queued behind the single writer: {resources.writer_queue_share:.0%} "
-            f"of a write's time{each}{disk}"
-        )
-    if name == "writer at the disk's fsync rate":
-        return f"the single writer at the disk's fsync rate{disk}"
-    if name == "lock waits":
-        line = f"lock waits: {resources.lock_wait_share:.0%} of the active sessions waiting for a lock"
-        if resources.lock_event is not None:
-            event, share = resources.lock_event
-            line += f" (wait event {event}: {share:.0%})"
-        return line
-    return f"the disk: iowait {resources.iowait:.0%} of the host's CPU"
-
-
-def _described(closest: Sequence[tuple[str, float]]) -> str:
-    if not closest:
-        return "no resource was measured"
-    return ", ".join(f"{name} at {ratio:.2f} of its bound" for name, ratio in closest)
+    ranked = findings(resources)
+    return bool(ranked) and ranked[0][1] >= 1.0

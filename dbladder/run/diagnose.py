@@ -34,7 +34,7 @@ from ..engines.activity import ActivitySampler, create_probe
 from ..errors import DbladderError
 from ..observe.disk import fsync_rate, probe_seconds
 from ..observe.sampler import Sample
-from ..result.diagnosis import Diagnosis, Resources, RoleCpu, Users, diagnose
+from ..result.diagnosis import Diagnosis, ProcessShare, Resources, RoleCpu, Users, diagnose
 from ..result.passmark import PassMark
 from ..result.seconds import diagnosis_seconds
 from ..result.stall_events import Moment
@@ -207,12 +207,17 @@ def level_resources(
         pct = machine.get(f"{role}_cpu_pct")
         if pct is not None and machine.get(f"{role}_processes"):
             waited = (machine.get(f"{role}_cpu_wait_pct") or 0.0) / 100
-            cpu[role] = RoleCpu(pct / 100, min(cores.get(role, host), host), waited)
+            processes = process_shares(
+                machine.get(f"{role}_by_process"), SERVICE_LOOPS if role == "service" else ()
+            )
+            cpu[role] = RoleCpu(pct / 100, min(cores.get(role, host), host), waited, processes)
     pct = machine.get("generator_cpu_pct")
     if generator_cpu and pct is not None and machine.get("generator_processes"):
         # Each generator process is one event loop: one core's worth at most.
         allowed = min(float(machine["generator_processes"]), cores.get("generator", host), host)
-        cpu["generator"] = RoleCpu(pct / 100, allowed, (machine.get("generator_cpu_wait_pct") or 0.0) / 100)
+        waited = (machine.get("generator_cpu_wait_pct") or 0.0) / 100
+        processes = process_shares(machine.get("generator_by_process"), None)
+        cpu["generator"] = RoleCpu(pct / 100, allowed, waited, processes)
     if machine.get("host_busy") is not None:
         cpu["host"] = RoleCpu(machine["host_busy"] / 100 * host, host)
     iowait = machine.get("host_iowait")
@@ -244,6 +249,29 @@ def level_resources(
         schedule_lag_p99_ms=row.get("lag_p99_ms"),
         dropped=row.get("dropped", 0),
         sent_p95_ms=(row.get("sent") or {}).get("p95_ms"),
+    )
+
+
+SERVICE_LOOPS = ("worker", "writer")
+"""The service's processes that each run one event loop (`service.server.service_process_role`)."""
+
+
+def process_shares(
+    rows: Sequence[dict[str, Any]] | None, loops: Sequence[str] | None
+) -> tuple[ProcessShare, ...]:
+    """A group's processes over the level (`machine["<group>_by_process"]`) as the diagnosis reads
+    them; `loops` names the roles that run one event loop each (None: every process does, as the
+    generator's). Empty for a level from before they were sampled."""
+    return tuple(
+        ProcessShare(
+            row["role"],
+            row["cpu_pct"] / 100,
+            row["cpu_wait_pct"] / 100,
+            row["busiest_thread_pct"] / 100 if row.get("busiest_thread_pct") is not None else None,
+            loops is None or row["role"] in loops,
+            (row.get("busiest_thread_wait_pct") or 0.0) / 100,
+        )
+        for row in rows or ()
     )
 
 

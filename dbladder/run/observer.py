@@ -48,6 +48,7 @@ from ..observe import (
 from ..observe.environment import seconds_setting
 from ..plans import Level
 from ..result.queries import difference, query_rows
+from ..service.server import service_process_role
 from ..urls import DatabaseURL
 from .diagnose import LevelDiagnosis, machine_moments
 from .storage import storage_reader, window
@@ -260,7 +261,9 @@ class RunObserver:
             "service": _session_of(service_pid) if service_pid is not None else nothing,
             "database": self.database,
         }
-        self._sampler = Sampler(groups, interval=SAMPLE_INTERVAL)
+        # The service's processes by role (its workers, the SQLite writer): a service held to one
+        # core of its two may be one worker busy and the other idle.
+        self._sampler = Sampler(groups, interval=SAMPLE_INTERVAL, labelers={"service": service_process_role})
         self._sampler.start()
         if self.diagnosis is not None:
             self.diagnosis.start(origin)

@@ -383,6 +383,36 @@ def stop_process_tree(process: subprocess.Popen[bytes], timeout: float, signalle
         time.sleep(0.02)
 
 
+def service_process_role(pid: int) -> str:
+    """What a process of the service's session is, as the run's figures name it: "server" (granian's
+    main process, which starts and watches the others), "worker" (one event loop serving requests),
+    "writer" (the single SQLite writer), "tracker" (multiprocessing's resource tracker); another
+    program's process (a user's app, `--app`) by its name; "?" once it has gone."""
+    try:
+        argv = Path(f"/proc/{pid}/cmdline").read_bytes().split(b"\0")
+        fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+        name = Path(f"/proc/{pid}/comm").read_text().strip()
+    except (OSError, IndexError):
+        return "?"
+    command = b" ".join(argv)
+    if b"dbladder.service" in command:
+        # After the command name: state, ppid, pgrp, session. The leader of its session is the
+        # process `running_service` started; its workers are granian's forks of it.
+        return "server" if fields[3] == str(pid) else "worker"
+    if b"multiprocessing.resource_tracker" in command:
+        return "tracker"
+    if b"multiprocessing.spawn" in command and _session_runs_service(int(fields[3])):
+        return "writer"  # the keeper's spawned process: the only one the service starts
+    return name or "?"
+
+
+def _session_runs_service(session_id: int) -> bool:
+    try:
+        return b"dbladder.service" in Path(f"/proc/{session_id}/cmdline").read_bytes()
+    except OSError:
+        return False
+
+
 def session_members(session_id: int) -> list[int]:
     """Ids of live processes in a session (from /proc; empty where there is none)."""
     members = []

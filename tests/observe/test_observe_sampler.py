@@ -93,6 +93,38 @@ def test_a_burning_child_reads_about_one_cpu_and_a_sleeping_one_about_none(child
 
 
 @pytest.mark.slow
+@pytest.mark.serial
+def test_each_process_reads_its_own_cpu_and_how_much_of_the_time_its_busiest_thread_wanted_one(child):
+    # A group of a burner and a sleeper, as a service of a busy worker and an idle one. A busy
+    # loop is always running or runnable: its thread reads about the whole window, used or waited
+    # for, however busy this shared machine is; its CPU used alone is what it got.
+    burner, sleeper = start(ACCOUNTED_BURN, stdout=subprocess.PIPE, text=True), start(SLEEP)
+    child.extend([burner, sleeper])
+    roles = {burner.pid: "burner", sleeper.pid: "sleeper"}
+    sampler = Sampler({"pair": fixed([burner.pid, sleeper.pid])}, interval=0.5, labelers={"pair": roles.get})
+    sampler.start()
+    began = time.perf_counter()
+    time.sleep(2.1)
+    ended = time.perf_counter()
+    samples = sampler.stop()
+    burner.kill()
+    start_at, end_at = began + 0.5, ended - 0.1
+    summary = summarise(samples, start_at, end_at, requests=1000)
+    got = cpu_got(burner.communicate()[0].splitlines(), start_at, end_at)
+    by_role = {entry["role"]: entry for entry in summary["pair_by_process"]}
+    assert [entry["pid"] for entry in summary["pair_by_process"]] == sorted([burner.pid, sleeper.pid])
+    busy, idle = by_role["burner"], by_role["sleeper"]
+    # Ticks of 10 ms, and schedstat's nanoseconds: a few points either way over 1.5 s.
+    assert busy["cpu_pct"] == pytest.approx(100 * got, abs=8)
+    assert busy["busiest_thread_pct"] == pytest.approx(100, abs=8)
+    assert busy["busiest_thread_wait_pct"] == pytest.approx(
+        busy["busiest_thread_pct"] - busy["cpu_pct"], abs=8
+    )
+    assert idle["cpu_pct"] < 3 and idle["busiest_thread_pct"] < 3
+    assert summary["pair_cpu_pct"] == pytest.approx(busy["cpu_pct"] + idle["cpu_pct"], abs=0.01)
+
+
+@pytest.mark.slow
 def test_groups_are_resolved_again_at_every_sample(child):
     """A process born after the start (a PostgreSQL backend) joins its group and counts in full."""
     parent = start(

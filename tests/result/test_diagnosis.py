@@ -167,9 +167,12 @@ def test_no_resource_past_its_bound_is_said_with_the_closest_three():
     )
     diagnosis = diagnose(fifo_above_capacity(), 600, PASS_MS, resources)
     assert (diagnosis.kind, diagnosis.resource) == ("saturation", None)
+    # Each one's figure and the bound it stayed under: why it is not the one that ran out.
     assert diagnosis.line.endswith(
-        "which resource ran out cannot be told: closest service CPU at 0.67 of its bound, "
-        "pool at 0.40 of its bound, database CPU at 0.28 of its bound"
+        "which resource ran out cannot be told: none reached its bound: service CPU 0.60 of 1 cores "
+        "(0.67 of its bound); pool: 20% of a request's time waiting for a connection (0.40 of its "
+        "bound); database CPU 0.50 of 2 cores (0.28 of its bound); disk: iowait 1% of the host's CPU "
+        "(0.05 of its bound)"
     )
 
 
@@ -195,7 +198,9 @@ def test_failures_scattered_over_the_level_cannot_be_told():
     diagnosis = diagnose(seconds, 100, PASS_MS, Resources(pool_wait_share=0.3))
     assert diagnosis.kind == "cannot tell"
     assert diagnosis.line.startswith("cannot tell: seconds 0, 2, 4, 6, 8 of 10 failed")
-    assert diagnosis.line.endswith("closest: pool at 0.60 of its bound")
+    assert diagnosis.line.endswith(
+        "closest: pool: 30% of a request's time waiting for a connection (0.60 of its bound)"
+    )
 
 
 def test_a_level_offered_about_its_capacity_with_a_resource_past_its_bound_is_saturation():

@@ -1,0 +1,377 @@
+"""What ran out in a saturated level: each measured resource against its bound, in words.
+
+A leaf of `diagnosis.py` (issue 22; issue 32: a cause for the levels a user meets). A level's
+`Resources` hold what it measured: each role's CPU (`RoleCpu`: used, what it may use, what its
+threads waited for a CPU, and each of its processes, `ProcessShare`), the pool's and the single
+SQLite writer's queues, the writer's commits beside the disk's fsync rate, lock waits, iowait.
+`findings` sets each against its bound (1.0: at it), most advanced first; `finding_line` says
+the one named, with its figures; `ruled_out` says, for a level where none reached its bound,
+each one's figure and the bound it stayed under.
+
+How a role's CPU is judged. A worker of the service (and the single SQLite writer, and each
+generator process) is one process running one event loop: its requests' Python runs on one
+thread, which can use one core at most. So a process is at its limit when that thread ran or
+waited to run nearly all the time (`busiest`, from the per-thread schedstat: CPU_AT_LIMIT of
+the level), whatever the rest of the machine did; and a role of several such processes is at
+its limit when its CPU used reaches what it may use, or every one of its loops is at its own.
+One loop at its limit beside another with time to spare is a finding of its own: the service
+cannot use the cores it is given ("one service worker at its limit: the service at 1.00 core of
+its 2 workers: worker 1 0.92, worker 2 0.08").
+
+The time a role's threads waited for a CPU is not added to what it used as CPU it wanted: the
+threads that hand a request to each other (granian's I/O threads and the loop) each wait a
+moment at every handoff, on a machine with idle CPUs too, and summed over threads those moments
+read as cores (two processes handing a byte back and forth, which can never use more than one
+core between them, read 0.5-0.8 of a core used and 0.75-0.93 more waited). A thread's own wait
+counts in its `busiest` share: a loop that waited for a CPU half the time did want it. A result
+from before the processes were sampled has no `processes`: there the role's share is what it
+used plus what it waited, as it was read then.
+
+The machine's CPUs (`host`) are the sum of the roles' and of whatever else ran: at their limit
+they are named with each role's share of them ("the machine's CPUs at their limit: 1.96 of 2
+cores busy: service 1.20 + generator 0.46 + other 0.30"), unless a role is at its own limit too,
+which is then the finding.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+
+CPU_AT_LIMIT = 0.9  # a role's CPU, or a loop's thread, at this share of what it may use
+# name -> the bound past which that resource is at its limit (a share, or a ratio for the writer)
+RESOURCE_BOUNDS = {
+    "pool": 0.5,  # of a request's time in the service, waiting for a connection
+    "writer queue": 0.5,  # of a write's time, waiting behind the single SQLite writer
+    "writer at the disk's fsync rate": 0.8,  # commits per second over fsyncs per second
+    "lock waits": 0.5,  # of the active sessions' samples, waiting for a lock
+    "disk": 0.2,  # iowait, as a share of the host's CPU time
+}
+ROLES = ("service", "database", "generator")
+HOST = "host CPU"  # the machine's CPUs, as the findings name them
+
+
+@dataclass(frozen=True)
+class ProcessShare:
+    """One process of a role over the level: its role in the group ("worker", "writer", "server",
+    or its name), cores used and waited for, the share of the level its busiest thread ran or
+    waited to run (None when not measured) and of which it waited, and whether it runs one event
+    loop (`loop`)."""
+
+    role: str
+    used: float
+    waited: float = 0.0
+    busiest: float | None = None
+    loop: bool = False
+    busiest_waited: float = 0.0
+
+    @property
+    def at_limit(self) -> bool:
+        """Its busiest thread ran or waited to run nearly all the time: one core's worth wanted."""
+        return self.busiest is not None and self.busiest >= CPU_AT_LIMIT
+
+    @property
+    def starved(self) -> bool:
+        """At its limit by waiting for a CPU more than by running: the machine's CPUs were busy
+        with other work, and that thread had its core's worth only in wanting it."""
+        return self.at_limit and self.busiest_waited * 2 >= (self.busiest or 0.0)
+
+
+@dataclass(frozen=True)
+class RoleCpu:
+    """A role's CPU over the level: cores used, cores it may use (its --cpus, its event loops, or
+    the host's), cores' worth of time its threads were runnable but waited for a CPU, and each of
+    its processes (empty in a result from before they were sampled)."""
+
+    used: float
+    allowed: float
+    waited: float = 0.0
+    processes: tuple[ProcessShare, ...] = ()
+
+    @property
+    def loops(self) -> list[ProcessShare]:
+        """Its event-loop processes whose busiest thread was measured."""
+        return [p for p in self.processes if p.loop and p.busiest is not None]
+
+    @property
+    def share(self) -> float:
+        """How near it is to its limit (1.0: at it, module doc): the CPU it used over what it may
+        use, or, when every loop it may run was measured, the least busy loop's share if that is
+        more; without its processes, what it used plus what it waited."""
+        if self.allowed <= 0:
+            return 0.0
+        if not self.processes:
+            return (self.used + self.waited) / self.allowed
+        used = self.used / self.allowed
+        loops = self.loops
+        if loops and len(loops) >= self.allowed:
+            return max(used, min(p.busiest or 0.0 for p in loops))
+        return used
+
+    @property
+    def starved(self) -> bool:
+        """At its limit only by its loops' waiting for a CPU (`ProcessShare.starved`), not by the
+        cores it used: the machine's CPUs are then what ran out, if they are at their limit."""
+        loops = self.loops
+        used_up = self.allowed > 0 and self.used / self.allowed >= CPU_AT_LIMIT
+        return (
+            not used_up and any(p.starved for p in loops) and all(p.starved or not p.at_limit for p in loops)
+        )
+
+
+@dataclass(frozen=True)
+class Resources:
+    """What a level's resources did, each None (or empty) when it was not measured."""
+
+    cpu: dict[str, RoleCpu] = field(default_factory=dict)  # "service", "database", "generator", "host"
+    pool_wait_share: float | None = None
+    writer_queue_share: float | None = None  # of a write's time in the writer, queued before it began
+    writer_queue_mean_ms: float | None = None  # a write's mean time in that queue
+    commits_per_second: float | None = None
+    fsyncs_per_second: float | None = None  # the disk's, measured once (observe/disk.py)
+    lock_wait_share: float | None = None
+    lock_event: tuple[str, float] | None = None  # the lock wait event most seen, and its share
+    iowait: float | None = None  # share of the host's CPU time
+    schedule_lag_p99_ms: float | None = None
+    dropped: int = 0
+    sent_p95_ms: float | None = None  # latency from the send, of the answers with a status
+
+
+def findings(resources: Resources) -> list[tuple[str, float]]:
+    """Every measured resource by how far it is toward its bound (1.0: at it), furthest first.
+    A role's CPU is "<role> CPU", the machine's "host CPU", one loop of a role at its limit while
+    another had time to spare "<role> <process role>" (e.g. "service worker")."""
+    ratios: dict[str, float] = {}
+    for role, cpu in resources.cpu.items():
+        if cpu.allowed > 0 and role != "generator":
+            ratios[f"{role} CPU"] = cpu.share / CPU_AT_LIMIT
+            uneven = _uneven(cpu)
+            if uneven is not None:
+                ratios[f"{role} {uneven.role}"] = (uneven.busiest or 0.0) / CPU_AT_LIMIT
+    figures = {
+        "pool": resources.pool_wait_share,
+        "writer queue": resources.writer_queue_share,
+        "lock waits": resources.lock_wait_share,
+        "disk": resources.iowait,
+    }
+    if resources.commits_per_second is not None and resources.fsyncs_per_second:
+        figures["writer at the disk's fsync rate"] = (
+            resources.commits_per_second / resources.fsyncs_per_second
+        )
+    for name, value in figures.items():
+        if value is not None:
+            ratios[name] = value / RESOURCE_BOUNDS[name]
+    ranked = sorted(ratios.items(), key=lambda item: -item[1])
+    if ratios.get("writer at the disk's fsync rate", 0.0) >= 1.0:
+        # The writer commits as often as the disk syncs: the host's iowait is those same syncs
+        # waited for, seen from the host (on an idle host it reads high at any sync rate), and
+        # the writer is the finding that says why. The disk stays in the evidence, after it.
+        ranked.sort(key=lambda item: item[0] == "disk")
+    return ranked
+
+
+def named(ranked: Sequence[tuple[str, float]], resources: Resources) -> str | None:
+    """The resource a saturated level ran out of: the furthest past its bound, but for the CPU.
+    The machine's CPUs are the sum of the roles' and of whatever else ran: when a role is at its
+    own limit by what it used, that role is the finding; when the machine is at its limit and a
+    role reached its own only by waiting for a CPU (`RoleCpu.starved`), the machine is. None when
+    none reached its bound."""
+    past = [name for name, ratio in ranked if ratio >= 1.0]
+    if not past:
+        return None
+    machine_full = HOST in past
+
+    def starved(name: str) -> bool:
+        cpu = resources.cpu.get(name.split()[0])
+        return cpu is not None and cpu.starved
+
+    for name in past:
+        role = name.split()[0] in ROLES
+        if name == HOST and any(n != HOST and n.split()[0] in ROLES and not starved(n) for n in past):
+            continue  # a role at its own limit, which the machine's figure only sums
+        if role and machine_full and starved(name):
+            continue  # the role only waited for CPUs that other work had
+        return name
+    return past[0]
+
+
+def _uneven(cpu: RoleCpu) -> ProcessShare | None:
+    """The loop of a role of several at its limit while another had time to spare (below half the
+    time busy), and the role itself is not at its limit; None otherwise."""
+    loops = cpu.loops
+    if len(loops) < 2 or cpu.share >= CPU_AT_LIMIT:
+        return None
+    busiest = max(loops, key=lambda p: p.busiest or 0.0)
+    idlest = min(p.busiest or 0.0 for p in loops)
+    if busiest.at_limit and idlest < 0.5:
+        return busiest
+    return None
+
+
+def evidence_of(name: str, resources: Resources) -> dict[str, float]:
+    """The named resource's own figures, beside its ratio to the bound."""
+    figures: dict[str, float | None] = {}
+    if name.startswith("writer"):
+        figures = {
+            "writer_queue_share": resources.writer_queue_share,
+            "writer_queue_mean_ms": resources.writer_queue_mean_ms,
+            "commits_per_second": resources.commits_per_second,
+            "fsyncs_per_second": resources.fsyncs_per_second,
+        }
+    elif name == "pool":
+        figures = {"pool_wait_share": resources.pool_wait_share}
+    elif name == "lock waits":
+        figures = {"lock_wait_share": resources.lock_wait_share}
+        if resources.lock_event is not None:
+            figures["lock_event_share"] = resources.lock_event[1]
+    elif name == HOST:
+        figures = {f"cpu_used.{role}": cpu.used for role, cpu in resources.cpu.items()}
+        figures |= {f"cpu_waited.{role}": cpu.waited for role, cpu in resources.cpu.items() if role != "host"}
+    elif name.split()[0] in ROLES:
+        cpu = resources.cpu[name.split()[0]]
+        figures = {"cpu_used": cpu.used, "cpu_waited": cpu.waited, "cpu_allowed": cpu.allowed}
+        for label, process in _numbered(cpu.processes):
+            figures[f"{label}.cpu_used"] = process.used
+            if process.busiest is not None:
+                figures[f"{label}.busiest_thread"] = process.busiest
+    return {key: value for key, value in figures.items() if value is not None}
+
+
+def finding_line(name: str, resources: Resources) -> str:
+    """The named resource at its limit, in words with its figures."""
+    role = name.split()[0]
+    if name == HOST:
+        return _machine_line(resources)
+    if role in ROLES and name != f"{role} CPU":  # one loop of the role at its limit
+        cpu = resources.cpu[role]
+        return (
+            f"one {name} at its limit: the {role} at {_cores(cpu.used)} of its {_loops_of(cpu)}: {_each(cpu)}"
+        )
+    if role in ROLES:
+        cpu = resources.cpu[role]
+        line = f"the {name} at its limit: {cpu.used:.2f} of {cpu.allowed:g} cores"
+        loops = cpu.loops
+        if loops and len(loops) >= cpu.allowed and cpu.used / cpu.allowed < CPU_AT_LIMIT:
+            # Each loop at its limit though the cores were not all used: its threads waited.
+            kind = loops[0].role
+            line += f", every {kind}'s busiest thread running or waiting to run: {_each(cpu)}"
+        elif cpu.waited >= 0.05:
+            line += f", and {cpu.waited:.2f} more waiting for a CPU"
+        return line
+    disk = ""
+    if resources.commits_per_second is not None and resources.fsyncs_per_second:
+        disk = (
+            f"; {resources.commits_per_second:,.0f} commits/s against an fsync rate of "
+            f"{resources.fsyncs_per_second:,.0f}/s"
+        )
+    if name == "pool":
+        return f"the pool: {resources.pool_wait_share:.0%} of a request's time waiting for a connection"
+    if name == "writer queue":
+        mean = resources.writer_queue_mean_ms
+        each = f" ({mean:,.1f} ms a write)" if mean is not None else ""
+        return (
+            f"writes queued behind the single writer: {resources.writer_queue_share:.0%} "
+            f"of a write's time{each}{disk}"
+        )
+    if name == "writer at the disk's fsync rate":
+        return f"the single writer at the disk's fsync rate{disk}"
+    if name == "lock waits":
+        line = f"lock waits: {resources.lock_wait_share:.0%} of the active sessions waiting for a lock"
+        if resources.lock_event is not None:
+            event, share = resources.lock_event
+            line += f" (wait event {event}: {share:.0%})"
+        return line
+    return f"the disk: iowait {resources.iowait:.0%} of the host's CPU"
+
+
+def ruled_out(ranked: Sequence[tuple[str, float]], resources: Resources) -> str:
+    """Each measured resource's figure and the bound it stayed under, furthest toward it first:
+    why none of them is the one that ran out."""
+    if not ranked:
+        return "no resource was measured"
+    return "; ".join(f"{_under(name, resources)} ({ratio:.2f} of its bound)" for name, ratio in ranked)
+
+
+def _under(name: str, resources: Resources) -> str:
+    role = name.split()[0]
+    if name == HOST:
+        host = resources.cpu["host"]
+        return f"the machine's CPUs {host.used:.2f} of {host.allowed:g} cores busy"
+    if role in ROLES and name != f"{role} CPU":
+        cpu = resources.cpu[role]
+        return f"one {name} at its limit beside idle ones ({_each(cpu)})"
+    if role in ROLES:
+        cpu = resources.cpu[role]
+        text = f"{name} {cpu.used:.2f} of {cpu.allowed:g} cores"
+        if cpu.loops:
+            text += f", no {cpu.loops[0].role} at its limit ({_each(cpu)})"
+        elif cpu.waited >= 0.05 and not cpu.processes:
+            text += f" and {cpu.waited:.2f} waiting"
+        return text
+    if name == "pool":
+        return f"pool: {resources.pool_wait_share:.0%} of a request's time waiting for a connection"
+    if name == "writer queue":
+        return f"writer queue: {resources.writer_queue_share:.0%} of a write's time"
+    if name == "writer at the disk's fsync rate":
+        return (
+            f"writer: {resources.commits_per_second:,.0f} commits/s against the disk's "
+            f"{resources.fsyncs_per_second:,.0f} fsyncs/s"
+        )
+    if name == "lock waits":
+        return f"lock waits: {resources.lock_wait_share:.0%} of the active sessions"
+    return f"disk: iowait {resources.iowait:.0%} of the host's CPU"
+
+
+def _machine_line(resources: Resources) -> str:
+    """The machine's CPUs at their limit, with each role's share of them and what else ran."""
+    host = resources.cpu["host"]
+    parts = [(role, cpu.used) for role, cpu in resources.cpu.items() if role != "host" and cpu.used >= 0.005]
+    other = host.used - sum(used for _, used in parts)
+    if other >= 0.005:
+        parts.append(("other", other))
+    shares = " + ".join(f"{role} {used:.2f}" for role, used in parts)
+    line = f"the machine's CPUs at their limit: {host.used:.2f} of {host.allowed:g} cores busy"
+    if shares:
+        line += f": {shares}"
+    waits = [
+        (role, cpu.waited) for role, cpu in resources.cpu.items() if role != "host" and cpu.waited >= 0.05
+    ]
+    if waits:
+        line += " (threads waiting for a CPU besides: " + ", ".join(f"{r} {w:.2f}" for r, w in waits) + ")"
+    return line
+
+
+def _numbered(processes: Sequence[ProcessShare]) -> list[tuple[str, ProcessShare]]:
+    """Each process with its label: its role, numbered when the role has several ("worker 1")."""
+    counts: dict[str, int] = {}
+    for process in processes:
+        counts[process.role] = counts.get(process.role, 0) + 1
+    seen: dict[str, int] = {}
+    labelled = []
+    for process in processes:
+        seen[process.role] = seen.get(process.role, 0) + 1
+        label = f"{process.role} {seen[process.role]}" if counts[process.role] > 1 else process.role
+        labelled.append((label, process))
+    return labelled
+
+
+def _each(cpu: RoleCpu) -> str:
+    """Each loop of a role: its cores used, and how much of the time its busiest thread was busy."""
+    return ", ".join(
+        f"{label} {process.used:.2f}"
+        + (f" (busiest thread {process.busiest:.0%} of the time)" if process.busiest is not None else "")
+        for label, process in _numbered(cpu.processes)
+        if process.loop
+    )
+
+
+def _loops_of(cpu: RoleCpu) -> str:
+    kinds: dict[str, int] = {}
+    for process in cpu.processes:
+        if process.loop:
+            kinds[process.role] = kinds.get(process.role, 0) + 1
+    return " and ".join(f"{count} {kind}{'s' if count > 1 else ''}" for kind, count in kinds.items())
+
+
+def _cores(used: float) -> str:
+    return f"{used:.2f} core{'s' if round(used, 2) != 1 else ''}"

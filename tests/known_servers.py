@@ -13,6 +13,9 @@ body over HTTP/1.1 keep-alive, and behaves by a rule simple enough to give the a
            quantile q (q > 1 - f) is stall * (1 - (1 - q) / f). Its stalls begin when it comes
            up, or at `phase_at` (a time.monotonic() value) and every `period_s` before and after
            it: a test sets them where it wants them in its levels, not where the levels begin.
+  cpu      one request at a time, each spinning its one thread for `service_ms` of that thread's
+           own CPU time: its capacity is 1000 / service_ms requests per second of a whole core,
+           and its process wants a whole core whenever a backlog waits, however much it gets.
   burn     the stall server, but its stalls are its CPU: every `period_s` its one thread spins for
            `stall_s`, so its process uses a whole core in those seconds and next to none in the
            others (a stall with a known co-event; the spin runs on the clock, not the loop's timers).
@@ -48,7 +51,7 @@ UNAVAILABLE = (
 
 @dataclass(frozen=True)
 class Rule:
-    kind: str  # "fifo", "stall", "burn" or "errors"
+    kind: str  # "fifo", "cpu", "stall", "burn" or "errors"
     service_ms: float = 0.0
     period_s: float = 1.0
     stall_s: float = 0.0
@@ -76,6 +79,11 @@ class _State:
             return done, OK
         if rule.kind == "burn":
             return now, OK  # its stalls hold the loop itself (_spin)
+        if rule.kind == "cpu":
+            until = time.thread_time() + rule.service_ms / 1000
+            while time.thread_time() < until:
+                pass
+            return now, OK
         if rule.kind == "stall":
             into = (now - self.origin) % rule.period_s
             if into < rule.stall_s:

@@ -35,7 +35,7 @@ which is then the finding.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 
 CPU_AT_LIMIT = 0.9  # a role's CPU, or a loop's thread, at this share of what it may use
@@ -46,6 +46,7 @@ RESOURCE_BOUNDS = {
     "writer at the disk's fsync rate": 0.8,  # commits per second over fsyncs per second
     "lock waits": 0.5,  # of the active sessions' samples, waiting for a lock
     "disk": 0.2,  # iowait, as a share of the host's CPU time
+    "write lock": 0.5,  # of the service's loops' time, asleep waiting for the database's write lock
 }
 ROLES = ("service", "database", "generator")
 HOST = "host CPU"  # the machine's CPUs, as the findings name them
@@ -64,17 +65,37 @@ class ProcessShare:
     busiest: float | None = None
     loop: bool = False
     busiest_waited: float = 0.0
+    states: Mapping[str, float] | None = None  # a loop's thread: each state's share (observe/loops.py)
+
+    @property
+    def busy(self) -> float | None:
+        """The share of the level its loop was not idle: running, waiting for a CPU, or held (asleep
+        on a lock, in a timed sleep, waiting for the disk); without its states, the share its
+        busiest thread ran or waited to run."""
+        if self.states is not None:
+            return 1.0 - self.states.get("idle", 0.0)
+        return self.busiest
 
     @property
     def at_limit(self) -> bool:
-        """Its busiest thread ran or waited to run nearly all the time: one core's worth wanted."""
-        return self.busiest is not None and self.busiest >= CPU_AT_LIMIT
+        """Busy nearly all the time: a loop that never waited for work."""
+        return (self.busy or 0.0) >= CPU_AT_LIMIT
+
+    @property
+    def held(self) -> bool:
+        """At its limit, and more of the time held (asleep, on the disk, on a lock) than running."""
+        if self.states is None or not self.at_limit:
+            return False
+        running = self.states.get("running", 0.0)
+        return (self.busy or 0.0) - running >= running
 
     @property
     def starved(self) -> bool:
         """At its limit by waiting for a CPU more than by running: the machine's CPUs were busy
         with other work, and that thread had its core's worth only in wanting it."""
-        return self.at_limit and self.busiest_waited * 2 >= (self.busiest or 0.0)
+        if self.held or self.busiest is None or self.busiest < CPU_AT_LIMIT * (self.busy or 0.0):
+            return False
+        return self.at_limit and self.busiest_waited * 2 >= self.busiest
 
 
 @dataclass(frozen=True)
@@ -90,8 +111,17 @@ class RoleCpu:
 
     @property
     def loops(self) -> list[ProcessShare]:
-        """Its event-loop processes whose busiest thread was measured."""
-        return [p for p in self.processes if p.loop and p.busiest is not None]
+        """Its event-loop processes whose busiest thread or states were measured."""
+        return [p for p in self.processes if p.loop and p.busy is not None]
+
+    @property
+    def occupancy(self) -> float | None:
+        """The least busy of its loops' share of the level (`ProcessShare.busy`) when each loop's
+        states were sampled: every loop is at its limit when this is, whatever held it."""
+        loops = [p for p in self.processes if p.loop]
+        if not loops or any(p.states is None for p in loops):
+            return None
+        return min(p.busy or 0.0 for p in loops)
 
     @property
     def share(self) -> float:
@@ -103,7 +133,7 @@ class RoleCpu:
         if not self.processes:
             return (self.used + self.waited) / self.allowed
         used = self.used / self.allowed
-        loops = self.loops
+        loops = [p for p in self.loops if p.busiest is not None]
         if loops and len(loops) >= self.allowed:
             return max(used, min(p.busiest or 0.0 for p in loops))
         return used
@@ -147,7 +177,12 @@ def findings(resources: Resources) -> list[tuple[str, float]]:
             ratios[f"{role} CPU"] = cpu.share / CPU_AT_LIMIT
             uneven = _uneven(cpu)
             if uneven is not None:
-                ratios[f"{role} {uneven.role}"] = (uneven.busiest or 0.0) / CPU_AT_LIMIT
+                ratios[f"{role} {uneven.role}"] = (uneven.busy or 0.0) / CPU_AT_LIMIT
+            elif cpu.occupancy is not None:
+                ratios[f"{role} loops"] = cpu.occupancy / CPU_AT_LIMIT
+    asleep = _asleep(resources.cpu.get("service"))
+    if asleep is not None:
+        ratios["write lock"] = sum(asleep) / len(asleep) / RESOURCE_BOUNDS["write lock"]
     figures = {
         "pool": resources.pool_wait_share,
         "writer queue": resources.writer_queue_share,
@@ -191,8 +226,18 @@ def named(ranked: Sequence[tuple[str, float]], resources: Resources) -> str | No
             continue  # a role at its own limit, which the machine's figure only sums
         if role and machine_full and starved(name):
             continue  # the role only waited for CPUs that other work had
+        if name.endswith(" loops") and f"{name.split()[0]} CPU" in past:
+            continue  # its loops were busy running: its CPU is the finding
         return name
     return past[0]
+
+
+def _asleep(cpu: RoleCpu | None) -> list[float] | None:
+    """Each of the service's loops' share of the level asleep in a timed sleep: in dbladder's
+    service, SQLite's busy handler waiting for the write lock, with the loop stopped (it runs
+    SQLite inline); None without their states."""
+    loops = [p for p in (cpu.processes if cpu is not None else ()) if p.loop and p.states is not None]
+    return [(p.states or {}).get("sleep", 0.0) for p in loops] if loops else None
 
 
 def _uneven(cpu: RoleCpu) -> ProcessShare | None:
@@ -201,8 +246,8 @@ def _uneven(cpu: RoleCpu) -> ProcessShare | None:
     loops = cpu.loops
     if len(loops) < 2 or cpu.share >= CPU_AT_LIMIT:
         return None
-    busiest = max(loops, key=lambda p: p.busiest or 0.0)
-    idlest = min(p.busiest or 0.0 for p in loops)
+    busiest = max(loops, key=lambda p: p.busy or 0.0)
+    idlest = min(p.busy or 0.0 for p in loops)
     if busiest.at_limit and idlest < 0.5:
         return busiest
     return None
@@ -220,6 +265,9 @@ def evidence_of(name: str, resources: Resources) -> dict[str, float]:
         }
     elif name == "pool":
         figures = {"pool_wait_share": resources.pool_wait_share}
+    elif name == "write lock":
+        loops = [(label, p) for label, p in _numbered(resources.cpu["service"].processes) if p.states]
+        figures = {f"{label}.sleep": (p.states or {}).get("sleep", 0.0) for label, p in loops}
     elif name == "lock waits":
         figures = {"lock_wait_share": resources.lock_wait_share}
         if resources.lock_event is not None:
@@ -234,6 +282,7 @@ def evidence_of(name: str, resources: Resources) -> dict[str, float]:
             figures[f"{label}.cpu_used"] = process.used
             if process.busiest is not None:
                 figures[f"{label}.busiest_thread"] = process.busiest
+            figures |= {f"{label}.{state}": share for state, share in (process.states or {}).items()}
     return {key: value for key, value in figures.items() if value is not None}
 
 
@@ -242,6 +291,11 @@ def finding_line(name: str, resources: Resources) -> str:
     role = name.split()[0]
     if name == HOST:
         return _machine_line(resources)
+    if name == f"{role} loops":
+        cpu = resources.cpu[role]
+        held = _holders(cpu)
+        by = f", held by {_listed(held)}" if held else ""
+        return f"the {role}'s event loops at their limit{by}: {_each_loop(cpu)}"
     if role in ROLES and name != f"{role} CPU":  # one loop of the role at its limit
         cpu = resources.cpu[role]
         return (
@@ -275,6 +329,12 @@ def finding_line(name: str, resources: Resources) -> str:
         )
     if name == "writer at the disk's fsync rate":
         return f"the single writer at the disk's fsync rate{disk}"
+    if name == "write lock":
+        shares = " and ".join(f"{share:.0%}" for share in _asleep(resources.cpu.get("service")) or [])
+        return (
+            f"the database's write lock: the service's loops asleep waiting for it (SQLite's busy "
+            f"handler) {shares} of the time"
+        )
     if name == "lock waits":
         line = f"lock waits: {resources.lock_wait_share:.0%} of the active sessions waiting for a lock"
         if resources.lock_event is not None:
@@ -297,14 +357,20 @@ def _under(name: str, resources: Resources) -> str:
     if name == HOST:
         host = resources.cpu["host"]
         return f"the machine's CPUs {host.used:.2f} of {host.allowed:g} cores busy"
+    if name == f"{role} loops":
+        busiest = max(p.busy or 0.0 for p in resources.cpu[role].loops)
+        return f"the {role}'s event loops busy {busiest:.0%} of the time at most"
     if role in ROLES and name != f"{role} CPU":
         cpu = resources.cpu[role]
         return f"one {name} at its limit beside idle ones ({_each(cpu)})"
     if role in ROLES:
         cpu = resources.cpu[role]
         text = f"{name} {cpu.used:.2f} of {cpu.allowed:g} cores"
-        if cpu.loops:
-            text += f", no {cpu.loops[0].role} at its limit ({_each(cpu)})"
+        threads = [p for p in cpu.loops if p.busiest is not None]
+        if threads:
+            top = max(threads, key=lambda p: p.busiest or 0.0)
+            share = top.busiest or 0.0
+            text += f", its busiest {top.role}'s thread running or waiting {share:.0%} of the time"
         elif cpu.waited >= 0.05 and not cpu.processes:
             text += f" and {cpu.waited:.2f} waiting"
         return text
@@ -319,6 +385,9 @@ def _under(name: str, resources: Resources) -> str:
         )
     if name == "lock waits":
         return f"lock waits: {resources.lock_wait_share:.0%} of the active sessions"
+    if name == "write lock":
+        asleep = _asleep(resources.cpu.get("service")) or [0.0]
+        return f"write lock: the service's loops asleep waiting for it {max(asleep):.0%} of the time at most"
     return f"disk: iowait {resources.iowait:.0%} of the host's CPU"
 
 
@@ -363,6 +432,49 @@ def _each(cpu: RoleCpu) -> str:
         for label, process in _numbered(cpu.processes)
         if process.loop
     )
+
+
+# A loop's state (observe/loops.py) -> what held it, in words.
+HELD_BY = {
+    "sleep": "timed sleeps (SQLite's busy handler, waiting for the write lock)",
+    "disk": "the disk",
+    "lock": "a lock (the GIL among them)",
+    "other": "other waits",
+}
+STATE_WORDS = {
+    "running": "running or waiting for a CPU",
+    "sleep": "asleep",
+    "disk": "waiting for the disk",
+    "lock": "on a lock",
+    "other": "otherwise waiting",
+}
+
+
+def _holders(cpu: RoleCpu) -> list[str]:
+    """What held a role's loops besides running, most first: each state at 10 % or more of the
+    level in the loops together."""
+    loops = [p for p in cpu.processes if p.loop and p.states is not None]
+    totals = {state: sum((p.states or {}).get(state, 0.0) for p in loops) / len(loops) for state in HELD_BY}
+    return [HELD_BY[state] for state, share in sorted(totals.items(), key=lambda i: -i[1]) if share >= 0.1]
+
+
+def _each_loop(cpu: RoleCpu) -> str:
+    """Each loop: how busy it was, and its time by state."""
+    described = []
+    for label, process in _numbered(cpu.processes):
+        if not process.loop or process.states is None:
+            continue
+        parts = [
+            f"{STATE_WORDS[state]} {process.states[state]:.0%}"
+            for state in STATE_WORDS
+            if process.states.get(state, 0.0) >= 0.02
+        ]
+        described.append(f"{label} busy {process.busy or 0.0:.0%} of the time ({', '.join(parts)})")
+    return ", ".join(described)
+
+
+def _listed(items: Sequence[str]) -> str:
+    return items[0] if len(items) == 1 else ", ".join(items[:-1]) + " and " + items[-1]
 
 
 def _loops_of(cpu: RoleCpu) -> str:

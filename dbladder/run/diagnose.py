@@ -33,6 +33,7 @@ from ..engine_registry import writer_processes
 from ..engines.activity import ActivitySampler, create_probe
 from ..errors import DbladderError
 from ..observe.disk import fsync_rate, probe_seconds
+from ..observe.loops import LOOP_ROLES, STATES
 from ..observe.sampler import Sample
 from ..result.diagnosis import Diagnosis, ProcessShare, Resources, RoleCpu, Users, diagnose
 from ..result.passmark import PassMark
@@ -208,7 +209,9 @@ def level_resources(
         if pct is not None and machine.get(f"{role}_processes"):
             waited = (machine.get(f"{role}_cpu_wait_pct") or 0.0) / 100
             processes = process_shares(
-                machine.get(f"{role}_by_process"), SERVICE_LOOPS if role == "service" else ()
+                machine.get(f"{role}_by_process"),
+                LOOP_ROLES if role == "service" else (),
+                machine.get(f"{role}_loops"),
             )
             cpu[role] = RoleCpu(pct / 100, min(cores.get(role, host), host), waited, processes)
     pct = machine.get("generator_cpu_pct")
@@ -252,16 +255,25 @@ def level_resources(
     )
 
 
-SERVICE_LOOPS = ("worker", "writer")
-"""The service's processes that each run one event loop (`service.server.service_process_role`)."""
+MIN_LOOP_READINGS = 50
+"""Readings of a loop's state (observe/loops.py) below which its shares are left unread: half a
+second's worth, a share known to within about 7 %."""
 
 
 def process_shares(
-    rows: Sequence[dict[str, Any]] | None, loops: Sequence[str] | None
+    rows: Sequence[dict[str, Any]] | None,
+    loops: Sequence[str] | None,
+    states: Sequence[dict[str, Any]] | None = None,
 ) -> tuple[ProcessShare, ...]:
     """A group's processes over the level (`machine["<group>_by_process"]`) as the diagnosis reads
     them; `loops` names the roles that run one event loop each (None: every process does, as the
-    generator's). Empty for a level from before they were sampled."""
+    generator's); `states` are the loops' sampled states (`machine["<group>_loops"]`), by pid.
+    Empty for a level from before they were sampled."""
+    sampled = {
+        entry["pid"]: {state: entry[state] for state in STATES}
+        for entry in states or ()
+        if entry.get("readings", 0) >= MIN_LOOP_READINGS
+    }
     return tuple(
         ProcessShare(
             row["role"],
@@ -270,6 +282,7 @@ def process_shares(
             row["busiest_thread_pct"] / 100 if row.get("busiest_thread_pct") is not None else None,
             loops is None or row["role"] in loops,
             (row.get("busiest_thread_wait_pct") or 0.0) / 100,
+            sampled.get(row["pid"]),
         )
         for row in rows or ()
     )

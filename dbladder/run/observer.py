@@ -46,6 +46,7 @@ from ..observe import (
     syscall_tool,
 )
 from ..observe.environment import seconds_setting
+from ..observe.loops import LoopSampler
 from ..plans import Level
 from ..result.queries import difference, query_rows
 from ..service.server import service_process_role
@@ -191,6 +192,7 @@ class RunObserver:
         self.idle: dict[str, Any] | None = None
         self.database = database_processes(url)
         self._sampler: Sampler | None = None
+        self._loops: LoopSampler | None = None
         self._poller: StatsPoller | None = None
         self._origin = 0.0
         self._level_flags: list[list[str]] = []
@@ -265,6 +267,9 @@ class RunObserver:
         # core of its two may be one worker busy and the other idle.
         self._sampler = Sampler(groups, interval=SAMPLE_INTERVAL, labelers={"service": service_process_role})
         self._sampler.start()
+        if service_pid is not None:  # what held each of the service's event loops (observe/loops.py)
+            self._loops = LoopSampler(groups["service"], service_process_role)
+            self._loops.start()
         if self.diagnosis is not None:
             self.diagnosis.start(origin)
         if self._syscalls and syscall_tool() is not None:
@@ -322,6 +327,8 @@ class RunObserver:
             # Per-request costs divide by the requests the service answered in the window (any
             # status), not by every request due: dropped ones never reached it.
             row["machine"] = summarise(sampler.samples(), start, end, row.get("served", row["requests"]))
+            if self._loops is not None:
+                row["machine"]["service_loops"] = self._loops.shares(start, end)
         if self.clocks is not None:
             row["clocks"] = self.clocks(self._origin + snapshot["start"], start)
         if self.hosts is not None:
@@ -372,6 +379,8 @@ class RunObserver:
             self._storage.stop()
         if self._counter is not None:
             self._counter.stop()
+        if self._loops is not None:
+            self._loops.stop()
         if self.diagnosis is not None:
             self.diagnosis.stop()
         rows: list[dict[str, Any]] = []

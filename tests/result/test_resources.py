@@ -88,10 +88,9 @@ def test_when_nothing_reached_its_bound_each_resource_says_how_far_it_stayed_und
     assert (found.kind, found.resource) == ("saturation", None)
     assert found.line.endswith(
         "which resource ran out cannot be told: none reached its bound: the machine's CPUs 1.48 of 2 "
-        "cores busy (0.82 of its bound); service CPU 1.00 of 2 cores, no worker at its limit (worker 1 "
-        "0.50 (busiest thread 60% of the time), worker 2 0.50 (busiest thread 55% of the time)) (0.61 "
-        "of its bound); writer: 1,150 commits/s against the disk's 3,400 fsyncs/s (0.42 of its bound); "
-        "disk: iowait 7% of the host's CPU (0.35 of its bound)"
+        "cores busy (0.82 of its bound); service CPU 1.00 of 2 cores, its busiest worker's thread "
+        "running or waiting 60% of the time (0.61 of its bound); writer: 1,150 commits/s against the "
+        "disk's 3,400 fsyncs/s (0.42 of its bound); disk: iowait 7% of the host's CPU (0.35 of its bound)"
     )
 
 

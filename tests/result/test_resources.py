@@ -99,3 +99,56 @@ def test_a_result_without_its_processes_adds_the_waits_as_before():
     resources = Resources(cpu={"service": RoleCpu(0.6, 1.0, 0.38), "host": RoleCpu(2.0, 2.0)})
     found = diagnose(saturated(), 600, PASS_MS, resources)
     assert found.resource == "service CPU"
+
+
+def loop(used: float, busiest: float, **states: float) -> ProcessShare:
+    shares = {"running": 0.0, "idle": 0.0, "sleep": 0.0, "disk": 0.0, "lock": 0.0, "other": 0.0} | states
+    return ProcessShare("worker", used, busiest=busiest, loop=True, states=shares)
+
+
+def test_loops_busy_all_level_on_half_a_core_are_named_with_what_held_them():
+    # The shape measured at the README's failing rate: each loop running 57 %, asleep in SQLite's
+    # busy handler 20 %, waiting for the disk 22 %, idle 1 %: busy all level, CPU to spare.
+    service = RoleCpu(
+        0.42,
+        2.0,
+        1.7,
+        (
+            SERVER,
+            loop(0.21, 0.55, running=0.57, sleep=0.20, disk=0.22, idle=0.01),
+            loop(0.21, 0.57, running=0.60, sleep=0.15, disk=0.24, idle=0.01),
+        ),
+    )
+    resources = Resources(cpu={"service": service, "host": RoleCpu(1.4, 2.0)}, iowait=0.12)
+    found = diagnose(saturated(), 600, PASS_MS, resources)
+    assert (found.kind, found.resource) == ("saturation", "service loops"), found.line
+    assert found.line.startswith(
+        "the service's event loops at their limit, held by the disk and timed sleeps (SQLite's busy "
+        "handler, waiting for the write lock): worker 1 busy 99% of the time (running or waiting for a "
+        "CPU 57%, asleep 20%, waiting for the disk 22%), worker 2 busy 99% of the time"
+    ), found.line
+    assert found.evidence["worker 2.disk"] == 0.24
+
+
+def test_loops_asleep_on_the_write_lock_most_of_the_level_are_the_write_lock():
+    service = RoleCpu(
+        0.02, 2.0, 0.0, (SERVER, loop(0.01, 0.01, sleep=0.8, idle=0.2), loop(0.01, 0.01, sleep=0.7, idle=0.3))
+    )
+    found = diagnose(saturated(), 600, PASS_MS, Resources(cpu={"service": service}))
+    assert (found.kind, found.resource) == ("saturation", "write lock"), found.line
+    assert found.line.startswith(
+        "the database's write lock: the service's loops asleep waiting for it (SQLite's busy handler) "
+        "80% and 70% of the time"
+    )
+
+
+def test_loops_busy_running_are_the_service_s_cpu_not_its_loops():
+    # Every loop busy all level, and busy running: its CPU is the finding.
+    service = RoleCpu(
+        1.9,
+        2.0,
+        0.1,
+        (SERVER, loop(0.95, 0.97, running=0.97, idle=0.03), loop(0.95, 0.97, running=0.97, idle=0.03)),
+    )
+    found = diagnose(saturated(), 600, PASS_MS, Resources(cpu={"service": service}))
+    assert found.resource == "service CPU", found.line

@@ -228,8 +228,17 @@ def named(ranked: Sequence[tuple[str, float]], resources: Resources) -> str | No
             continue  # the role only waited for CPUs that other work had
         if name.endswith(" loops") and f"{name.split()[0]} CPU" in past:
             continue  # its loops were busy running: its CPU is the finding
+        if name == "disk" and len(past) > 1 and _loops_spared_by_disk(resources.cpu.get("service")):
+            continue  # the host's iowait, others' perhaps: the service's loops did not wait for it
         return name
     return past[0]
+
+
+def _loops_spared_by_disk(cpu: RoleCpu | None) -> bool:
+    """The service's loops, sampled, waited for the disk under a tenth of the level each: the
+    host's iowait (another program's, on a shared machine) is then not what held them."""
+    loops = [p for p in (cpu.processes if cpu is not None else ()) if p.loop and p.states is not None]
+    return bool(loops) and all((p.states or {}).get("disk", 0.0) < 0.1 for p in loops)
 
 
 def _asleep(cpu: RoleCpu | None) -> list[float] | None:

@@ -152,3 +152,14 @@ def test_loops_busy_running_are_the_service_s_cpu_not_its_loops():
     )
     found = diagnose(saturated(), 600, PASS_MS, Resources(cpu={"service": service}))
     assert found.resource == "service CPU", found.line
+
+
+def test_the_host_s_iowait_is_not_named_when_the_service_s_loops_did_not_wait_for_the_disk():
+    # Another program kept the disk busy (iowait 63 % of the host): the service's loops, asleep on
+    # the write lock, never waited for it. The lock is the finding; the iowait stays in the evidence.
+    service = RoleCpu(
+        0.02, 2.0, 0.0, (SERVER, loop(0.01, 0.01, sleep=0.95, disk=0.01), loop(0.01, 0.01, sleep=0.9))
+    )
+    found = diagnose(saturated(), 600, PASS_MS, Resources(cpu={"service": service}, iowait=0.63))
+    assert found.resource == "write lock", found.line
+    assert found.evidence["disk"] == pytest.approx(0.63 / 0.2)

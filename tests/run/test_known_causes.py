@@ -398,7 +398,9 @@ def test_closed_users_past_a_fifo_servers_capacity_are_saturation_with_throughpu
     first, second = (
         level_row(level, MARK) for level in merge_users_snapshots([generator.recorder.snapshot()])["levels"]
     )
-    assert len(first["seconds"]) == 4 and len(second["seconds"]) == 5
+    # Holds of 4.5 and 5.5 s after a ramp of 0.5: whole seconds and a last half-second each.
+    assert [second["length_s"] for second in first["seconds"]] == [1.0] * 4 + [0.5]
+    assert [second["length_s"] for second in second["seconds"]] == [1.0] * 5 + [0.5]
     assert first["passed"] and not second["passed"]
     found = level_diagnosis(second, MARK, level_resources(second), first)
     assert found.kind == "saturation", found.line

@@ -28,7 +28,6 @@ from known_servers import known_server
 from dbladder.load import mix
 from dbladder.load.clock import MonotonicClock
 from dbladder.load.executors.open import Generator
-from dbladder.load.live_view import LiveView
 from dbladder.load.recorder import merge_snapshots
 from dbladder.load.targets.http import HttpTarget
 from dbladder.observe import Sampler, fixed, summarise
@@ -158,19 +157,19 @@ connection.execute("COMMIT")
 
 
 class WriteLockHolder(QuietProgress):
-    """Another program that takes the SQLite database's write lock (BEGIN IMMEDIATE) as the first
-    level's live figures first come in, during its warm-up (the database is the run's own by then:
-    restored or seeded), and holds it for `seconds`, as a long write would (the PostgreSQL row
-    lock's analog). A process of its own: SQLite's locks are the file's POSIX locks, which a
-    process loses on every one of that file's descriptors when it closes any, and this test's
-    process runs the run, whose SQLite activity probe opens and closes the -shm file to read it."""
+    """Another program that takes the SQLite database's write lock (BEGIN IMMEDIATE) once the
+    run's database and service are ready (the run says what load it sends just before it starts)
+    and holds it for `seconds`, as a long write would (the PostgreSQL row lock's analog). A
+    process of its own: SQLite's locks are the file's POSIX locks, which a process loses on every
+    one of that file's descriptors when it closes any, and this test's process runs the run,
+    whose SQLite activity probe opens and closes the -shm file to read it."""
 
     def __init__(self, path: str, seconds: float):
         self.path, self.seconds = path, seconds
         self.process: subprocess.Popen[str] | None = None
 
-    def live(self, view: LiveView) -> None:
-        if self.process is None:
+    def message(self, text: str) -> None:
+        if "writes, target" in text and self.process is None:
             command = [sys.executable, "-c", HOLD_WRITE_LOCK, self.path, str(self.seconds)]
             self.process = subprocess.Popen(command, stdout=subprocess.PIPE, text=True)
             assert self.process.stdout is not None and self.process.stdout.readline() == "held\n"

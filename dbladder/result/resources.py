@@ -49,6 +49,7 @@ RESOURCE_BOUNDS = {
     "write lock": 0.5,  # of the service's loops' time, asleep waiting for the database's write lock
 }
 ROLES = ("service", "database", "generator")
+BLOCKED = ("sleep", "disk", "lock", "other")  # a loop's states that hold it off the CPU
 HOST = "host CPU"  # the machine's CPUs, as the findings name them
 
 
@@ -82,20 +83,33 @@ class ProcessShare:
         return (self.busy or 0.0) >= CPU_AT_LIMIT
 
     @property
-    def held(self) -> bool:
-        """At its limit, and more of the time held (asleep, on the disk, on a lock) than running."""
-        if self.states is None or not self.at_limit:
-            return False
-        running = self.states.get("running", 0.0)
-        return (self.busy or 0.0) - running >= running
+    def cpu_waiting(self) -> float:
+        """The share of the level its loop's thread waited for a CPU: its busiest thread's wait (a
+        loop's own thread is its busiest), within the time its states read it runnable."""
+        if self.states is None:
+            return self.busiest_waited
+        return min(self.busiest_waited, self.states.get("running", 0.0))
 
     @property
     def starved(self) -> bool:
-        """At its limit by waiting for a CPU more than by running: the machine's CPUs were busy
-        with other work, and that thread had its core's worth only in wanting it."""
-        if self.held or self.busiest is None or self.busiest < CPU_AT_LIMIT * (self.busy or 0.0):
+        """At its limit by waiting for a CPU more than by anything else: the machine's CPUs were
+        busy, and that thread had its core's worth only in wanting it."""
+        if not self.at_limit:
             return False
-        return self.at_limit and self.busiest_waited * 2 >= self.busiest
+        if self.states is not None:
+            waiting = self.cpu_waiting
+            ran = self.states.get("running", 0.0) - waiting
+            return waiting >= ran and all(waiting >= self.states.get(state, 0.0) for state in BLOCKED)
+        return self.busiest is not None and self.busiest_waited * 2 >= self.busiest
+
+    @property
+    def held(self) -> bool:
+        """At its limit, not starved, and more of the time held (asleep, on the disk, on a lock)
+        than running or waiting to run."""
+        if self.states is None or not self.at_limit or self.starved:
+            return False
+        running = self.states.get("running", 0.0)
+        return (self.busy or 0.0) - running >= running
 
 
 @dataclass(frozen=True)
@@ -416,6 +430,11 @@ def _machine_line(resources: Resources) -> str:
     ]
     if waits:
         line += " (threads waiting for a CPU besides: " + ", ".join(f"{r} {w:.2f}" for r, w in waits) + ")"
+    service = resources.cpu.get("service")
+    loops = [p for p in (service.processes if service is not None else ()) if p.loop and p.states is not None]
+    if loops:
+        waited = " and ".join(f"{p.cpu_waiting:.0%}" for p in loops)
+        line += f"; the service's event loops waited for a CPU {waited} of the time"
     return line
 
 
@@ -451,7 +470,8 @@ HELD_BY = {
     "other": "other waits",
 }
 STATE_WORDS = {
-    "running": "running or waiting for a CPU",
+    "running": "running",
+    "waiting for a CPU": "waiting for a CPU",
     "sleep": "asleep",
     "disk": "waiting for the disk",
     "lock": "on a lock",
@@ -473,11 +493,12 @@ def _each_loop(cpu: RoleCpu) -> str:
     for label, process in _numbered(cpu.processes):
         if not process.loop or process.states is None:
             continue
-        parts = [
-            f"{STATE_WORDS[state]} {process.states[state]:.0%}"
-            for state in STATE_WORDS
-            if process.states.get(state, 0.0) >= 0.02
-        ]
+        shares = dict(process.states)
+        waiting = process.cpu_waiting
+        shares = {"running": shares.get("running", 0.0) - waiting, "waiting for a CPU": waiting} | {
+            state: share for state, share in shares.items() if state in BLOCKED
+        }
+        parts = [f"{STATE_WORDS[state]} {share:.0%}" for state, share in shares.items() if share >= 0.02]
         described.append(f"{label} busy {process.busy or 0.0:.0%} of the time ({', '.join(parts)})")
     return ", ".join(described)
 

@@ -44,11 +44,15 @@ from dbladder.workloads import shop
 # schedule lag (151 ms p99 at a load of 8.7 on 2 cores) is far from the half of it that would
 # name the generator (tests/run/test_known_causes.py, SLOW_MARK).
 MARK = PassMark(p95_ms=1000.0, max_fail_pct=1.0)
+# The busy worker at nice -10 takes its core from everything else, the generator too: its lag
+# read 600 ms p99 in one run here (load 2.7), past half of MARK. A backlog growing a second a
+# second still fails most seconds of a 3 s window by this one, and that lag is not half of it.
+WIDE_MARK = PassMark(p95_ms=2000.0, max_fail_pct=1.0)
 SERVICE_MS = 4.0  # a request's CPU: 250 a second on a whole core
 BURNER = "import time\nend = time.monotonic() + {seconds}\nwhile time.monotonic() < end: pass\n"
 
 
-def sampled_level(port: int, rate: float, service: list[int]) -> dict[str, Any]:
+def sampled_level(port: int, rate: float, service: list[int], mark: PassMark = MARK) -> dict[str, Any]:
     """One level of `rate` a second, 3 s measured after 0.5 s, its row with the machine's figures
     over the window: this process as the generator, `service` as the service's workers."""
     roles = dict.fromkeys(service, "worker")
@@ -70,7 +74,7 @@ def sampled_level(port: int, rate: float, service: list[int]) -> dict[str, Any]:
     finally:
         samples = sampler.stop()
     level = merge_snapshots([generator.recorder.snapshot()])["levels"][0]
-    row = level_row(level, MARK)
+    row = level_row(level, mark)
     start = clock.origin + row["start_s"] + row["warmup_s"]
     row["machine"] = summarise(samples, start, clock.origin + row["start_s"] + row["hold_s"], row["served"])
     return row
@@ -105,9 +109,9 @@ def test_one_busy_process_beside_an_idle_one_is_a_service_that_cannot_use_its_co
     ):
         with contextlib.suppress(PermissionError):
             os.setpriority(os.PRIO_PROCESS, busy.process.pid, -10)
-        row = sampled_level(busy.port, 2 * 1000 / SERVICE_MS, [busy.process.pid, idle.process.pid])
+        row = sampled_level(busy.port, 2 * 1000 / SERVICE_MS, [busy.process.pid, idle.process.pid], WIDE_MARK)
     resources = level_resources(row, cores={"service": 2.0, "generator": 1.0})
-    found = level_diagnosis(row, MARK, resources)
+    found = level_diagnosis(row, WIDE_MARK, resources)
     assert (found.kind, found.resource) == ("saturation", "service worker"), found.line
     assert found.line.startswith("one service worker at its limit: the service at "), found.line
     assert " of its 2 workers: worker 1 " in found.line, found.line

@@ -2,7 +2,8 @@
 
 levels.csv has one row per level of every run: the run's engine label, run number and round,
 then every figure of the level row with nested objects flattened (`sent_p95_ms`,
-`machine_host_usr`); the histograms and the per-second series stay in the JSON. A failure
+`machine_host_usr`); the histograms, the per-second series and lists of objects (each process's
+figures, `machine_service_by_process`, each loop's states) stay in the JSON. A failure
 cause that did not occur reads 0; a machine figure that was not measured stays empty.
 
 timeseries.csv has one row per per-second sample (the sampler's flat rows), with the engine and
@@ -38,6 +39,8 @@ def _flat(row: Mapping[str, Any], prefix: str = "") -> dict[str, Any]:
         if isinstance(value, Mapping):
             flat.update(_flat(value, name))
         elif isinstance(value, list | tuple):
+            if any(isinstance(item, Mapping) for item in value):
+                continue  # a list of objects (each process's figures, each loop's) stays in the JSON
             flat[name] = "; ".join(str(item) for item in value)
         else:
             flat[name] = value

@@ -25,3 +25,17 @@ def test_samples_go_to_timeseries_csv_and_a_comparison_tags_them_by_run(tmp_path
     again = load_bundle(tmp_path / "c")
     assert again.kind == "compare" and [len(s) for s in again.samples] == [2, 0]
     assert again.samples[0][0] == {"t": "1.0", "interval": "1.0", "host_usr": "40.5"}
+
+
+def test_a_level_s_lists_of_objects_stay_in_the_json_and_its_figures_go_to_levels_csv(tmp_path):
+    result = fake_result("sqlite")
+    result["levels"][0]["machine"] = {
+        "service_cpu_pct": 80.0,
+        "service_by_process": [{"pid": 7, "role": "worker", "cpu_pct": 80.0}],
+        "groups": ["generator", "service"],
+    }
+    write_bundle(result, tmp_path / "a")
+    row = read_csv(tmp_path / "a" / "levels.csv")[0]
+    assert row["machine_service_cpu_pct"] == "80.0"
+    assert row["machine_groups"] == "generator; service"
+    assert not any(key.startswith("machine_service_by_process") for key in row)

@@ -1,10 +1,12 @@
 """Why a level failed: one cause, with the figures that show it, or "cannot tell" with the closest.
 
 A pure function of what a level already measured (issue 22): its seconds (`Second`: sent,
-answered, failed and p95 of each second) and its resources over the level (`Resources`: CPU per
-role against what it may use, pool wait, the single SQLite writer's queue and commits beside the
-disk's fsync rate, lock waits, iowait, the generator's schedule lag and drops). Nothing is wired
-into the run yet. The order of the questions, and why:
+answered, failed, p95 and max of each second, and its length: a window's last part-second is
+shorter) and its resources over the level (`Resources`, `resources.py`: CPU per role and per
+process against what it may use, where each event loop's time went, pool wait, the single SQLite
+writer's queue and commits beside the disk's fsync rate, lock waits, iowait, the generator's
+schedule lag and drops); `run/diagnose.py` wires it into the run. The order of the questions,
+and why:
 
 1. Did every second pass? Then the level passed.
 2. Did the generator keep its schedule? If it fell behind (schedule lag p99 above 2 ms, the flag
@@ -13,10 +15,13 @@ into the run yet. The order of the questions, and why:
    system under test was not given the load: "generator", whatever else the figures say. Drops
    with every connection busy (and the sends they cut short) count only when the server answered
    what it was sent within the mark (p95 from the send): a slow server keeps them busy itself.
-3. Is it a stall? Most seconds passed and the failing ones are one run with passing seconds after
-   it (at most STALL_MOST_SECONDS of the level): the server stopped, then caught up. Located and
-   sized from the seconds' own latencies (`stall_location`, which works it through), or from
-   their counts of answers in a result that kept no max per second.
+3. Is it a stall, or several? Most seconds passed (the failing ones at most STALL_MOST_SECONDS of
+   the level), and each run of failing seconds has a stall's shape in its latencies: its longest
+   wait in its first second, every later second waiting until the same end (`stall_location`,
+   which works it through), wherever it falls: at the window's start, at its end (still stalled
+   when the window ended, or ended in its last second, the catch-up second), across a second's
+   boundary. A result that kept no max per second is read by its counts of answers, one run
+   with a passing second (or the catch-up second) after it.
    What the run's other samples saw in [s, s + L] is named beside it when it stood out against
    the rest of the level (`stall_events`: a checkpoint, CPU steal, iowait, lock waits, a role's
    CPU, the generator's schedule lag); nothing is said when nothing did.
@@ -30,8 +35,8 @@ into the run yet. The order of the questions, and why:
    limit reached, not a level that cannot be told. Which resource ran out is the one furthest
    past its bound (`resources.py`, which also says how a role's CPU, its processes' and the
    machine's are judged); none past its bound is said so, with each one's figure and bound.
-5. Anything else (failures scattered over the level, a run of failing seconds at its very end):
-   "cannot tell", with the closest figures.
+5. Anything else (failures scattered over the level, a backlog that built up and cleared in a few
+   seconds): "cannot tell", with every measured resource's figure and its bound.
 
 The closed model (`Users`: a phase of users who each wait for their answer before thinking and
 sending again) cannot build a backlog: a slower answer means fewer requests, so the answers keep

@@ -18,19 +18,28 @@ One loop at its limit beside another with time to spare is a finding of its own:
 cannot use the cores it is given ("one service worker at its limit: the service at 1.00 core of
 its 2 workers: worker 1 0.92, worker 2 0.08").
 
+Where a loop's time went, when its thread's states were sampled (`states`, observe/loops.py):
+running (split, with its thread's run-queue wait, into running and waiting for a CPU), idle,
+asleep (in dbladder's service, SQLite's busy handler waiting for the write lock: SQLite runs
+inline and stops the loop), waiting for the disk, on a lock. A loop almost never idle is at its
+limit whatever held it: loops busy all level but held more than running are "the service's
+event loops at their limit, held by ..."; loops asleep most of the level are "the database's
+write lock"; loops that mostly waited for a CPU on a machine at its limit are the machine's.
+
 The time a role's threads waited for a CPU is not added to what it used as CPU it wanted: the
 threads that hand a request to each other (granian's I/O threads and the loop) each wait a
 moment at every handoff, on a machine with idle CPUs too, and summed over threads those moments
 read as cores (two processes handing a byte back and forth, which can never use more than one
-core between them, read 0.5-0.8 of a core used and 0.75-0.93 more waited). A thread's own wait
-counts in its `busiest` share: a loop that waited for a CPU half the time did want it. A result
-from before the processes were sampled has no `processes`: there the role's share is what it
-used plus what it waited, as it was read then.
+core between them, read 0.48-0.98 of a core used and 0.38-0.93 more waited:
+benchmarks/handoff_waits.py). A thread's own wait counts in its `busiest` share: a loop that
+waited for a CPU half the time did want it. A result from before the processes were sampled has
+no `processes`: there the role's share is what it used plus what it waited, as it was read then.
 
 The machine's CPUs (`host`) are the sum of the roles' and of whatever else ran: at their limit
 they are named with each role's share of them ("the machine's CPUs at their limit: 1.96 of 2
-cores busy: service 1.20 + generator 0.46 + other 0.30"), unless a role is at its own limit too,
-which is then the finding.
+cores busy: service 0.51 + generator 0.16 + other 1.29"), unless a role is at its own limit by
+what it used or what held it (not by waiting for those CPUs), which is then the finding. The
+host's iowait is likewise not named for a service whose sampled loops did not wait for the disk.
 """
 
 from __future__ import annotations

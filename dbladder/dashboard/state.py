@@ -230,14 +230,20 @@ class DashboardState:
 
 
 def _point(second: Mapping[str, Any], level: int, measured_from: float, live: bool = False) -> dict[str, Any]:
-    """One second's point: its time on the run's clock (its start), the level, its figures."""
+    """One second's point: its time on the run's clock (its start), the level, its figures; a
+    window's last part-second's counts as rates over its length, so the chart shows no drop."""
     figures = second_rows([dict(second)])[0] if "latency_from_due" in second else dict(second)
+    length = figures.get("length_s") or 1.0
+
+    def per_second(count: int) -> float:
+        return count if length == 1.0 else round(count / length, 1)
+
     return {
         "time": round(measured_from + second["t"], 3),
         "level": level,
-        "sent": figures["sent"],
-        "answered": figures["answered"],
-        "failed": figures["failed"],
+        "sent": per_second(figures["sent"]),
+        "answered": per_second(figures["answered"]),
+        "failed": per_second(figures["failed"]),
         "p50_ms": figures["p50_ms"],
         "p95_ms": figures["p95_ms"],
         "p99_ms": figures["p99_ms"],

@@ -90,3 +90,15 @@ def test_metrics_count_the_finished_levels_and_the_level_in_progress():
     found = samples(state)
     assert found[("dbladder_requests_total", (("operation", "read"), *run))] == 600 + 270
     assert found[("dbladder_level", run)] == 0
+
+
+def test_a_window_s_last_part_second_is_a_rate_over_its_length_not_a_drop():
+    state = DashboardState("dbladder run", {"p95_ms": 50.0, "max_fail_pct": 1.0})
+    row = level_row(0, reads=600, writes=300)
+    row["seconds"][-1] = row["seconds"][-1] | {"length_s": 0.5}
+    whole = row["seconds"][0]
+    state.level(row)
+    points = state.snapshot()["runs"][0]["points"]
+    assert points[0]["sent"] == whole["sent"]
+    assert points[-1]["sent"] == round(row["seconds"][-1]["sent"] / 0.5, 1)
+    assert points[-1]["answered"] == round(row["seconds"][-1]["answered"] / 0.5, 1)

@@ -16,6 +16,10 @@ body over HTTP/1.1 keep-alive, and behaves by a rule simple enough to give the a
   cpu      one request at a time, each spinning its one thread for `service_ms` of that thread's
            own CPU time: its capacity is 1000 / service_ms requests per second of a whole core,
            and its process wants a whole core whenever a backlog waits, however much it gets.
+  block    one request at a time, each holding its one thread in a blocking sleep of `service_ms`
+           (as a call that blocks the event loop does: SQLite's busy handler, a synchronous read):
+           its capacity is 1000 / service_ms requests per second, and its loop is busy whenever a
+           backlog waits, on however busy a machine, while it uses next to no CPU.
   burn     the stall server, but its stalls are its CPU: every `period_s` its one thread spins for
            `stall_s`, so its process uses a whole core in those seconds and next to none in the
            others (a stall with a known co-event; the spin runs on the clock, not the loop's timers).
@@ -51,7 +55,7 @@ UNAVAILABLE = (
 
 @dataclass(frozen=True)
 class Rule:
-    kind: str  # "fifo", "cpu", "stall", "burn" or "errors"
+    kind: str  # "fifo", "cpu", "block", "stall", "burn" or "errors"
     service_ms: float = 0.0
     period_s: float = 1.0
     stall_s: float = 0.0
@@ -83,6 +87,9 @@ class _State:
             until = time.thread_time() + rule.service_ms / 1000
             while time.thread_time() < until:
                 pass
+            return now, OK
+        if rule.kind == "block":
+            time.sleep(rule.service_ms / 1000)
             return now, OK
         if rule.kind == "stall":
             into = (now - self.origin) % rule.period_s

@@ -330,9 +330,8 @@ def finding_line(name: str, resources: Resources) -> str:
         return f"the {role}'s event loops at their limit{by}: {_each_loop(cpu)}"
     if role in ROLES and name != f"{role} CPU":  # one loop of the role at its limit
         cpu = resources.cpu[role]
-        return (
-            f"one {name} at its limit: the {role} at {_cores(cpu.used)} of its {_loops_of(cpu)}: {_each(cpu)}"
-        )
+        each = _each_loop(cpu) if any(p.states is not None for p in cpu.loops) else _each(cpu)
+        return f"one {name} at its limit: the {role} at {_cores(cpu.used)} of its {_loops_of(cpu)}: {each}"
     if role in ROLES:
         cpu = resources.cpu[role]
         line = f"the {name} at its limit: {cpu.used:.2f} of {cpu.allowed:g} cores"
@@ -508,7 +507,8 @@ def _each_loop(cpu: RoleCpu) -> str:
             state: share for state, share in shares.items() if state in BLOCKED
         }
         parts = [f"{STATE_WORDS[state]} {share:.0%}" for state, share in shares.items() if share >= 0.02]
-        described.append(f"{label} busy {process.busy or 0.0:.0%} of the time ({', '.join(parts)})")
+        spent = f" ({', '.join(parts)})" if parts else ""
+        described.append(f"{label} busy {process.busy or 0.0:.0%} of the time{spent}")
     return ", ".join(described)
 
 

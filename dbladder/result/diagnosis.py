@@ -56,17 +56,8 @@ from collections.abc import Sequence
 from dataclasses import asdict, dataclass, field
 from typing import Any
 
-from .resources import (
-    CPU_AT_LIMIT,
-    ProcessShare,
-    Resources,
-    RoleCpu,
-    evidence_of,
-    finding_line,
-    findings,
-    named,
-    ruled_out,
-)
+from .resource_words import evidence_of, finding_line, ruled_out
+from .resources import CPU_AT_LIMIT, ProcessShare, Resources, RoleCpu, findings, named
 from .stall_events import Moment, stall_clause, stall_events
 from .stall_location import Stall, catches_up, located_by_counts, located_by_latencies, steady_rate
 

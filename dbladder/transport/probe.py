@@ -6,8 +6,9 @@ beside the latencies it explains. SQLite's is a function call in this process.
 
 The probe is bounded in time as well as in count: 200 round trips take a few milliseconds over a
 socket on this machine, but the 120 of a relay's probe (its warm-up included) took 36 s through a
-relay adding 150 ms each way, which a run paid before its load. Past SECONDS it stops once it has MIN_ROUND_TRIPS: at that distance each
-round trip is the added latency to within a millisecond, so a dozen say as much as two hundred.
+relay adding 150 ms each way, which a run paid before its load. Past SECONDS it stops once it has
+MIN_ROUND_TRIPS: at that distance each round trip is the added latency to within a millisecond, so
+a dozen say as much as two hundred.
 """
 
 from __future__ import annotations

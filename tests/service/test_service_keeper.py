@@ -57,7 +57,7 @@ def test_each_process_of_the_service_is_named_by_its_role(sqlite_url):
     # The run's sampler names them so (observe/processes.py): its workers and writer each run one
     # event loop, which the diagnosis judges on its own.
     seed(sqlite_url)
-    config = ServiceConfig(sqlite_url, port=0, workers=2, sqlite_writers=1)
+    config = ServiceConfig(sqlite_url, port=0, workers=2, engine_settings={"sqlite_writers": 1})
     with running_service(config) as service:
         stats = service.stats()
         roles = {pid: service_process_role(pid) for pid in session_members(service.pid)}

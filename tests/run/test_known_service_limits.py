@@ -206,7 +206,7 @@ def test_a_service_whose_loops_sleep_on_sqlite_s_write_lock_is_named_held_by_it(
         sizes={"products": 200, "orders": 500},
         write_share=1.0,
         workers=2,
-        sqlite_writers=0,
+        engine_settings={"sqlite_writers": 0},
         out_dir=tmp_path / "out",
         integrity=False,
     )

@@ -30,7 +30,7 @@ from collections.abc import Iterable, Sequence
 from typing import Any
 
 from ..histogram import Histogram
-from ..outcomes import DROPPED, FAILURES, HISTOGRAMS, OUTCOMES
+from ..outcomes import DROPPED, FAILURES, HISTOGRAMS, OUTCOMES, PROTOCOL
 from ..plans import Level, UserPlan
 from . import queries
 
@@ -165,6 +165,55 @@ class LevelRecord:
             return None
         number = int(into)
         return seconds[number] if number < len(seconds) else seconds[-1]
+
+    # -- one request's record, as both executors file it (open.py, closed.py) ------------------
+
+    def sent(self, lag_us: int, second: LevelSecond | None) -> None:
+        """A request was sent `lag_us` after its due time (`second`: the measured second it is
+        due in, None in a warm-up)."""
+        self.in_flight += 1
+        self.lag.record(lag_us)
+        if second is not None:
+            second.sent_late(lag_us)
+
+    def dropped(self, index: int, waited_us: int, second: LevelSecond | None) -> None:
+        """A request of operation `index` found no room in flight: a failure `waited_us` after its
+        due time (when the generator gave up on it)."""
+        self.outcomes[DROPPED] += 1
+        self.operations[index].outcomes[DROPPED] += 1
+        self.failed.record(waited_us)
+        if second is not None:
+            second.dropped += 1
+            second.failed += 1
+
+    def answered(
+        self, t: float, due: float, sent: float, index: int, result: int | str, second: LevelSecond | None
+    ) -> int | None:
+        """A request of operation `index`, due at `due` and sent at `sent`, ended at `t` (clock
+        seconds): `result` is the answer's HTTP status, or the outcome of a request that got none
+        (TIMEOUT, CONNECT...). The latency from its due time (us) when it succeeded (2xx, 3xx),
+        None when it failed."""
+        self.in_flight -= 1
+        operation = self.operations[index]
+        from_due = int((t - due) * 1_000_000)
+        if result.__class__ is int:
+            self.from_send.record(int((t - sent) * 1_000_000))
+            outcome = STATUS_CLASS.get(result // 100, PROTOCOL)  # type: ignore[operator]
+            ok = 200 <= result < 400  # type: ignore[operator]
+        else:
+            outcome, ok = result, False  # type: ignore[assignment]
+        self.outcomes[outcome] += 1
+        operation.outcomes[outcome] += 1
+        if ok:
+            self.from_due.record(from_due)
+            operation.from_due.record(from_due)
+            if second is not None:
+                second.latency.record(from_due)
+            return from_due
+        self.failed.record(from_due)
+        if second is not None:
+            second.failed += 1
+        return None
 
     @property
     def responses(self) -> int:
@@ -391,13 +440,14 @@ def merge_snapshots(snapshots: Iterable[dict[str, Any]]) -> dict[str, Any]:
 
 
 class SecondRecord:
-    """One second of the run: latency from the due time of its successful answers, and its failures."""
+    """One second of the run: latency from the due time of its successful answers, and the
+    requests due in it that failed (named as `LevelSecond` names them; "failures" in the snapshot)."""
 
-    __slots__ = ("failures", "latency")
+    __slots__ = ("failed", "latency")
 
     def __init__(self) -> None:
         self.latency = Histogram()
-        self.failures = 0
+        self.failed = 0
 
 
 class UsersRecorder(Recorder):
@@ -431,7 +481,7 @@ class UsersRecorder(Recorder):
             "think_min": self.plan.think_min,
             "think_max": self.plan.think_max,
             "per_second": [
-                {"t": t, "latency_from_due": second.latency.to_dict(), "failures": second.failures}
+                {"t": t, "latency_from_due": second.latency.to_dict(), "failures": second.failed}
                 for t, second in sorted(self.seconds.items())
             ],
         }

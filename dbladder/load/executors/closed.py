@@ -35,11 +35,10 @@ from bisect import bisect_right
 from collections.abc import Iterator
 from typing import Any
 
-from ...outcomes import DROPPED, PROTOCOL
 from ...plans import UserPlan
 from ..clock import Clock
 from ..mix import Request
-from ..recorder import STATUS_CLASS, SecondRecord, UsersRecorder
+from ..recorder import SecondRecord, UsersRecorder
 from ..targets import RequestTarget
 from . import Executor
 
@@ -111,7 +110,6 @@ class UsersGenerator(Executor):
         boundaries.pop()
         seconds = self.recorder.seconds
         arrived = self.recorder.arrived
-        status_class = STATUS_CLASS
         spans = self._spans
         span_index = dict.fromkeys(self.users, 0)
         stops = {user: user_spans[0][1] for user, user_spans in spans.items() if user_spans}
@@ -135,19 +133,10 @@ class UsersGenerator(Executor):
             level_second = record.second_at(due - record.level.measured_from)
             request = next_request()
             if send(render(request), on_result, (user, record, second, due, t, request[0], level_second)):
-                record.in_flight += 1
-                lag = int((t - due) * 1_000_000)
-                record.lag.record(lag)
-                if level_second is not None:
-                    level_second.sent_late(lag)
+                record.sent(int((t - due) * 1_000_000), level_second)
             else:
-                record.outcomes[DROPPED] += 1
-                record.operations[request[0]].outcomes[DROPPED] += 1
-                record.failed.record(int((t - due) * 1_000_000))
-                second.failures += 1
-                if level_second is not None:
-                    level_second.dropped += 1
-                    level_second.failed += 1
+                record.dropped(request[0], int((t - due) * 1_000_000), level_second)
+                second.failed += 1
                 due = t + think_min + think_span * uniform()
                 call_at(due + offset, fire, user, due)
 
@@ -155,33 +144,13 @@ class UsersGenerator(Executor):
             """An answer (or failure): record it, then think and go again."""
             user, record, second, due, sent, index, level_second = token
             t = now()
-            record.in_flight -= 1
-            operation = record.operations[index]
-            from_due = int((t - due) * 1_000_000)
-            if result.__class__ is int:
-                record.from_send.record(int((t - sent) * 1_000_000))
-                outcome = status_class.get(result // 100, PROTOCOL)  # type: ignore[operator]
-                ok = 200 <= result < 400  # type: ignore[operator]
-                if ok:
-                    record.from_due.record(from_due)
-                    operation.from_due.record(from_due)
-                    second.latency.record(from_due)
-                    if level_second is not None:
-                        level_second.latency.record(from_due)
-                else:
-                    record.failed.record(from_due)
-                    second.failures += 1
-                    if level_second is not None:
-                        level_second.failed += 1
-                arrived(t, ok)
+            latency = record.answered(t, due, sent, index, result, level_second)
+            if latency is None:
+                second.failed += 1
             else:
-                outcome = result  # type: ignore[assignment]
-                record.failed.record(from_due)
-                second.failures += 1
-                if level_second is not None:
-                    level_second.failed += 1
-            record.outcomes[outcome] += 1
-            operation.outcomes[outcome] += 1
+                second.latency.record(latency)
+            if result.__class__ is int:  # an answer arrived (any status): counted by when it did
+                arrived(t, latency is not None)
             if stopped:
                 return
             due = t + think_min + think_span * uniform()

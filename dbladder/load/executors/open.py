@@ -12,11 +12,10 @@ from __future__ import annotations
 import asyncio
 from collections.abc import Iterator, Sequence
 
-from ...outcomes import DROPPED, PROTOCOL
 from ...plans import Ladder, Level, due_times
 from ..clock import Clock
 from ..mix import Request
-from ..recorder import STATUS_CLASS, LevelRecord, LevelSecond, Recorder
+from ..recorder import LevelRecord, LevelSecond, Recorder
 from ..targets import RequestTarget
 from . import Executor
 
@@ -97,18 +96,9 @@ class Generator(Executor):
                 record, second = warmup, None
             request = next_request()
             if send(render(request), on_result, (record, due, t, request[0], second)):
-                record.in_flight += 1
-                lag = int((t - due) * 1_000_000)
-                record.lag.record(lag)
-                if second is not None:
-                    second.sent_late(lag)
+                record.sent(int((t - due) * 1_000_000), second)
             else:
-                record.outcomes[DROPPED] += 1
-                record.operations[request[0]].outcomes[DROPPED] += 1
-                record.failed.record(int((t - due) * 1_000_000))
-                if second is not None:
-                    second.dropped += 1
-                    second.failed += 1
+                record.dropped(request[0], int((t - due) * 1_000_000), second)
         self._enter(len(records))
 
     def _on_result(
@@ -119,30 +109,9 @@ class Generator(Executor):
     ) -> None:
         record, due, sent, index, second = token
         t = self._now()
-        record.in_flight -= 1
-        operation = record.operations[index]
-        from_due = int((t - due) * 1_000_000)
-        if result.__class__ is int:
-            record.from_send.record(int((t - sent) * 1_000_000))
-            outcome = STATUS_CLASS.get(result // 100, PROTOCOL)  # type: ignore[operator]
-            ok = 200 <= result < 400  # type: ignore[operator]
-            if ok:
-                record.from_due.record(from_due)
-                operation.from_due.record(from_due)
-                if second is not None:
-                    second.latency.record(from_due)
-            else:
-                record.failed.record(from_due)
-                if second is not None:
-                    second.failed += 1
-            self.recorder.arrived(t, ok)
-        else:
-            outcome = result  # type: ignore[assignment]
-            record.failed.record(from_due)
-            if second is not None:
-                second.failed += 1
-        record.outcomes[outcome] += 1
-        operation.outcomes[outcome] += 1
+        latency = record.answered(t, due, sent, index, result, second)
+        if result.__class__ is int:  # an answer arrived (any status): counted by when it did
+            self.recorder.arrived(t, latency is not None)
 
     def _enter(self, index: int) -> None:
         """Move the driver to level `index` (len(levels) at the end): close the earlier levels."""

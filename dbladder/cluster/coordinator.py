@@ -22,7 +22,7 @@ from distributed import Client
 from ..errors import DbladderError
 from . import clocks
 from .agent import LoadAgent, SchedulerUnreachable, describe
-from .joining import check_tls
+from .joining import VersionsDiffer, check_tls
 from .sampled import AppAgent, DbAgent, window_figures
 from .security import security
 from .settings import CONNECT_TIMEOUT, CONNECT_WAIT, DASK_SETTINGS, machine, version_words, versions
@@ -39,8 +39,8 @@ CLOCK_LEAD = 1.0
 """Seconds before a level's start at which the coordinator measures the clocks for it."""
 
 
-class AgentRefused(DbladderError):
-    """An agent the run cannot use: another version, or no agent of a needed role."""
+class NoAgentOfRole(DbladderError):
+    """The run needs an agent of a role (a load agent) that no agent connected to the scheduler has."""
 
 
 @dataclass(frozen=True)
@@ -120,7 +120,7 @@ class Cluster:
         try:
             self.agents = self._find_agents()
             if "load" in self.roles and not self.of_role("load"):
-                raise AgentRefused(
+                raise NoAgentOfRole(
                     f"no load agent is connected to {self.address}: start one on each load machine with "
                     f"`dbladder agent --scheduler {self.address} --role load`"
                 )
@@ -303,14 +303,14 @@ class Cluster:
 def agents_of(described: dict[str, Any], names: dict[str, Any], mine: dict[str, str]) -> list[Agent]:
     """The dbladder agents among the workers that answered `describe` (by address; a worker that
     failed to answer, or a plain Dask worker without a role, is none), named as the scheduler
-    knows them; AgentRefused, naming both versions, for one whose versions differ from `mine`."""
+    knows them; VersionsDiffer, naming both versions, for one whose versions differ from `mine`."""
     agents = []
     for address, info in sorted(described.items()):
         if isinstance(info, BaseException) or info.get("role") is None:
             continue
         name = str(names.get(address) or info["name"])
         if info["versions"] != mine:
-            raise AgentRefused(
+            raise VersionsDiffer(
                 f"agent {name} runs {version_words(info['versions'])}, this coordinator "
                 f"{version_words(mine)}: install the same versions on every machine"
             )

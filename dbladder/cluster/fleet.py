@@ -38,7 +38,7 @@ from ..load.fleet import (
 from ..load.live_view import LiveView
 from ..load.recorder import merge_levels
 from ..plans import Level
-from .coordinator import CALL_TIMEOUT, CLOCK_LEAD, AgentRefused, Cluster, cause_of
+from .coordinator import CALL_TIMEOUT, CLOCK_LEAD, Cluster, NoAgentOfRole, cause_of
 
 POLL_INTERVAL = 0.5
 """Seconds between the coordinator's polls of the load agents while a level runs."""
@@ -61,7 +61,7 @@ class ClusterFleet(FleetBase):
         self.spec = spec
         self.names = list(counts)
         if not self.names:
-            raise AgentRefused(
+            raise NoAgentOfRole(
                 f"no load agent is connected to {cluster.address}: start one on each load machine with "
                 f"`dbladder agent --scheduler {cluster.address} --role load`"
             )

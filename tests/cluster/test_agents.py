@@ -6,7 +6,8 @@ import pytest
 
 pytest.importorskip("distributed", reason="needs the cluster extra: pip install 'dbladder[cluster]'")
 
-from dbladder.cluster.coordinator import AgentRefused, agents_of
+from dbladder.cluster.coordinator import agents_of
+from dbladder.cluster.joining import VersionsDiffer
 
 MINE = {"dbladder": "0.1.0", "dask": "2026.8.0", "distributed": "2026.8.0", "python": "3.11.7"}
 MACHINE = {"host": "load-host", "cpu_model": "AMD EPYC", "cores": 8, "memory_bytes": 2**34, "pid": 10}
@@ -41,7 +42,7 @@ def test_the_agents_are_the_workers_with_a_role_named_as_the_scheduler_knows_the
 )
 def test_an_agent_of_another_version_is_refused_in_one_line_naming_both(differs, words):
     described = {"tcp://10.0.0.2:40000": info("load", **differs)}
-    with pytest.raises(AgentRefused) as refused:
+    with pytest.raises(VersionsDiffer) as refused:
         agents_of(described, {"tcp://10.0.0.2:40000": "load-1"}, MINE)
     line = str(refused.value)
     assert "\n" not in line

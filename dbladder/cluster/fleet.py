@@ -36,7 +36,7 @@ from ..load.fleet import (
     split_parts,
 )
 from ..load.live_view import LiveView
-from ..load.recorder import merge_levels
+from ..load.merge import merge_levels
 from ..plans import Level
 from .coordinator import CALL_TIMEOUT, CLOCK_LEAD, Cluster, NoAgentOfRole, cause_of
 

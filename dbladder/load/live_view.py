@@ -11,7 +11,8 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from ..outcomes import DROPPED, FAILURES
-from .recorder import OperationRecord, Recorder, merge_seconds
+from .merge import merge_seconds
+from .recorder import OperationRecord, Recorder
 
 
 @dataclass(frozen=True)

@@ -46,7 +46,7 @@ SECOND_KEYS = (
 
 
 def second_rows(seconds: Sequence[dict[str, Any]]) -> list[dict[str, Any]]:
-    """The rows of a level's merged seconds (`recorder.merge_seconds`)."""
+    """The rows of a level's merged seconds (`merge.merge_seconds`)."""
     rows = []
     for t, second in enumerate(seconds):
         latency = Histogram.from_dict(second["latency_from_due"])

@@ -26,7 +26,7 @@ from dbladder.load.fleet import (
     fleet_specs,
     split_parts,
 )
-from dbladder.load.recorder import merge_levels, merge_snapshots
+from dbladder.load.merge import merge_levels, merge_snapshots
 from dbladder.plans import Ladder, Level, due_times
 from dbladder.workloads.base import Mix
 

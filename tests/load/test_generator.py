@@ -15,7 +15,8 @@ from dbladder.load import mix
 from dbladder.load.clock import Clock, FakeClock, MonotonicClock
 from dbladder.load.executors.open import Generator
 from dbladder.load.live_view import LiveView
-from dbladder.load.recorder import fell_behind, merge_snapshots
+from dbladder.load.merge import merge_snapshots
+from dbladder.load.recorder import fell_behind
 from dbladder.load.targets.http import HttpTarget
 from dbladder.outcomes import HISTOGRAMS, OUTCOMES
 from dbladder.plans import Ladder

@@ -8,13 +8,8 @@ from test_http_client import ScriptedServer, run
 
 from dbladder.histogram import Histogram
 from dbladder.load.clock import FakeClock
-from dbladder.load.recorder import (
-    LevelSecond,
-    measured_seconds,
-    merge_seconds,
-    merge_snapshots,
-    second_lengths,
-)
+from dbladder.load.merge import merge_seconds, merge_snapshots
+from dbladder.load.recorder import LevelSecond, measured_seconds, second_lengths
 from dbladder.outcomes import OUTCOMES
 from dbladder.plans import Ladder
 from dbladder.plans.levels import Level

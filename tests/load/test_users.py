@@ -15,8 +15,8 @@ from dbladder.histogram import Histogram
 from dbladder.load.clock import MonotonicClock
 from dbladder.load.executors.closed import UsersGenerator
 from dbladder.load.live_view import LiveView
+from dbladder.load.merge import merge_levels, merge_per_second
 from dbladder.load.mix import requests
-from dbladder.load.recorder import merge_levels, merge_per_second
 from dbladder.load.targets.http import HttpTarget
 from dbladder.plans import Phase, UserPlan
 from dbladder.result.levels import level_row

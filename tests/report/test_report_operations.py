@@ -7,7 +7,7 @@ import re
 from report_support import fake_result, snapshot
 
 from dbladder.histogram import Histogram
-from dbladder.load.recorder import merge_levels
+from dbladder.load.merge import merge_levels
 from dbladder.outcomes import OUTCOMES
 from dbladder.report import document, html, markdown
 from dbladder.result.levels import level_row

@@ -26,7 +26,7 @@ from dbladder.load import mix
 from dbladder.load.clock import MonotonicClock
 from dbladder.load.executors.closed import UsersGenerator
 from dbladder.load.executors.open import Generator
-from dbladder.load.recorder import merge_snapshots, merge_users_snapshots
+from dbladder.load.merge import merge_snapshots, merge_users_snapshots
 from dbladder.load.targets.http import HttpTarget
 from dbladder.observe.disk import PROBE_SECONDS_VARIABLE, fsync_rate
 from dbladder.observe.sampler import Sampler

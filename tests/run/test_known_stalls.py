@@ -22,7 +22,7 @@ from known_servers import known_server
 from dbladder.load import mix
 from dbladder.load.clock import MonotonicClock
 from dbladder.load.executors.open import Generator
-from dbladder.load.recorder import merge_snapshots
+from dbladder.load.merge import merge_snapshots
 from dbladder.load.targets.http import HttpTarget
 from dbladder.plans import Ladder
 from dbladder.result.levels import level_row

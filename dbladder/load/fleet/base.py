@@ -18,7 +18,7 @@ from ..live_view import LiveView
 
 @dataclass(frozen=True)
 class LevelDone:
-    """A level every process has finished: its merged snapshot (`recorder.merge_levels`)."""
+    """A level every process has finished: its merged snapshot (`merge.merge_levels`)."""
 
     index: int
     level: dict[str, Any]

@@ -35,7 +35,7 @@ from ...errors import DbladderError
 from ...plans import Level
 from ..acknowledged import AcknowledgedWrites
 from ..live_view import LiveView, merge_live
-from ..recorder import merge_levels, merge_snapshots, merge_users_snapshots
+from ..merge import merge_levels, merge_snapshots, merge_users_snapshots
 from .base import FleetBase, LevelDone
 from .child import child_main
 from .spec import ProcessSpec

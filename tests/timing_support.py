@@ -18,7 +18,6 @@ plugin is not loaded (tests/conftest.py), and nothing is wrapped.
 
 from __future__ import annotations
 
-import contextlib
 import functools
 import inspect
 import json
@@ -93,7 +92,8 @@ def _record(nodeid: str) -> dict[str, Any]:
 def pytest_fixture_setup(fixturedef: Any, request: Any) -> Iterator[None]:
     started = time.perf_counter()
     yield
-    fixtures = _record(request.node.nodeid)["fixtures"]
+    # A fixture a session-wide one needs first is set up for the session itself (no test's node).
+    fixtures = _record(request.node.nodeid or "(session)")["fixtures"]
     key = f"{fixturedef.argname} ({fixturedef.scope})"
     fixtures[key] = fixtures.get(key, 0.0) + time.perf_counter() - started
 
@@ -110,8 +110,7 @@ def pytest_runtest_logreport(report: Any) -> None:
 
 
 def pytest_configure(config: Any) -> None:
-    with contextlib.suppress(ImportError):
-        _wrap_all()
+    _wrap_all()
 
 
 def pytest_sessionfinish(session: Any) -> None:

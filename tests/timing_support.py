@@ -1,7 +1,7 @@
 """Where the suite's time goes: a pytest plugin that `scripts/test-times` turns on.
 
 With DBLADDER_TEST_TIMES=FOLDER set, every pytest process (each xdist worker too) writes one JSON
-file there: per test, the seconds of its setup, call and teardown; per fixture set up, the seconds
+file there: per test, the seconds of its setup, call and teardown; when it started (wall clock); per fixture set up, the seconds
 its setup took (a session fixture counts once, against the test that first needed it); and the
 seconds the test's own process spent inside each of a few kinds of waiting, counted inclusively
 (a run that seeds counts under both):
@@ -101,6 +101,7 @@ def pytest_fixture_setup(fixturedef: Any, request: Any) -> Iterator[None]:
 @pytest.hookimpl(hookwrapper=True)
 def pytest_runtest_protocol(item: Any, nextitem: Any) -> Iterator[None]:
     _current.clear()
+    _record(item.nodeid)["started"] = time.time()  # wall clock: lines a test up with other readings
     yield
     _record(item.nodeid)["waiting"] = {kind: round(seconds, 4) for kind, seconds in _current.items()}
 

@@ -1,10 +1,10 @@
 """Where the suite's time goes: a pytest plugin that `scripts/test-times` turns on.
 
 With DBLADDER_TEST_TIMES=FOLDER set, every pytest process (each xdist worker too) writes one JSON
-file there: per test, the seconds of its setup, call and teardown; when it started (wall clock); per fixture set up, the seconds
-its setup took (a session fixture counts once, against the test that first needed it); and the
-seconds the test's own process spent inside each of a few kinds of waiting, counted inclusively
-(a run that seeds counts under both):
+file there: per test, the seconds of its setup, call and teardown and when it started (wall
+clock); per fixture set up, the seconds its setup took (a session fixture counts once, against
+the test that first needed it); and the seconds the test's own process spent inside each of a
+few kinds of waiting, counted inclusively (a run that seeds counts under both):
 
     seeding          dbladder.data.seeding.seed: loading a workload's rows into a database
     managed server   ManagedServer.start and .restart: a throwaway server of dbladder's own

@@ -331,6 +331,7 @@ def test_a_generator_process_that_dies_is_one_line_and_exit_1_with_the_finished_
         "--size", "products=2000", "--size", "orders=5000", "--target", "direct", "--generators", "2",
         "--preset", "quick", "--start", "50", "--step", "0", "--steps", "3", "--hold", "3",
         "--warmup", "0.5", "--no-integrity", "--out", str(out),
+        "--p95", str(MECHANICS.p95_ms),  # the first level must pass (it read 327 ms beside 2 workers)
     )  # fmt: skip
     assert done.returncode == 1, done.stderr
     # The progress goes to stderr as well; the error is its one last line.

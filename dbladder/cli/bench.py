@@ -22,7 +22,7 @@ from ..errors import UsageError
 from ..report.native import client_words, native_sentence
 from ..roles import Placement
 from ..servers import is_managed_spec
-from .common import warn_if_not_durable
+from .database_options import warn_if_not_durable
 from .roles import placement_from, role_options
 
 DEFAULT_DB = "sqlite:///chirp.db"

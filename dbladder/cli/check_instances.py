@@ -9,7 +9,7 @@ import click
 from ..errors import InstancesDisagree, UsageError
 from ..service.consistency import InstanceCheck, compare_instances
 from ..service.consistency import check_instances as run_check
-from .common import db_texts
+from .database_options import db_texts
 
 
 def _report(check: InstanceCheck) -> str:

@@ -13,7 +13,8 @@ from pathlib import Path
 import click
 
 from ..cluster import ROLES, require_dask
-from .common import exit_codes, sigterm_as_interrupt
+from .exit_codes import exit_codes
+from .signals import sigterm_as_interrupt
 
 TLS_HELP = (
     "The cluster's TLS files (ca.pem, cert.pem, key.pem, the same folder on every machine): the "

@@ -25,7 +25,8 @@ from ..report.result_table import comparison_table
 from ..run.compare import MAX_RUNS, CompareConfig, run_compare
 from ..run.integrity import raise_if_any_lost
 from ..transport import TRANSPORTS
-from .common import db_texts, exit_codes
+from .database_options import db_texts
+from .exit_codes import exit_codes
 from .expect import expect_options, raise_if_unmet
 from .roles import round_placement
 from .run import LATENCY_HELP, TRANSPORT_HELP, build_config, json_option, round_options, watched

@@ -26,7 +26,7 @@ from ..servers import (
     server_states,
     start_managed,
 )
-from .common import warn_if_not_durable
+from .database_options import warn_if_not_durable
 
 
 def _parse_settings(pairs: tuple[str, ...]) -> dict[str, str]:

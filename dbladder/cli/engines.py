@@ -8,7 +8,7 @@ import json
 import click
 
 from ..engines.describe import describe, render
-from .common import db_option, engine_options, pool_option, warn_if_not_durable
+from .database_options import db_option, engine_options, pool_option, warn_if_not_durable
 
 
 @click.command()

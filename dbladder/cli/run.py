@@ -27,22 +27,16 @@ from ..run.plan_choice import PlanChoice, PlanOptions, choose_plan
 from ..run.progress import seeding_line
 from ..transport import TRANSPORTS
 from .app_options import app_fields, app_options
-from .common import (
-    DATA_OPTIONS,
-    complete_preset,
-    db_option,
-    exit_codes,
-    parse_sizes,
-    parsed_db,
-    sigterm_as_interrupt,
-    workload_option,
-)
 from .config_file import settings_of
 from .dashboard import Board, dashboard_options, live_dashboard
+from .database_options import db_option, parsed_db
 from .engine_options import engine_setting_options, engine_settings_given
+from .exit_codes import exit_codes
 from .expect import echo_checks, expect_options, expectations_of, raise_if_unmet
 from .log_progress import DEFAULT_INTERVAL, LogProgress
 from .roles import role_options, round_placement
+from .signals import sigterm_as_interrupt
+from .workload_options import DATA_OPTIONS, complete_preset, parse_sizes, workload_option
 
 Outcome = TypeVar("Outcome")
 

@@ -13,7 +13,8 @@ from ..engines.base import EngineInfo
 from ..errors import InvalidConfig
 from ..workloads.base import DataSpec, Workload
 from ..workloads.registry import load_workload
-from .common import data_options, db_option, engine_options, parse_sizes, warn_if_not_durable, workload_option
+from .database_options import db_option, engine_options, warn_if_not_durable
+from .workload_options import data_options, parse_sizes, workload_option
 
 
 class SeedBar:

@@ -11,9 +11,10 @@ from ..service import ServiceConfig, ServiceStarted
 from ..service import serve as run_service
 from ..service.config import DEFAULT_HOST, DEFAULT_PORT
 from ..workloads.registry import load_workload
-from .common import db_option, pool_option, warn_if_not_durable, workload_option
+from .database_options import db_option, pool_option, warn_if_not_durable
 from .engine_options import engine_settings_given, with_engine_setting_options
 from .roles import placement_from, role_options
+from .workload_options import workload_option
 
 
 def _announce(started: ServiceStarted) -> None:

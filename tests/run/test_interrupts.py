@@ -7,7 +7,7 @@ import signal
 
 import pytest
 
-from dbladder.cli.common import sigterm_as_interrupt
+from dbladder.cli.signals import sigterm_as_interrupt
 from dbladder.run.interrupts import noting_interrupts
 
 

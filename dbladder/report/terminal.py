@@ -130,5 +130,7 @@ def request_lines(result: Mapping[str, Any]) -> list[str]:
     machine = level.get("machine") or {}
     cpu = machine.get("service_cpu_pct")
     per_1k = machine.get("service_cpu_ms_per_1k")
-    app_cpu = f"; the app's CPU {cpu:.0f} % ({per_1k:,.0f} ms per 1,000 requests)" if cpu is not None else ""
+    # A level with no answer has a CPU share but no cost per 1,000 answers.
+    per_answer = f" ({per_1k:,.0f} ms per 1,000 requests)" if per_1k is not None else ""
+    app_cpu = f"; the app's CPU {cpu:.0f} %{per_answer}" if cpu is not None else ""
     return [f"requests at {level['offered_rps']:,.0f} req/s: {figures or 'none answered'}{app_cpu}"]

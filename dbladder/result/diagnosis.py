@@ -9,6 +9,12 @@ schedule lag and drops); `run/diagnose.py` wires it into the run. The order of t
 and why:
 
 1. Did every second pass? Then the level passed.
+1b. Were the failures answers? When most failed requests were answered, quickly, with a status
+   the request does not count as a success (4xx, 5xx, or `unexpected`: a redirect where a page was
+   wanted, the login page) and they are more than the pass mark allows, the level failed on what
+   the app or service said, not on how fast: "errors", with each kind's count. This comes first
+   because such answers come at any rate (a missing `X-Forwarded-Proto` header answered with a
+   redirect to https at 2 req/s as at 500), so no resource or stall explains them.
 2. Did the generator keep its schedule? If it fell behind (schedule lag p99 above 2 ms, the flag
    the level already carries, and at least half the pass mark's p95, so that the lag alone could
    have failed the level), dropped requests, ran out of CPU or sent less than offered, the
@@ -52,7 +58,7 @@ answer is not saturation), else "cannot tell".
 from __future__ import annotations
 
 import statistics
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import asdict, dataclass, field
 from typing import Any
 
@@ -63,6 +69,9 @@ from .stall_location import Stall, catches_up, located_by_counts, located_by_lat
 
 __all__ = ["Diagnosis", "ProcessShare", "Resources", "RoleCpu", "Second", "Users", "diagnose"]
 
+ANSWERED_FAILURES = ("unexpected", "4xx", "5xx")
+"""Failed requests that were answered: the failure is in the answer, not its time."""
+ANSWER_WORDS = {"unexpected": "a status outside the request's success", "4xx": "4xx", "5xx": "5xx"}
 STALL_MOST_SECONDS = 0.3  # a stall fails at most this share of the level's seconds
 SHORT_ANSWERS = 0.95  # answers below this share of the sends: the backlog grew
 CLIMB = 2.0  # p95 in the last third of the level at least this multiple of the first third's
@@ -99,7 +108,7 @@ class Users:
 
 @dataclass(frozen=True)
 class Diagnosis:
-    """The level's cause: `kind` is passed, generator, stall, saturation or cannot tell; `resource`
+    """The level's cause: `kind` is passed, errors, generator, stall, saturation or cannot tell; `resource`
     names what ran out in a saturation (None when no figure was past its bound); `line` says it
     with its figures; `evidence` holds them."""
 
@@ -121,16 +130,21 @@ def diagnose(
     max_fail_share: float = 0.01,
     users: Users | None = None,
     moments: Sequence[Moment] = (),
+    failures: Mapping[str, int] | None = None,
 ) -> Diagnosis:
     """The one cause of a level's outcome; see the module doc for the questions, in order.
     `users` makes it a closed-model level (the module doc says what changes). `moments` are the
-    run's other samples over the level (`stall_events`): a stall says what stood out in them."""
+    run's other samples over the level (`stall_events`): a stall says what stood out in them.
+    `failures` counts the level's failed requests by outcome (`dbladder.outcomes`)."""
     resources = resources or Resources()
     if not seconds:
         return Diagnosis("cannot tell", "cannot tell: the level has no seconds recorded")
     failing = [_fails(s, pass_p95_ms, max_fail_share) for s in seconds]
     if not any(failing):
         return Diagnosis("passed", f"passed: every second's p95 under {pass_p95_ms:g} ms")
+    errors = _errors(seconds, failures or {}, max_fail_share)
+    if errors is not None:
+        return errors
     generator = _generator(seconds, offered_rps if users is None else 0.0, resources, pass_p95_ms)
     if generator is not None:
         return generator
@@ -159,6 +173,25 @@ def diagnose(
 def _fails(second: Second, pass_p95_ms: float, max_fail_share: float) -> bool:
     due = max(second.sent, 1)
     return (second.p95_ms is not None and second.p95_ms > pass_p95_ms) or second.failed / due > max_fail_share
+
+
+def _errors(
+    seconds: Sequence[Second], failures: Mapping[str, int], max_fail_share: float
+) -> Diagnosis | None:
+    """Question 1b: the failures were answers the request does not count as a success."""
+    answered = {kind: failures.get(kind, 0) for kind in ANSWERED_FAILURES if failures.get(kind, 0)}
+    refused = sum(answered.values())
+    failed = sum(failures.values())
+    sent = sum(second.sent for second in seconds)
+    if not refused or refused * 2 < failed or refused <= max_fail_share * max(sent, 1):
+        return None
+    kinds = ", ".join(f"{ANSWER_WORDS[kind]} {count:,}" for kind, count in answered.items())
+    return Diagnosis(
+        "errors",
+        f"errors: {refused:,} of {sent:,} requests sent were answered with a status they do not count "
+        f"as a success ({kinds}): what the app or service said, not how fast it was",
+        evidence={"refused": float(refused), "sent": float(sent)},
+    )
 
 
 def _runs(failing: Sequence[bool]) -> list[tuple[int, int]]:

@@ -173,6 +173,7 @@ def level_diagnosis(
         max_fail_share=pass_mark.max_fail_pct / 100,
         users=users,
         moments=[*machine, *row_moments(row)],
+        failures=row.get("failures") or {},
     )
     if found.kind == "passed" and not row["passed"]:
         reasons = "; ".join(row["reasons"])

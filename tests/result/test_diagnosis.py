@@ -312,3 +312,26 @@ def test_a_backlog_already_at_the_timeout_is_saturation():
     resources = Resources(writer_queue_share=0.99)
     diagnosis = diagnose(seconds, 600, PASS_MS, resources)
     assert (diagnosis.kind, diagnosis.resource) == ("saturation", "writer queue")
+
+
+def test_failures_that_were_answers_are_errors_whatever_the_rate():
+    # An app that redirects every page to https (a proxy header missing): each request answered
+    # at once, none a success. No stall, no resource: the answers themselves failed the level.
+    seconds = [Second(2, 2, 2, 5000.0) for _ in range(10)]
+    found = diagnose(seconds, 2, PASS_MS, failures={"unexpected": 20})
+    assert found.kind == "errors"
+    assert found.line.startswith(
+        "errors: 20 of 20 requests sent were answered with a status they do not count as a success "
+        "(a status outside the request's success 20)"
+    )
+    assert found.evidence == {"refused": 20.0, "sent": 20.0}
+
+
+def test_answered_errors_within_the_mark_or_outnumbered_by_timeouts_are_not_the_cause():
+    # 1 % of answers refused is what the mark allows; a level that mostly timed out failed on
+    # time, its few 503s a symptom of the same backlog.
+    seconds = [Second(100, 100, 1, 4.0) for _ in range(10)]
+    assert diagnose(seconds, 100, PASS_MS, failures={"5xx": 10}).kind == "passed"
+    backlog = [Second(100, 40, 60, 5000.0) for _ in range(10)]
+    found = diagnose(backlog, 100, PASS_MS, failures={"timeout": 500, "5xx": 100})
+    assert found.kind != "errors", found.line

@@ -154,6 +154,18 @@ def test_a_generator_held_back_is_the_generator_not_the_server():
     assert "dropped with every connection busy" in found.line
 
 
+@pytest.mark.slow
+def test_a_server_that_answers_every_other_request_503_is_errors():
+    # Well under its capacity, half its answers are 503 (known_servers "errors", every=2): the
+    # level fails on what the server said, about half the sent requests, and nothing else is named.
+    with known_server("errors", every=2) as server:
+        _, row = send(server.port, Ladder(100, 100, 1, 2.5, warmup=0.5))
+    found = level_diagnosis(row, MARK, level_resources(row))
+    assert found.kind == "errors", found.line
+    assert found.evidence["refused"] / found.evidence["sent"] == pytest.approx(0.5, abs=0.05), found.line
+    assert "(5xx " in found.line
+
+
 class RowLock:
     """Another connection that locks every product row once the run's database is ready (the run
     says what load it sends just before it starts), and holds them for `seconds`."""

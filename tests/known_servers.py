@@ -7,6 +7,8 @@ body over HTTP/1.1 keep-alive, and behaves by a rule simple enough to give the a
            is answered at max(t, previous answer) + service. Its capacity is exactly 1000 /
            service_ms requests/s; below it an evenly spaced load waits `service_ms`, above it
            the queue grows by (rate - capacity) every second, so latency grows without bound.
+           With `cold_ms`, the first request for each path costs that much more (a page's first
+           hit: its templates compiled, its caches filled); every later one is warm.
   stall    answers at once, except that every `period_s` it stops for `stall_s`: a request that
            arrives in a stall is answered when the stall ends. With evenly spread arrivals a
            share f = stall / period waits, uniformly from 0 to the stall, so the latency
@@ -61,6 +63,7 @@ class Rule:
     stall_s: float = 0.0
     every: int = 0
     phase_at: float | None = None  # stall, burn: a stall begins at this time.monotonic()
+    cold_ms: float = 0.0  # fifo: the extra cost of the first request for each path
 
 
 class _State:
@@ -74,11 +77,16 @@ class _State:
         # time.monotonic() (CLOCK_MONOTONIC) to the millisecond, so a test's phase_at is its time.
         self.origin = loop.time() if rule.phase_at is None else rule.phase_at
         self.count = 0  # errors: requests so far
+        self.seen: set[bytes] = set()  # fifo with cold_ms: the paths asked for so far
 
-    def answer_at(self, now: float) -> tuple[float, bytes]:
+    def answer_at(self, now: float, path: bytes = b"") -> tuple[float, bytes]:
         rule = self.rule
         if rule.kind == "fifo":
-            done = max(now, self.busy_until) + rule.service_ms / 1000
+            cost = rule.service_ms
+            if rule.cold_ms and path not in self.seen:
+                self.seen.add(path)
+                cost += rule.cold_ms
+            done = max(now, self.busy_until) + cost / 1000
             self.busy_until = done
             return done, OK
         if rule.kind == "burn":
@@ -129,8 +137,9 @@ class _Connection(asyncio.Protocol):
                 length = int(head[marker + 17 : line_end if line_end >= 0 else None].strip())
             if len(self.buffer) < end + 4 + length:
                 return
+            path = self.buffer[: self.buffer.find(b"\r\n")].split(b" ")[1] if self.state.rule.cold_ms else b""
             self.buffer = self.buffer[end + 4 + length :]
-            at, response = self.state.answer_at(self.state.loop.time())
+            at, response = self.state.answer_at(self.state.loop.time(), path)
             if at <= self.state.loop.time():
                 self._send(response)
             else:

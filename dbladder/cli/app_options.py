@@ -9,6 +9,8 @@ from typing import Any
 import click
 
 from ..app.process import AppCommand
+from ..errors import UsageError
+from ..run.warm_up import DEFAULT_APP_WARMUP_S
 
 _DEFAULTS = AppCommand("")
 
@@ -51,6 +53,20 @@ APP_OPTIONS = [
         metavar="FILE.py",
         help="What to send to the app: a Python file ending in `requests = Requests(...)` (docs/app.md).",
     ),
+    click.option(
+        "--app-warmup",
+        "app_warmup",
+        type=float,
+        metavar="SECONDS",
+        help="Before the first level, warm the app for at most this long: every request once, each "
+        "value of a Param.rows path parameter once, then each request until its latency settles, one "
+        f"at a time. [{DEFAULT_APP_WARMUP_S:g}]",
+    ),
+    click.option(
+        "--no-app-warmup",
+        is_flag=True,
+        help="Send the first level to the app cold, without the warm-up.",
+    ),
 ]
 
 
@@ -62,8 +78,14 @@ def app_options(command: Any) -> Any:
 
 
 def app_fields(options: dict[str, Any]) -> dict[str, Any]:
-    """RunConfig's `app` and `requests_file` from the command's options."""
+    """RunConfig's `app`, `requests_file` and `warm_up_s` from the command's options; UsageError
+    for warm-up options that do not go together."""
     command = options.get("app_command")
+    seconds, cold = options.get("app_warmup"), options.get("no_app_warmup")
+    if seconds is not None and cold:
+        raise UsageError("--app-warmup SECONDS and --no-app-warmup: give one")
+    if command is None and (seconds is not None or cold):
+        raise UsageError(f"{'--no-app-warmup' if cold else '--app-warmup'} goes with --app")
     app = None
     if command is not None:
         app = AppCommand(
@@ -73,4 +95,5 @@ def app_fields(options: dict[str, Any]) -> dict[str, Any]:
             options["app_ready_timeout"] or _DEFAULTS.ready_timeout,
             options.get("app_setup"),
         )
-    return {"app": app, "requests_file": options.get("requests_file")}
+    warm_up = None if app is None or cold else (DEFAULT_APP_WARMUP_S if seconds is None else seconds)
+    return {"app": app, "requests_file": options.get("requests_file"), "warm_up_s": warm_up}

@@ -18,6 +18,7 @@ from ..load.live_view import LiveView
 from ..plans.search import Search
 from ..report import terminal
 from ..report.integrity import integrity_lines
+from ..report.warm_up import summary_lines
 from ..result.passmark import PassMark
 from ..run.config import TARGETS, RunConfig
 from ..run.document import default_out_dir
@@ -319,7 +320,7 @@ def run(as_json: bool, **options: Any) -> None:
     preset = plan.preset
     if preset is not None and preset.reference:  # the published figure this round reproduces
         echo(f"post     {preset.reference} ({preset.description})")
-    for line in [*terminal.request_lines(result), *integrity_lines(result)]:
+    for line in [*summary_lines(result), *terminal.request_lines(result), *integrity_lines(result)]:
         echo(line)
     echo(f"saved    {config.out_dir / 'result.json'}")
     echo(f"report   {config.out_dir / 'report.html'} (and report.md, levels.csv, timeseries.csv)")
@@ -408,6 +409,11 @@ def build_config(options: dict[str, Any]) -> tuple[RunConfig, PlanChoice]:
         added_latency_ms=options.get("added_latency"),
         placement=round_placement(options, [options["db_url"]]),
         **app_fields(options),
+        # The app's search starts where the app can go, measured on it (dbladder.load.calibration),
+        # unless --start says where; dbladder's service keeps its published starts.
+        calibrate=options.get("app_command") is not None
+        and options["start"] is None
+        and isinstance(plan.plan, Search),
         settings=_settings(),
     ).checked()
     return config, plan

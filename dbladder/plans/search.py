@@ -22,7 +22,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import Sequence
-from dataclasses import asdict, dataclass, fields
+from dataclasses import asdict, dataclass, field, fields
 from typing import Any, ClassVar
 
 from ..errors import InvalidConfig
@@ -61,6 +61,9 @@ class Search:
     settle: float = 2.0
     min_rate: float = 1.0
     max_rate: float = 1_000_000.0
+    # How `start` was chosen when the user gave none (dbladder.load.calibration): the result's
+    # `search.calibration`, not a setting (the config block keeps the start it chose).
+    calibration: dict[str, Any] | None = field(default=None, compare=False)
 
     def validate(self) -> list[str]:
         """Every problem with the settings, each naming its field; empty when they are valid."""
@@ -150,6 +153,8 @@ class Search:
         and the search's block: its settings, the bracket, the probes and (once over) why it stopped."""
         held, failed = bracket(shown)
         search = self.to_json() | {"held_rps": held, "failed_rps": failed, "probes": len(shown)}
+        if self.calibration is not None:
+            search["calibration"] = self.calibration
         if any(probe.stalled for probe in shown):  # a probe failed by a stall, and was run again
             search["rests_on_a_stall"] = rests_on_a_stall(shown)
         if stop is not None:
@@ -164,12 +169,14 @@ class Search:
         )
 
     def to_json(self) -> dict[str, Any]:
-        return asdict(self)
+        settings = asdict(self)
+        del settings["calibration"]
+        return settings
 
     @classmethod
     def from_json(cls, data: dict[str, Any]) -> Search:
         """The settings from a result's search block (which also holds the bracket found)."""
-        names = {field.name for field in fields(cls)}
+        names = {field.name for field in fields(cls)} - {"calibration"}
         return cls(**{name: value for name, value in data.items() if name in names})
 
     def next_rate(self, probes: Sequence[Outcome], elapsed: float | None = None) -> float | None:

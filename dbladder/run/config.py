@@ -105,6 +105,14 @@ class RunConfig:
     # requests; the app's setup makes its data, so nothing is seeded.
     app: AppCommand | None = None
     requests_file: Path | None = None
+    # Seconds the warm-up before the first level may take (run/warm_up.py): every request once,
+    # each value of a Param.rows path parameter once, then each request until its latency settles.
+    # None: no warm-up (dbladder's service runs cold, as its published rounds were taken; the CLI
+    # gives an app DEFAULT_APP_WARMUP_S unless --no-app-warmup).
+    warm_up_s: float | None = None
+    # The search's first probe calibrated on the warm service (dbladder.load.calibration) instead
+    # of `plan.start`: the CLI asks it for an app's search without --start.
+    calibrate: bool = False
     # What the result must show (`--expect-*`): checked as the run finishes, into its `expectations`.
     expectations: Expectations = field(default_factory=Expectations)
     # Each setting as the caller was given it and where from (the command line, the environment,
@@ -152,6 +160,7 @@ class RunConfig:
         problems += self.plan.validate()
         problems += self.pass_mark.validate()
         problems += self._app_problems()
+        problems += self._warm_up_problems()
         problems += self.expectations.validate()
         try:
             workload = self.round_workload()
@@ -251,6 +260,22 @@ class RunConfig:
             problems.append("--app starts the app; --service sends to one already running: give one")
         if self.app.host != self.service_host:
             problems.append(f"--app listens on {self.app.host}, the service host is {self.service_host}")
+        return problems
+
+    def _warm_up_problems(self) -> list[str]:
+        problems = []
+        seconds = self.warm_up_s
+        if seconds is not None:
+            number = isinstance(seconds, int | float) and not isinstance(seconds, bool)
+            if not (number and 0 < seconds <= 3600):
+                problems.append(f"--app-warmup must be above 0 and at most 3,600 seconds, not {seconds}")
+            if self.target != "http":
+                problems.append("the warm-up (--app-warmup) is sent over HTTP: it goes with target http")
+        if self.calibrate:
+            if not isinstance(self.plan, Search):
+                problems.append("a calibrated start goes with the ceiling search, not a preset's plan")
+            if self.target != "http":
+                problems.append("a calibrated start is measured over HTTP: it goes with target http")
         return problems
 
     def _fault_problems(self, engine: str | None) -> list[str]:

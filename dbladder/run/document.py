@@ -11,14 +11,14 @@ import contextlib
 import json
 import os
 from collections.abc import Iterator
-from dataclasses import asdict
+from dataclasses import asdict, replace
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from .. import __version__
 from ..errors import DbladderError, UsageError
-from ..plans import Outcome, Stop
+from ..plans import Outcome, Stop, plan_to_config
 from ..result.expectations import check
 from ..result.files import write_json
 from ..result.level import Level
@@ -68,6 +68,13 @@ class Run:
     def update(self, **fields: Any) -> None:
         """Set fields of the result, each as JSON data or already typed (a new one goes last)."""
         self.result = self.result.updated(fields)
+
+    def replan(self, config: RunConfig) -> None:
+        """Go on with `config`, whose plan was chosen after the run started (a search's start,
+        calibrated on the app): the config block and the headline say the plan as it runs."""
+        self.config = replace(self.config, plan=config.plan)
+        block = self.result.to_json()["config"] | plan_to_config(config.plan)
+        self.update(config=block, **config.plan.headline([]))
 
     def flag(self, *flags: str) -> None:
         """Add flags to the run's own."""

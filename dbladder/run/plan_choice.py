@@ -140,7 +140,7 @@ def _search(options: PlanOptions) -> Search:
     ladder_only = ["--users"] if options.users else []
     ladder_only += ["--ramp"] if options.ramp is not None else []
     _refuse(ladder_only, "presets, not to the ceiling search; add --preset")
-    changes = {
+    changes: dict[str, Any] = {
         "start": options.start,
         "hold": options.hold,
         "warmup": options.warmup,

@@ -71,6 +71,7 @@ from .progress import Progress, QuietProgress
 from .sizing import generator_processes, process_spec
 from .storage import database_size, reading_role_cap
 from .transport import load_transport
+from .warm_up import calibrated, warm_up_target
 
 
 def run_ladder(
@@ -282,6 +283,9 @@ def _run_ladder(
                 # The engine described itself over the URL as given; the load went by this route.
                 engine = run.result.engine.updated({"transport": load_transport(target.transport)})
                 run.update(engine=engine)
+        if (warmed := warm_up_target(config, target, workload, prepared.data.sizes, progress)) is not None:
+            run.update(warmup=warmed)
+        config = calibrated(config, run, target, workload, mix, prepared.data.sizes, progress)
         first = next(iter(counts.values())) if counts else processes
         parts = PartRange(0, first, processes) if counts else None  # a cluster's agents share the parts
         spec = process_spec(config, prepared, target, first, parts)

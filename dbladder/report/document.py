@@ -27,6 +27,7 @@ from .roundtrips import QUERY_COLUMNS, queries_section, query_cells, round_trip_
 from .runs import Results, Round, rounds_of
 from .setup import pass_mark_words, setup_section
 from .verdicts import round_verdict, title_words
+from .warm_up import report_blocks
 
 
 def build(results: Results, samples: int | None = None) -> Report:
@@ -123,6 +124,8 @@ def _result_section(rounds: list[Round]) -> list[Block]:
         blocks += [Paragraph(line) for line in native_lines(round_)]
         blocks += [Paragraph(line) for line in stall_lines(round_)]
         several = len(round_.runs) > 1
+        for run in round_.runs:  # what the app met before the first level, and where it started
+            blocks += report_blocks(run.result, run.name if several else None)
         why = [
             f"{run.name}: {line}" if several else line
             for run in round_.runs

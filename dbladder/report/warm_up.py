@@ -7,6 +7,9 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
+from ..result.run import RunResult
+from .blocks import Block, Bullets, Paragraph
+
 
 def _ms(value: float | None) -> str:
     if value is None:
@@ -78,3 +81,16 @@ def summary_lines(result: Mapping[str, Any]) -> list[str]:
     if words is not None:
         lines.append(f"start    {words}")
     return lines
+
+
+def report_blocks(result: RunResult, name: str | None = None) -> list[Block]:
+    """The report's words on a run's warm-up and calibration (`name`: the run's, among several)."""
+    lead = f"{name}: " if name else ""
+    blocks: list[Block] = []
+    if result.warmup:
+        blocks.append(Paragraph(f"{lead}The app {warm_up_head(result.warmup)}:"))
+        blocks.append(Bullets([request_words(row) for row in result.warmup.get("by_request") or []]))
+    words = calibration_words(result.search.calibration if result.search is not None else None)
+    if words is not None:
+        blocks.append(Paragraph(f"{lead}{words[0].upper()}{words[1:]}."))
+    return blocks

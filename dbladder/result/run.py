@@ -83,6 +83,8 @@ class Search(SearchPlan):
     probes: int | None = None
     stopped_because: str | None = None
     rests_on_a_stall: bool | None = None
+    # How `start` was chosen when none was given (dbladder.load.calibration): what was measured.
+    calibration: Mapping[str, Any] | None = None
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -309,6 +311,9 @@ class RunResult(Part):
     expectations: Checked | None = None
     settings: Mapping[str, Any] | None = None
     """Each option of the command that ran it: its value and where it came from (cli/config_file.py)."""
+    # The warm-up before the first level (run/warm_up.py): its time, each request's first hit
+    # against its settled latency; None when the run had none (older results, dbladder's service).
+    warmup: Mapping[str, Any] | None = None
 
     @property
     def engine_name(self) -> str:

@@ -35,6 +35,8 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field, replace
 from typing import TYPE_CHECKING, Any
 
+from ..app.errors import AppExited
+from ..app.process import RunningApp
 from ..app.templates import template_names
 from ..app.workload import AppWorkload
 from ..load.calibration import CalibrationRule, calibrate
@@ -278,7 +280,16 @@ def warm_up_target(
     record = asyncio.run(
         warm_up(target.host, target.port, sent, sizes, rule, judge_of(sent), progress, config.mix_seed)
     )
+    raise_if_exited(target, "the warm-up")
     return record.to_json()
+
+
+def raise_if_exited(target: Any, during: str) -> None:
+    """AppExited (exit 1) when the app dbladder started exited during `during`: before the first
+    level, with nothing measured, there is nothing to go on with."""
+    service = target.service
+    if isinstance(service, RunningApp) and (code := service.exit_code()) is not None:
+        raise AppExited(f"the app exited with code {code} during {during}, before the first level")
 
 
 def calibrated(
@@ -305,6 +316,7 @@ def calibrated(
         calibrate(target.host, target.port, stream, render, judge_of(sent), plan.start, plan.min_rate,
                   plan.max_rate, CalibrationRule(timeout_s=config.timeout))
     )  # fmt: skip
+    raise_if_exited(target, "the calibration")
     record = found.to_json()
     progress.message(calibration_words(record) or "")
     config = replace(config, plan=replace(plan, start=found.start_rps, calibration=record))

@@ -102,8 +102,15 @@ def test_the_app_runs_on_the_runs_database_and_keeps_every_acknowledged_write(tm
     integrity = result["integrity"]
     assert (integrity["acknowledged"], integrity["present"], integrity["lost"]) == (writes, writes, 0)
     assert integrity["invariants"] == {"untitled items": 0}
-    with sqlite3.connect(db) as connection:  # the 2 rows of the setup and every write answered
-        assert connection.execute("SELECT count(*) FROM items").fetchone()[0] == 2 + writes
+    # The warm-up sent every request before the first level, its writes the app's to keep.
+    warm = {row["request"]: row for row in result["warmup"]["by_request"]}
+    assert set(warm) == {"home", "item", "add"} and result["warmup"]["first_hits"] == 1 + 2 + 1
+    assert all(row["failed"] == 0 and row["first_ms"] > 0 for row in warm.values())
+    with sqlite3.connect(db) as connection:  # the 2 rows of the setup, the warm-up's and every write answered
+        assert (
+            connection.execute("SELECT count(*) FROM items").fetchone()[0]
+            == 2 + warm["add"]["answers"] + writes
+        )
     machine = levels[0]["machine"]
     assert machine["service_processes"] >= 2  # the shell and the app's python: its process tree
     assert machine["service_cpu_pct"] > 0 and machine["service_cpu_ms_per_1k"] > 0
@@ -187,7 +194,7 @@ EXITING = textwrap.dedent(
 @pytest.mark.slow
 def test_an_app_that_exits_mid_level_stops_the_run_keeping_the_finished_levels(tmp_path):
     (tmp_path / "exiting.py").write_text(EXITING)
-    ladder = ["--start", "20", "--step", "0", "--steps", "4", "--hold", "2", "--warmup", "0"]
+    ladder = ["--start", "20", "--step", "0", "--steps", "4", "--hold", "2", "--warmup", "0", "--no-app-warmup"]
     ran, out, _ = app_run(tmp_path, *ladder, *LENIENT, serve=f"{sys.executable} exiting.py {{port}}")
     assert ran.returncode == 1, ran.stderr
     result = json.loads((out / "result.json").read_text())

@@ -9,7 +9,7 @@ them, so the plans stay a leaf that imports no result.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from typing import Any, Protocol
 
 
@@ -91,6 +91,8 @@ class SearchRecord(SearchPlanRecord, Protocol):
     def probes(self) -> int | None: ...
     @property
     def rests_on_a_stall(self) -> bool | None: ...
+    @property
+    def calibration(self) -> Mapping[str, Any] | None: ...
 
 
 class SpikeRecord(Protocol):

@@ -19,12 +19,22 @@ class SearchView(PlanView):
     top_words: ClassVar[str] = "every probe"
     precision_order: ClassVar[int] = 0
 
+    @property
+    def calibrated(self) -> bool:
+        """Whether the start was calibrated on the app (each run its own start, the same round)."""
+        return self.result.search is not None and self.result.search.calibration is not None
+
     def key(self) -> tuple[object, ...]:
         search = self.result.config.search
         fields = ("start", "factor", "resolution", "hold", "warmup")
-        return ("search", *(getattr(search, name) if search else None for name in fields))
+        key = ["search", *(getattr(search, name) if search else None for name in fields)]
+        if self.calibrated:  # runs of one comparison calibrate their own starts
+            key[1] = "calibrated"
+        return tuple(key)
 
     def title(self) -> str:
+        if self.calibrated:
+            return "ceiling search from a calibrated start"
         search = self.result.config.search
         start = search.start if search and search.start is not None else 0
         return f"ceiling search from {rate(start)} req/s"

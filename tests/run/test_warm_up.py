@@ -12,9 +12,15 @@ from known_servers import known_server
 
 from dbladder.app.requests import Param, Request, Requests
 from dbladder.app.workload import AppWorkload
+from dbladder.plans import Search
 from dbladder.report.warm_up import request_words, warm_up_lines
+from dbladder.result.passmark import PassMark
+from dbladder.result.schema import RESULT_SCHEMA, problem
+from dbladder.run.config import RunConfig
 from dbladder.run.progress import QuietProgress
+from dbladder.run.round import run_ladder
 from dbladder.run.warm_up import SETTLED, TIME_LIMIT, WarmUpRule, first_hits, judge_of, warm_up
+from dbladder.workloads.registry import load_workload
 
 ROWS = list(range(1, 51))
 
@@ -91,3 +97,25 @@ def test_a_time_limit_shorter_than_the_first_hits_ends_the_warm_up_there():
     assert 0.3 <= record["seconds"] < 1.0
     assert 5 <= record["requests"] < 52  # about 14 first hits of 22 ms fit in 0.3 s
     assert "stopped at its 0.3 s limit with home, item, note not settled" in warm_up_lines(record)[0]
+
+
+@pytest.mark.slow
+def test_dbladders_own_service_can_be_warmed_and_its_search_start_calibrated(sqlite_url, tmp_path):
+    # The built-in shop, freshly seeded: the library's warm-up and calibration, which the CLI
+    # leaves off for it (its published rounds were taken cold), work on it as on an app.
+    search = Search(start=500, hold=1.5, warmup=0.5, settle=0.5, budget=2.0)  # room for one probe
+    config = RunConfig(
+        db_url=sqlite_url, plan=search, sizes={"products": 2000, "orders": 5000}, workers=1, pool_size=8,
+        out_dir=tmp_path / "out", warm_up_s=20.0, calibrate=True, pass_mark=PassMark(5000, 100),
+    )  # fmt: skip
+    result = run_ladder(config)
+    warm = result["warmup"]
+    assert [row["request"] for row in warm["by_request"]] == [
+        op.name for op in load_workload("shop").operations
+    ]
+    assert warm["first_hits"] == len(warm["by_request"])  # each operation once: no Param.rows to visit
+    assert all(row["first_hits"] == 1 and row["answers"] > 1 for row in warm["by_request"])
+    calibration = result["search"]["calibration"]
+    assert calibration["estimate_rps"] > 0 and calibration["start_rps"] == result["levels"][0]["offered_rps"]
+    assert result["config"]["search"]["start"] == calibration["start_rps"]
+    assert problem(result, RESULT_SCHEMA) is None

@@ -194,7 +194,19 @@ EXITING = textwrap.dedent(
 @pytest.mark.slow
 def test_an_app_that_exits_mid_level_stops_the_run_keeping_the_finished_levels(tmp_path):
     (tmp_path / "exiting.py").write_text(EXITING)
-    ladder = ["--start", "20", "--step", "0", "--steps", "4", "--hold", "2", "--warmup", "0", "--no-app-warmup"]
+    ladder = [
+        "--start",
+        "20",
+        "--step",
+        "0",
+        "--steps",
+        "4",
+        "--hold",
+        "2",
+        "--warmup",
+        "0",
+        "--no-app-warmup",
+    ]
     ran, out, _ = app_run(tmp_path, *ladder, *LENIENT, serve=f"{sys.executable} exiting.py {{port}}")
     assert ran.returncode == 1, ran.stderr
     result = json.loads((out / "result.json").read_text())

@@ -42,8 +42,8 @@ def warm_up_head(record: Mapping[str, Any]) -> str:
         end = f"every request settled ({record.get('rule')})"
     elif record.get("stopped_because") == "time limit":
         end = f"stopped at its {record.get('limit_s', 0):g} s limit with {', '.join(unsettled)} not settled"
-    else:
-        end = f"{', '.join(unsettled)} not settled"
+    else:  # each sent as many times as a request may be
+        end = f"{', '.join(unsettled)} not settled within {record.get('answer_limit', 100)} answers"
     return (
         f"warmed up in {record.get('seconds', 0):.1f} s: {record.get('requests', 0):,} requests, "
         f"{record.get('first_hits', 0):,} of them first hits, one at a time; {end}"

@@ -13,7 +13,8 @@ at a time (the lowest rate there is: the app is never asked for two things at on
   2. settling: each request sent again and again until its latency has settled, its median over
      the last `window` answers within `tolerance` (15 %) of the median of the `window` before
      (or within `floor_ms`, below which loopback's jitter decides, not the app); a settled
-     request is not sent again;
+     request is not sent again, nor one still unsettled after `max_windows` windows (a page
+     whose latency varies by itself would otherwise hold the warm-up to its time limit);
 
 all within `limit_s` seconds (`--app-warmup`); what is not done by then is recorded as such and
 the run goes on. The record (`WarmUp.to_json`, the result's `warmup`) says how long it took and,
@@ -59,10 +60,11 @@ ROWS_BOUND = 500
 WINDOW = 10
 TOLERANCE = 0.15
 FLOOR_MS = 0.5
+MAX_WINDOWS = 10  # a request that has not settled in 10 windows (100 answers) is not sent again
 REQUEST_TIMEOUT_S = 30.0  # a first hit may make every rendition of a page: longer than a level's timeout
 PROGRESS_EVERY_S = 2.0
 
-SETTLED, TIME_LIMIT = "settled", "time limit"
+SETTLED, TIME_LIMIT, ANSWER_LIMIT = "settled", "time limit", "answer limit"
 CALIBRATION_STREAM = 1_000_000  # a stream of the mix no generator process draws
 
 
@@ -75,6 +77,7 @@ class WarmUpRule:
     window: int = WINDOW
     tolerance: float = TOLERANCE
     floor_ms: float = FLOOR_MS
+    max_windows: int = MAX_WINDOWS
     timeout_s: float = REQUEST_TIMEOUT_S
 
     def words(self) -> str:
@@ -173,6 +176,7 @@ class WarmUp:
             "stopped_because": self.stopped_because,
             "settled": all(tally.settled for tally in self.tallies),
             "rule": self.rule.words(),
+            "answer_limit": self.rule.max_windows * self.rule.window,
             "by_request": [tally.to_json(self.rule.window) for tally in self.tallies],
         }
 
@@ -237,7 +241,8 @@ async def warm_up(
                 break
             show(f"{done:,} of {len(hits):,} first hits")
         while complete:
-            waiting = [i for i, tally in enumerate(tallies) if not tally.check(rule)]
+            unsettled = [i for i, tally in enumerate(tallies) if not tally.check(rule)]
+            waiting = [i for i in unsettled if len(tallies[i].later) < rule.max_windows * rule.window]
             if not waiting:
                 break
             for index in waiting:
@@ -245,7 +250,8 @@ async def warm_up(
                 if not (complete := await send((index, args), first=False)):
                     break
             show(f"{len(tallies) - len(waiting)} of {len(tallies)} request(s) settled, {record.sent:,} sent")
-        record.stopped_because = SETTLED if complete else TIME_LIMIT
+        settled = all(tally.settled for tally in tallies)
+        record.stopped_because = TIME_LIMIT if not complete else SETTLED if settled else ANSWER_LIMIT
     finally:
         pool.close()
     record.seconds = time.monotonic() - began

@@ -19,7 +19,7 @@ from dbladder.result.schema import RESULT_SCHEMA, problem
 from dbladder.run.config import RunConfig
 from dbladder.run.progress import QuietProgress
 from dbladder.run.round import run_ladder
-from dbladder.run.warm_up import SETTLED, TIME_LIMIT, WarmUpRule, first_hits, judge_of, warm_up
+from dbladder.run.warm_up import SETTLED, TIME_LIMIT, WarmUpRule, _Tally, first_hits, judge_of, warm_up
 from dbladder.workloads.registry import load_workload
 
 ROWS = list(range(1, 51))
@@ -119,3 +119,18 @@ def test_dbladders_own_service_can_be_warmed_and_its_search_start_calibrated(sql
     assert calibration["estimate_rps"] > 0 and calibration["start_rps"] == result["levels"][0]["offered_rps"]
     assert result["config"]["search"]["start"] == calibration["start_rps"]
     assert problem(result, RESULT_SCHEMA) is None
+
+
+def test_a_request_settles_when_its_last_windows_median_is_within_15_percent_of_the_one_before():
+    rule = WarmUpRule(10.0)
+    tally = _Tally("page", later=[50.0] * 10 + [20.0] * 10)
+    assert not tally.check(rule)  # 20 ms after 50: still warming
+    tally.later += [22.0] * 10
+    assert tally.check(rule)  # 22 after 20: within 15 %
+    assert _Tally("tiny", later=[0.2] * 10 + [0.6] * 10).check(rule)  # within 0.5 ms: loopback's jitter
+
+
+def test_a_warm_up_ended_by_its_answer_limit_names_the_requests_that_did_not_settle():
+    record = {"seconds": 3.0, "requests": 210, "first_hits": 2, "stopped_because": "answer limit",
+              "answer_limit": 100, "by_request": [{"request": "page", "settled": False}]}  # fmt: skip
+    assert warm_up_lines(record)[0].endswith("one at a time; page not settled within 100 answers")

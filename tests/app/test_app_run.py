@@ -222,6 +222,19 @@ def test_an_app_that_exits_mid_level_stops_the_run_keeping_the_finished_levels(t
 
 
 @pytest.mark.slow
+def test_an_app_that_exits_during_the_warm_up_stops_the_run_in_one_line_before_any_level(tmp_path):
+    # The same app stopping at its 30th GET: within the warm-up's settling (each read sent 20 times or more).
+    (tmp_path / "exiting.py").write_text(EXITING.replace("served[0] == 50", "served[0] == 30"))
+    ran, out, _ = app_run(tmp_path, *LADDER, *LENIENT, serve=f"{sys.executable} exiting.py {{port}}")
+    assert ran.returncode == 1, ran.stderr
+    line = "the app exited with code 1 during the warm-up, before the first level"
+    assert ran.stderr.strip().splitlines()[-1] == f"Error: {line}"
+    result = json.loads((out / "result.json").read_text())
+    assert (result["status"], result["stopped_because"], result["levels"]) == ("failed", line, [])
+    assert not _pythons()
+
+
+@pytest.mark.slow
 def test_a_login_that_fails_is_one_line_and_nothing_is_sent(tmp_path):
     ran, out, _ = app_run(tmp_path, *LADDER, requests=request_file(tmp_path, password="wrong"))
     assert ran.returncode == 1, ran.stderr

@@ -102,6 +102,30 @@ class Cause(Part):
 
 
 @dataclass(frozen=True, kw_only=True)
+class LevelReads(Part):
+    """What the database read during a level's window: from its own `cache` (hits, misses, the share
+    missed) and from disk (bytes, and at most this share of the pages read)."""
+
+    cache: str | None = None
+    cache_hits: int | None = None
+    cache_misses: int | None = None
+    miss_share: float | None = None
+    disk_bytes: int | None = None
+    disk_share: float | None = None
+
+
+@dataclass(frozen=True, kw_only=True)
+class HostWindow(Part):
+    """A cluster agent's host during a level's window: its CPU in use (% of its CPUs), or, once the
+    agent was lost, `measured` false and the `cause`."""
+
+    role: str | None = None
+    busy: float | None = None
+    measured: bool | None = None
+    cause: str | None = None
+
+
+@dataclass(frozen=True, kw_only=True)
 class Level(Part):
     """One level (a ladder's step, a search's probe, a users phase) as `levels.level_row` wrote it."""
 
@@ -143,7 +167,9 @@ class Level(Part):
     syscalls: Mapping[str, Any] | None = None
     faults: tuple[Mapping[str, Any], ...] | None = None
     # What the database read from its cache and from disk during the window (run/storage.py).
-    storage: Mapping[str, Any] | None = None
+    storage: LevelReads | None = None
+    # A cluster run: each db and app agent's host during the window, by agent name.
+    hosts: Mapping[str, HostWindow] | None = None
     seconds: tuple[SecondRow, ...] | None = None
     diagnosis: Cause | None = None
 

@@ -5,9 +5,10 @@
 attributes of it, never string keys. Its parts: the configuration as run (`Config`, with the plan
 it ran: `Ladder`, `Users`, `SearchPlan`), the pass mark, the engine and the service, how the data
 was seeded, the levels (`level.Level`), the search's bracket, the spike's recovery, the generator
-processes, the load's route to the database, the integrity check and the machine it ran on.
-Blocks that only one reporter reads in depth (the database server's settings, the native
-reference, faults, the per-second samples) stay plain mappings.
+processes, the load's route to the database, the integrity check and the machine it ran on, and
+the blocks around them (`context`: faults, the native reference, placement, a cluster's machines,
+the user's app). What a reporter shows key by key without reading any one key (the database
+server's settings, the per-second samples, the options' sources) stays a plain mapping.
 """
 
 from __future__ import annotations
@@ -19,6 +20,19 @@ from typing import Any
 from .. import __version__
 from ..engine_registry import engine_settings_in
 from ..errors import UnknownBundleVersion
+from .context import (
+    AppSection,
+    DatabaseSize,
+    DataFilesystem,
+    DataLayer,
+    FaultRecord,
+    MachineRecord,
+    NativeReference,
+    RelayRecord,
+    RolePlacement,
+    RoundTrips,
+    TableSeeding,
+)
 from .expectations import Checked
 from .level import Level
 from .part import Part
@@ -157,9 +171,10 @@ class Service(Part):
 class Seeding(Part):
     """How the data was loaded before the run: per table, and in all."""
 
-    tables: Mapping[str, Any] = field(default_factory=dict)
+    tables: Mapping[str, TableSeeding] = field(default_factory=dict)
     finish_seconds: float | None = None
     total_seconds: float | None = None
+    database_bytes: int | None = None  # the database's size once loaded, where it was asked
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -180,7 +195,7 @@ class Workload(Part):
     writes: tuple[str, ...] = ()
     mix: Mapping[str, float] | None = None
     data: Data | None = None
-    data_layer: Mapping[str, Any] | None = None
+    data_layer: DataLayer | None = None
 
     @property
     def write_share(self) -> float | None:
@@ -217,8 +232,8 @@ class Transport(Part):
     chosen: bool | None = None
     url: str | None = None
     added_latency_ms: float | None = None
-    round_trip_us: Mapping[str, Any] | None = None
-    relay: Mapping[str, Any] | None = None
+    round_trip_us: RoundTrips | None = None
+    relay: RelayRecord | None = None
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -247,10 +262,30 @@ class Integrity(Part):
 
 @dataclass(frozen=True, kw_only=True)
 class Environment(Part):
-    """The machine the run ran on: the platform and Python, and what the sampler found (`extra`)."""
+    """The machine the run ran on: the platform and Python, its CPUs, memory and the filesystem of
+    the data (`dbladder.observe.environment`); what else the sampler found is kept in `extra` and
+    shown as it is (`facts`)."""
 
     platform: str | None = None
     python: str | None = None
+    cpu_model: str | None = None
+    cpu_cores: int | None = None
+    cpu_cores_physical: int | None = None
+    cpu_count: int | None = None  # results from before `cpu_cores`
+    cpu_quota: float | None = None
+    memory_total_bytes: int | None = None
+    memory_limit_bytes: int | None = None
+    dependencies: Mapping[str, Any] | None = None
+    data_filesystem: DataFilesystem | None = None
+    data_size_bytes: int | None = None
+
+    @property
+    def memory_bytes(self) -> float | None:
+        """The memory the run could use: a cgroup limit below the machine's, else the machine's."""
+        for value in (self.memory_limit_bytes, self.memory_total_bytes):
+            if isinstance(value, int | float) and not isinstance(value, bool):
+                return value
+        return None
 
     def facts(self) -> dict[str, Any]:
         """Every figure of the machine in the order it was recorded."""
@@ -299,13 +334,18 @@ class RunResult(Part):
     peak_rps: float | None = None
     ceiling_users: int | None = None
     integrity: Integrity | None = None
-    faults: tuple[Mapping[str, Any], ...] | None = None
+    faults: tuple[FaultRecord, ...] | None = None
     database_server: Mapping[str, Any] | None = None
-    native: Mapping[str, Any] | None = None
+    native: NativeReference | None = None
     # Each role's CPUs and memory cap (`--cpus`, `--memory`) and whether the page cache was dropped.
-    placement: Mapping[str, Any] | None = None
+    placement: RolePlacement | None = None
     # The database's size on disk at the start and the cap of the role that reads its files.
-    storage: Mapping[str, Any] | None = None
+    storage: DatabaseSize | None = None
+    # A cluster run's machines: the coordinator, then each agent (docs/cluster.md).
+    machines: tuple[MachineRecord, ...] | None = None
+    # The user's app (`--app`): its setup, its log, its failed answers, how it exited.
+    app: AppSection | None = None
+    data_size_bytes: int | None = None  # the database's size, in results from before `storage`
     timeseries: tuple[Mapping[str, Any], ...] | None = None
     # Every --expect-* and how the run measured up to it (expectations.py).
     expectations: Checked | None = None

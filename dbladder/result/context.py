@@ -1,0 +1,201 @@
+"""The blocks of a result around its levels, typed: where each role ran, the data's size, the faults
+injected, the native client's reference, a cluster's machines, the user's app, the relay and the
+round trips of the load's route, the data layer of the workload, and what the sampler found of the
+machine (docs/result-schema.md names every key).
+
+They were plain mappings that each reporter read by key; each is now a `Part`, so a reporter reads
+attributes and a key this release does not know is still kept and written back (`part.Part`). A
+key that is absent in an older result reads as the field's default, which a reporter already
+treated as "not recorded".
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass
+from typing import Any
+
+from .part import Part
+
+
+@dataclass(frozen=True, kw_only=True)
+class RoleLimits(Part):
+    """One role's CPUs (as taskset writes them, None: any) and memory cap in bytes (None: none)."""
+
+    cpus: str | None = None
+    memory: int | None = None
+
+
+@dataclass(frozen=True, kw_only=True)
+class RolePlacement(Part):
+    """Where each role ran (`--cpus`, `--memory`) and whether the page cache was dropped first."""
+
+    generator: RoleLimits | None = None
+    service: RoleLimits | None = None
+    database: RoleLimits | None = None
+    drop_caches: bool | None = None
+
+    def of(self, role: str) -> RoleLimits:
+        """A role's limits by its name (generator, service, database); none recorded: no limits."""
+        limits = {"generator": self.generator, "service": self.service, "database": self.database}[role]
+        return limits or RoleLimits()
+
+
+@dataclass(frozen=True, kw_only=True)
+class DatabaseSize(Part):
+    """The database's size on disk at the start of the run and the memory cap of the role that reads
+    its files (None where it could not be asked, or there was no cap)."""
+
+    size_bytes: int | None = None
+    memory_cap_bytes: int | None = None
+
+
+@dataclass(frozen=True, kw_only=True)
+class FaultRecord(Part):
+    """One fault the run injected (`--fault`): what, in which level (from 0), when and what came of it.
+
+    `state` is "not reached", "striking", "failed" (then `error`) or "done" (then `detail`, and
+    `back_after_s`: None when answers never came back)."""
+
+    fault: str
+    kind: str | None = None
+    level: int
+    second: float | None = None
+    state: str
+    at_s: float | None = None
+    detail: str | None = None
+    error: str | None = None
+    action_s: float | None = None
+    back_after_s: float | None = None
+
+
+@dataclass(frozen=True, kw_only=True)
+class NativeReference(Part):
+    """The engine's native client flat out on the run's database (`dbladder bench --native --result`),
+    and how close direct mode came to it."""
+
+    client: str | None = None
+    version: str | None = None
+    command: str | None = None
+    ops_per_s: float = 0.0
+    operations: int | None = None
+    seconds: float | None = None
+    connections: int | None = None
+    processes: int | None = None
+    measured_at: str | None = None
+    cpus: str | None = None
+    direct_rps: float | None = None
+    ratio: float | None = None
+
+
+@dataclass(frozen=True, kw_only=True)
+class ClockOffset(Part):
+    """An agent's clock against the coordinator's: the offset, right within plus or minus `bound_s`."""
+
+    offset_s: float
+    bound_s: float
+    round_trip_s: float | None = None
+    pings: int | None = None
+
+
+@dataclass(frozen=True, kw_only=True)
+class MachineRecord(Part):
+    """One machine of a cluster run: the coordinator, or an agent with its role."""
+
+    name: str | None = None
+    role: str | None = None
+    address: str | None = None
+    host: str | None = None
+    cpu_model: str | None = None
+    cores: int | None = None
+    memory_bytes: int | None = None
+    pid: int | None = None
+    clock: ClockOffset | None = None
+
+
+@dataclass(frozen=True, kw_only=True)
+class AppExit(Part):
+    """How the user's app exited by itself during the load."""
+
+    code: int | None = None
+    at_s: float | None = None
+    words: str | None = None
+
+
+@dataclass(frozen=True, kw_only=True)
+class AppSection(Part):
+    """The user's app (`--app`): its setup's seconds, its log, the answers that were not a success,
+    and how it exited if it did."""
+
+    setup_s: float | None = None
+    log: str | None = None
+    failures: tuple[Mapping[str, Any], ...] = ()
+    exited: AppExit | None = None
+
+
+@dataclass(frozen=True, kw_only=True)
+class RoundTripSpread(Part):
+    """What one round trip took, microseconds: the median and the 10th and 90th percentiles."""
+
+    median: float | None = None
+    p10: float | None = None
+    p90: float | None = None
+    count: int | None = None
+
+
+@dataclass(frozen=True, kw_only=True)
+class RoundTrips(Part):
+    """Round trips just before the load: over the transport, and through the relay when there was one."""
+
+    direct: RoundTripSpread | None = None
+    through_relay: RoundTripSpread | None = None
+
+
+@dataclass(frozen=True, kw_only=True)
+class RelayStats(Part):
+    """What the latency relay forwarded during the whole run."""
+
+    connections: int | None = None
+    held_chunks: int | None = None
+    mean_late_us: float | None = None
+
+
+@dataclass(frozen=True, kw_only=True)
+class RelayRecord(Part):
+    """The latency relay: where it connected and listened, and what it forwarded (once it stopped)."""
+
+    target: str | None = None
+    listen: str | None = None
+    stats: RelayStats | None = None
+
+
+@dataclass(frozen=True, kw_only=True)
+class DataLayer(Part):
+    """How the operations reached the database when not through dbladder's own engine (an ORM)."""
+
+    orm: str | None = None
+    driver: str | None = None
+    note: str | None = None
+
+
+@dataclass(frozen=True, kw_only=True)
+class TableSeeding(Part):
+    """One table as the data was loaded: its rows and the seconds it took."""
+
+    rows: int = 0
+    seconds: float | None = None
+
+
+@dataclass(frozen=True, kw_only=True)
+class DataFilesystem(Part):
+    """The filesystem that holds the database's files."""
+
+    type: str | None = None
+    device: str | None = None
+    mountpoint: str | None = None
+    options: str | None = None
+
+    def words(self) -> str:
+        """ "ext4 on /dev/sda1 at / (rw,relatime)"."""
+        return f"{self.type} on {self.device} at {self.mountpoint} ({self.options})"
+

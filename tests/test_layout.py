@@ -9,9 +9,10 @@ the list only ever shrinks.
 
 from __future__ import annotations
 
+import ast
 import re
 
-from source_support import ROOT, imports_of, module_name, module_paths
+from source_support import ROOT, imports_of, module_name, module_paths, tree_of
 
 LEAVES = {
     "dbladder",
@@ -194,3 +195,54 @@ def test_no_module_is_over_the_line_limit() -> None:
         if (lines := len(path.read_text(encoding="utf-8").splitlines())) > MAX_LINES
     }
     assert long == {}
+
+
+KEYED_READS_ALLOWED: dict[tuple[str, str], str] = {
+    (
+        "report/bundle.py",
+        "run_index",
+    ): "a row of timeseries.csv (the sampler's per-second samples), not the result",
+}
+"""(module under dbladder/, key) -> why reading that key in report/ is not a read of a result."""
+
+
+def keyed_reads(tree: ast.AST) -> list[tuple[int, str, str]]:
+    """Every read of a mapping by a string written in the code, as (line, key, the expression):
+    `x["key"]` (a load or a delete, not a store into a dict the module builds), `x.get("key")`,
+    `x.pop("key")`, `x.setdefault("key")`, and any use of a typed part's `.extra` (the keys a
+    result's typed fields do not name)."""
+    found = []
+    for node in ast.walk(tree):
+        key = None
+        if isinstance(node, ast.Subscript) and not isinstance(node.ctx, ast.Store):
+            if isinstance(node.slice, ast.Constant) and isinstance(node.slice.value, str):
+                key = node.slice.value
+        elif isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute):
+            first = node.args[0] if node.args else None
+            if node.func.attr in ("get", "pop", "setdefault") and isinstance(first, ast.Constant):
+                key = first.value if isinstance(first.value, str) else None
+        elif isinstance(node, ast.Attribute) and node.attr == "extra":
+            key = ".extra"
+        if key is not None:
+            found.append((node.lineno, key, ast.unparse(node)))
+    return found
+
+
+def test_the_reports_read_the_result_by_attribute_only() -> None:
+    # Issue 33: a report reads the typed result (`result.run.RunResult` and its parts), so a field
+    # renamed or retyped is found by mypy, not by a report that prints "-". The documents are read by
+    # key once, in result/ (`result.documents`, `part.Part.from_json`). The sampler's flat machine
+    # summary of a level (`Level.machine`) is read by paths of keys in report/figures.py only.
+    wrong = [
+        f"{where}:{line}: {text}"
+        for path in module_paths()
+        if (where := str(path.relative_to(ROOT))).startswith("report/")
+        for line, key, text in keyed_reads(tree_of(path))
+        if (where, key) not in KEYED_READS_ALLOWED
+    ]
+    assert wrong == []
+
+
+def test_the_keyed_read_check_sees_each_spelling() -> None:
+    source = 'a["k"]; b.get("k", 0); c.pop("k"); d.extra; e["k"] = 1; f[0]; g.get(name)'
+    assert [key for _, key, _ in keyed_reads(ast.parse(source))] == ["k", "k", "k", ".extra"]

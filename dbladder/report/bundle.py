@@ -24,9 +24,9 @@ from pathlib import Path
 from typing import Any
 
 from .. import __version__
-from ..errors import CorruptBundle, MissingBundle, UnknownBundleVersion, UsageError
-from ..result.run import RunResult, unknown_version
-from ..result.schema import COMPARE_SCHEMA, RESULT_SCHEMAS_READ, problem
+from ..errors import CorruptBundle, MissingBundle, UsageError
+from ..result.documents import COMPARE_SCHEMA, RESULT_SCHEMAS_READ, check_document, compare_runs, kept_samples
+from ..result.run import RunResult
 from . import csvfiles, document, html, markdown
 from .runs import rounds_of
 
@@ -66,13 +66,8 @@ def _read_json(path: Path) -> Any:
 
 
 def _checked(data: Any, path: Path, expected: tuple[str, ...]) -> None:
-    version = data.get("schema") if isinstance(data, dict) else None
-    if version not in expected:
-        known = f"{' or '.join(RESULT_SCHEMAS_READ)} in {RESULT}, {COMPARE_SCHEMA} in {COMPARE}"
-        raise UnknownBundleVersion(unknown_version(str(path), data, version, known))
-    found = problem(data, version)
-    if found:
-        raise CorruptBundle(f"{path} does not match schema {version}: {found}")
+    known = f"{' or '.join(RESULT_SCHEMAS_READ)} in {RESULT}, {COMPARE_SCHEMA} in {COMPARE}"
+    check_document(data, str(path), expected, known)
 
 
 def load_bundle(path: Path) -> Bundle:
@@ -89,23 +84,18 @@ def load_bundle(path: Path) -> Bundle:
     if (folder / RESULT).is_file() and path.name != COMPARE:
         data = _read_json(folder / RESULT)
         _checked(data, folder / RESULT, RESULT_SCHEMAS_READ)
-        samples = csvfiles.read_timeseries(folder / TIMESERIES) or list(data.get("timeseries", []))
+        samples = csvfiles.read_timeseries(folder / TIMESERIES) or kept_samples(data)
         return Bundle(folder, "result", [data], [samples])
     if (folder / COMPARE).is_file():
         data = _read_json(folder / COMPARE)
         _checked(data, folder / COMPARE, (COMPARE_SCHEMA,))
-        for index, run in enumerate(data["runs"]):
-            version = run.get("schema")
-            found = problem(run, version) if version in RESULT_SCHEMAS_READ else "unknown schema"
-            if found:
-                known = " or ".join(RESULT_SCHEMAS_READ)
-                raise CorruptBundle(f"{folder / COMPARE}: runs[{index}] is not a {known} result: {found}")
-        by_run: list[list[dict[str, Any]]] = [[] for _ in data["runs"]]
+        runs = compare_runs(data, str(folder / COMPARE))
+        by_run: list[list[dict[str, Any]]] = [[] for _ in runs]
         for row in csvfiles.read_timeseries(folder / TIMESERIES):
             index = int(row.get("run_index") or 0)
             if 0 <= index < len(by_run):
                 by_run[index].append({k: v for k, v in row.items() if k not in csvfiles.SAMPLE_RUN_COLUMNS})
-        return Bundle(folder, "compare", list(data["runs"]), by_run, data)
+        return Bundle(folder, "compare", runs, by_run, data)
     raise MissingBundle(f"{folder} is not a bundle: it holds neither {RESULT} nor {COMPARE}")
 
 
@@ -164,7 +154,7 @@ def write_bundle(
     """
     _mkdir(out_dir)
     _write_json(out_dir / RESULT, result)
-    rows = samples if samples is not None else list(result.get("timeseries") or [])
+    rows = samples if samples is not None else kept_samples(result)
     _write_text(out_dir / TIMESERIES, csvfiles.timeseries_csv(rows))
     bundle = load_bundle(out_dir)
     return [out_dir / RESULT, out_dir / TIMESERIES, *_write_reports(bundle, out_dir)]

@@ -10,13 +10,15 @@ say when a figure was not measured.
 from __future__ import annotations
 
 import itertools
-from collections.abc import Mapping, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
 from ..plans import PlanView
+from ..result.context import DatabaseSize
+from ..result.level import LevelReads
 from ..result.run import RunResult
-from .figures import host_cpu, number, plain, rate
+from .figures import host_steal, number, plain, rate
 from .runs import Group, Round, RunInRound, sizes_words, verdict
 
 STEAL_PCT = 5.0  # above this mean steal in a level, another tenant was taking CPU (as observe/flags.py)
@@ -145,12 +147,12 @@ def _steal(runs: Sequence[RunInRound]) -> list[Caveat]:
     worst: tuple[float, RunInRound, int] | None = None
     for run in runs:
         for row in run.levels:
-            host = host_cpu(row)
-            if host is None or "steal" not in host:
+            steal = host_steal(row)
+            if steal is None:
                 continue
             measured = True
-            if worst is None or host["steal"] > worst[0]:
-                worst = (host["steal"], run, row.number)
+            if worst is None or steal > worst[0]:
+                worst = (steal, run, row.number)
     if not measured:
         return [
             Caveat(
@@ -230,9 +232,9 @@ def _data(runs: Sequence[RunInRound]) -> list[Caveat]:
             )
             continue
         size = _database_bytes(run.result)
-        memory = _memory(run.result.environment.facts())
+        memory = run.result.environment.memory_bytes
         if size is None or memory is None:
-            rows = sum(int(table.get("rows", 0)) for table in seeding.tables.values())
+            rows = sum(int(table.rows) for table in seeding.tables.values())
             unsized.setdefault((sizes_words(run.result), rows), []).append(run.name)
             continue
         fits = "fits" if size < memory else "does not fit"
@@ -269,16 +271,16 @@ def _data(runs: Sequence[RunInRound]) -> list[Caveat]:
 def _measured_data(run: RunInRound) -> Caveat | None:
     """The data against memory as the run measured it (`storage`, and each level's reads), at its
     highest level that passed (else its last): None when the run measured nothing."""
-    storage = run.result.storage or {}
-    size = number(storage.get("size_bytes"))
+    storage = run.result.storage or DatabaseSize()
+    size = number(storage.size_bytes)
     levels = [level for level in run.result.levels if level.storage is not None]
     if size is None or not levels:
         return None
     passed = [level for level in levels if level.passed]
     level = max(passed, key=lambda lvl: lvl.offered_rps) if passed else levels[-1]
-    reads = level.storage or {}
-    cap = number(storage.get("memory_cap_bytes"))
-    memory = cap if cap is not None else _memory(run.result.environment.facts())
+    reads = level.storage or LevelReads()
+    cap = number(storage.memory_cap_bytes)
+    memory = cap if cap is not None else run.result.environment.memory_bytes
     against = "its memory cap" if cap is not None else "the machine's memory"
     mib = size / 2**20
     text = (
@@ -290,17 +292,17 @@ def _measured_data(run: RunInRound) -> Caveat | None:
         ratio = size / memory
         share_words = f"{ratio:.2g} x" if ratio >= 0.01 else "under 1 % of"
         text += f", is {share_words} {against} ({memory / 2**20:,.0f} MiB)"
-    disk = number(reads.get("disk_bytes"))
-    share = number(reads.get("miss_share"))
+    disk = number(reads.disk_bytes)
+    share = number(reads.miss_share)
     at = f"at {rate(level.offered_rps)} req/s (level {level.number})"
     if disk is None:
         text += f"; what it read from disk {at} was not measured (its processes could not be read)."
     else:
         text += f"; {at} {disk / 2**20:,.1f} MiB came from disk"
-        if (pages := number(reads.get("disk_share"))) is not None:
+        if (pages := number(reads.disk_share)) is not None:
             text += f" (at most {_percent(pages)} of the pages it read)"
         if share is not None:
-            text += f" and {100 * share:.0f} % of its reads missed its {reads.get('cache', 'cache')}"
+            text += f" and {100 * share:.0f} % of its reads missed its {reads.cache or 'cache'}"
         text += "."
     from_disk = disk is not None and disk >= 2**20
     title = "Dataset read from disk." if from_disk else "Dataset in memory (measured)."
@@ -318,23 +320,13 @@ _LARGER = (
 )
 
 
-def _memory(environment: Mapping[str, Any]) -> float | None:
-    """The memory the run could use in bytes (a cgroup limit below the machine's, else the machine's)."""
-    for key in ("memory_limit_bytes", "memory_total_bytes"):
-        found = number(environment.get(key))
-        if found is not None:
-            return found
-    return None
-
-
 def _database_bytes(result: RunResult) -> float | None:
-    """The database's size on disk, where the run recorded it: figures the typed result does not
-    name, so read from what it kept of the seeding, the environment and the result itself."""
-    seeding = result.seeding.extra if result.seeding else {}
+    """The database's size on disk, where the run recorded it: in its seeding, its environment, or
+    (results from before either) the result itself."""
     for value in (
-        seeding.get("database_bytes"),
-        result.environment.extra.get("data_size_bytes"),
-        result.extra.get("data_size_bytes"),
+        result.seeding.database_bytes if result.seeding else None,
+        result.environment.data_size_bytes,
+        result.data_size_bytes,
     ):
         found = number(value)
         if found is not None:
@@ -382,8 +374,8 @@ def _machine(runs: Sequence[RunInRound]) -> list[Caveat]:
     http = [run for run in runs if run.result.config.target == "http"]
     if not http:
         return []
-    environment = http[0].result.environment.facts()
-    cpus = environment.get("cpu_cores") or environment.get("cpu_count")
+    environment = http[0].result.environment
+    cpus = environment.cpu_cores or environment.cpu_count
     cores = f"this machine's {plain(cpus)} CPUs" if cpus else "this machine's CPUs"
     return [
         Caveat(

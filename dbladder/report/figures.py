@@ -53,6 +53,11 @@ def host_cpu(level: Level) -> dict[str, float] | None:
     return {kind: value for kind, value in shares.items() if value is not None}
 
 
+def host_steal(level: Level) -> float | None:
+    """The host's CPU taken by other tenants during a level (% of all CPUs), or None when not measured."""
+    return _lookup(level.machine, ("host_steal",), ("host", "steal"))
+
+
 def group_cpu(level: Level, group: str) -> float | None:
     """A process group's CPU during a level, % of one CPU (two busy processes read 200), or None."""
     return _lookup(level.machine, (f"{group}_cpu_pct",), ("groups", group, "cpu_pct"))

@@ -11,6 +11,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
+from ..result.context import FaultRecord
 from ..result.run import Integrity, RunResult, as_result
 from .blocks import Block, Column, Heading, Paragraph, Table
 from .runs import Results, engine_label
@@ -40,16 +41,17 @@ def integrity_line(section: Integrity | Mapping[str, Any]) -> str:
     )
 
 
-def fault_line(record: Mapping[str, Any]) -> str:
+def fault_line(record: FaultRecord | Mapping[str, Any]) -> str:
     """One fault in one line: what, when, what was done, and when answers came back."""
-    if record["state"] == "not reached":
-        return f"{record['fault']}: not reached (the run ended before it)"
-    where = f"{record['fault']} at {record.get('at_s', 0):.1f} s"
-    if record["state"] == "failed":
-        return f"{where}: could not be caused: {record.get('error', '')}"
-    back = record.get("back_after_s")
+    record = record if isinstance(record, FaultRecord) else FaultRecord.from_json(record)
+    if record.state == "not reached":
+        return f"{record.fault}: not reached (the run ended before it)"
+    where = f"{record.fault} at {record.at_s or 0:.1f} s"
+    if record.state == "failed":
+        return f"{where}: could not be caused: {record.error or ''}"
+    back = record.back_after_s
     answers = "answers did not come back" if back is None else f"answers came back after {back:.2f} s"
-    return f"{where}: {record.get('detail', '')}; {answers}"
+    return f"{where}: {record.detail or ''}; {answers}"
 
 
 def integrity_lines(result: RunResult | Mapping[str, Any]) -> list[str]:
@@ -137,20 +139,20 @@ def integrity_section(results: Results) -> list[Block]:
         for result in faulted:
             levels = {level.index: level for level in result.levels}
             for record in result.faults or ():
-                level = levels.get(record["level"])
+                level = levels.get(record.level)
                 failures = ", ".join(
                     f"{count:,} {cause}" for cause, count in (level.failures if level else {}).items()
                 )
-                back = record.get("back_after_s")
+                back = record.back_after_s
                 rows.append(
                     [
                         run_name(result),
-                        record["fault"],
-                        f"{record['level'] + 1}",
-                        "" if "at_s" not in record else f"{record['at_s']:.1f}",
+                        record.fault,
+                        f"{record.level + 1}",
+                        "" if record.at_s is None else f"{record.at_s:.1f}",
                         failures or ("none" if level else ""),
                         "" if back is None else f"{back:.2f}",
-                        record.get("detail") or record.get("error") or record["state"],
+                        record.detail or record.error or record.state,
                     ]
                 )
         blocks.append(

@@ -11,6 +11,7 @@ from collections.abc import Mapping
 from typing import Any
 
 from ..plans import view_of
+from ..result.context import NativeReference, RolePlacement
 from ..result.run import RunResult, as_result
 from . import figures as fig
 from .runs import Round
@@ -23,11 +24,12 @@ _CLIENT_WORDS = {
 }
 
 
-def client_words(block: Mapping[str, Any]) -> str:
+def client_words(block: NativeReference | Mapping[str, Any]) -> str:
     """The native client as the sentence names it: "pgbench (PostgreSQL) 15.20, -M prepared, 8 ..."."""
-    settings = _CLIENT_WORDS.get(str(block.get("client")), "{connections} connections")
-    return f"{block.get('version') or block.get('client')}, " + settings.format(
-        processes=block.get("processes"), connections=block.get("connections")
+    block = block if isinstance(block, NativeReference) else NativeReference.from_json(block)
+    settings = _CLIENT_WORDS.get(str(block.client), "{connections} connections")
+    return f"{block.version or block.client}, " + settings.format(
+        processes=block.processes, connections=block.connections
     )
 
 
@@ -41,15 +43,15 @@ def native_sentence(result: RunResult | Mapping[str, Any]) -> str | None:
     when the result carries no native reference."""
     result = as_result(result)
     block = result.native
-    if not isinstance(block, Mapping):
+    if not isinstance(block, NativeReference):
         return None
-    native = f"the native client's {fig.rate(block['ops_per_s'])} ops/s flat out"
+    native = f"the native client's {fig.rate(block.ops_per_s)} ops/s flat out"
     measured = (
-        f"({client_words(block)}; {fig.plain(round(float(block.get('seconds') or 0), 1))} s on the same "
+        f"({client_words(block)}; {fig.plain(round(float(block.seconds or 0), 1))} s on the same "
         f"database, "
-        f"{str(block.get('measured_at', ''))[:10]})"
+        f"{str(block.measured_at or '')[:10]})"
     )
-    direct, ratio = block.get("direct_rps"), block.get("ratio")
+    direct, ratio = block.direct_rps, block.ratio
     where = _where(result, block)
     if direct is None or ratio is None:
         return f"Direct mode held no level; {native} {measured}.{where}"
@@ -62,12 +64,12 @@ def native_sentence(result: RunResult | Mapping[str, Any]) -> str | None:
     )
 
 
-def _where(result: RunResult, block: Mapping[str, Any]) -> str:
+def _where(result: RunResult, block: NativeReference) -> str:
     """On which CPUs each side ran (`--cpus`), as a sentence after the figures; '' when unpinned."""
-    placement = result.placement or {}
-    generator = (placement.get("generator") or {}).get("cpus")
-    database = (placement.get("database") or {}).get("cpus")
-    client = block.get("cpus")
+    placement = result.placement or RolePlacement()
+    generator = placement.of("generator").cpus
+    database = placement.of("database").cpus
+    client = block.cpus
     if not (generator or database or client):
         return ""
     parts = [

@@ -30,6 +30,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from ..engine_registry import label_of, runs_in_process
+from ..result.context import RelayRecord, RelayStats, RoundTrips, RoundTripSpread
 from ..result.level import Level
 from ..result.run import Transport
 from .blocks import Block, Bullets, Column, Heading, Paragraph, Table
@@ -83,25 +84,27 @@ class Entry:
         return self.transport == "inproc"
 
 
+def _median_of(spread: RoundTripSpread | None) -> float | None:
+    return spread.median if spread is not None else None
+
+
 def entry_of(group: Group) -> Entry:
     """A group's route and the medians of its runs' first-level figures."""
     results = [run.result for run in group.runs]
     first = results[0]
     transport = first.transport or Transport()
     engine = str((first.engine.engine if first.engine else None) or "?")
-    # The relay's figures and the round trips stay as the transport recorded them (plain mappings).
-    relay_stats = [((r.transport.relay if r.transport else None) or {}).get("stats") or {} for r in results]
-    probes = [(r.transport.round_trip_us if r.transport else None) or {} for r in results]
+    relays = [(r.transport.relay if r.transport else None) or RelayRecord() for r in results]
+    relay_stats = [relay.stats or RelayStats() for relay in relays]
+    probes = [(r.transport.round_trip_us if r.transport else None) or RoundTrips() for r in results]
     entry = Entry(
         label=group.label,
         engine=engine,
         transport=transport.transport or ("inproc" if runs_in_process(engine) else None),
         latency=_number(transport.added_latency_ms),
-        round_trip_us=_median([v for p in probes if (v := _number((p.get("direct") or {}).get("median")))]),
-        relay_round_trip_us=_median(
-            [v for p in probes if (v := _number((p.get("through_relay") or {}).get("median")))]
-        ),
-        late_us=_median([v for s in relay_stats if (v := _number(s.get("mean_late_us"))) is not None]),
+        round_trip_us=_median([v for p in probes if (v := _number(_median_of(p.direct)))]),
+        relay_round_trip_us=_median([v for p in probes if (v := _number(_median_of(p.through_relay)))]),
+        late_us=_median([v for s in relay_stats if (v := _number(s.mean_late_us)) is not None]),
     )
     p50s: dict[str, list[float]] = {}
     trips: dict[str, list[float]] = {}
@@ -168,10 +171,10 @@ def _data_layers(runs: Sequence[RunInRound]) -> list[str]:
         layer = run.result.workload.data_layer if run.result.workload else None
         engine = str((run.result.engine.engine if run.result.engine else None) or "?")
         if layer and engine not in found:
-            parts = [layer.get("orm"), layer.get("driver")]
+            parts = [layer.orm, layer.driver]
             words = ", ".join(str(part) for part in parts if part)
-            if layer.get("note"):
-                words += f": {layer['note']}"
+            if layer.note:
+                words += f": {layer.note}"
             found[engine] = f"**{label_of(engine)}** through {words}."
     return list(found.values())
 

@@ -8,11 +8,13 @@ configuration file they would be (`settings.py`).
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Sequence
 from typing import Any
 
 from ..engine_registry import setting_facts
 from ..plans import view_of
+from ..result.context import DataFilesystem, RolePlacement
+from ..result.level import HostWindow
 from ..result.run import Engine, RunResult
 from . import figures as fig
 from .blocks import Block, Code, Column, Heading, Paragraph, Table
@@ -74,13 +76,10 @@ _ENVIRONMENT: dict[str, tuple[str, Callable[[Any], str]]] = {
     ),
     "data_filesystem": (
         "data filesystem",
-        lambda v: (
-            f"{v.get('type')} on {v.get('device')} at {v.get('mountpoint')} ({v.get('options')})"
-            if isinstance(v, dict)
-            else fig.plain(v)
-        ),
+        lambda v: v.words() if isinstance(v, DataFilesystem) else fig.plain(v),
     ),
 }
+"""The environment's typed figures (`result.run.Environment`), each read as its attribute."""
 _NOT_MACHINE = ("engine",)  # shown in the engine's own section
 
 
@@ -91,7 +90,7 @@ def _machine_facts(result: RunResult) -> dict[str, str]:
             continue
         if key in _ENVIRONMENT:
             name, show = _ENVIRONMENT[key]
-            facts[name] = show(value)
+            facts[name] = show(getattr(result.environment, key))
         elif isinstance(value, dict):
             facts[fig.heading(key)] = ", ".join(f"{k}: {fig.plain(v)}" for k, v in value.items())
         else:
@@ -108,18 +107,18 @@ def _processes(result: RunResult) -> Any:
     return processes
 
 
-def placement_words(placement: Mapping[str, Any]) -> str:
+def placement_words(placement: RolePlacement) -> str:
     """Where each role ran: 'generator on CPU 0; service on any CPU; database on CPU 1, capped at
     512 MiB (page cache included); page cache dropped before the run'."""
     parts = []
     for role in ("generator", "service", "database"):
-        limits = placement.get(role) or {}
-        cpus, memory = limits.get("cpus"), limits.get("memory")
+        limits = placement.of(role)
+        cpus, memory = limits.cpus, limits.memory
         words = f"{role} on CPU {cpus}" if cpus else f"{role} on any CPU"
         if memory:
             words += f", capped at {fig.plain(round(memory / 2**20))} MiB (page cache included)"
         parts.append(words)
-    if placement.get("drop_caches"):
+    if placement.drop_caches:
         parts.append("page cache dropped before the run")
     return "; ".join(parts)
 
@@ -233,50 +232,48 @@ def setup_section(rounds: list[Round]) -> list[Block]:
 def machines_blocks(result: RunResult, name: str | None = None) -> list[Block]:
     """A cluster run's machines (docs/cluster.md): each one's role, CPU, memory and clock offset,
     then each level's CPU on every host its agent sampled; nothing for a run on one machine."""
-    machines = result.extra.get("machines")
+    machines = result.machines
     if not machines:
         return []
     blocks: list[Block] = [Heading(3, "Machines" if name is None else f"Machines: {name}")]
     rows = []
     for machine in machines:
-        clock = machine.get("clock")
+        clock = machine.clock
         offset = (
             "this machine's clock"
             if clock is None
-            else f"{clock['offset_s'] * 1000:+,.3f} ms +- {clock['bound_s'] * 1000:,.3f} ms"
+            else f"{clock.offset_s * 1000:+,.3f} ms +- {clock.bound_s * 1000:,.3f} ms"
         )
         rows.append(
             [
-                fig.plain(machine.get("name")),
-                fig.plain(machine.get("role")),
-                fig.plain(machine.get("host")),
-                fig.plain(machine.get("cpu_model")),
-                fig.plain(machine.get("cores")),
-                _bytes(machine.get("memory_bytes")),
+                fig.plain(machine.name),
+                fig.plain(machine.role),
+                fig.plain(machine.host),
+                fig.plain(machine.cpu_model),
+                fig.plain(machine.cores),
+                _bytes(machine.memory_bytes),
                 offset,
             ]
         )
     headers = ("name", "role", "host", "CPU", "cores", "memory", "clock offset")
     blocks.append(Table([Column(header, numeric=False) for header in headers], rows, kind="facts"))
-    hosts = list(dict.fromkeys(host for level in result.levels for host in level.extra.get("hosts", {})))
+    hosts = list(dict.fromkeys(host for level in result.levels for host in level.hosts or {}))
     if hosts:
         blocks.append(Paragraph("CPU in use on each sampled host, % of its CPUs, over each level's window:"))
         level_rows = [
             [
                 fig.plain(level.index + 1),
                 f"{level.offered_rps:,.0f}",
-                *(_host_cpu(level.extra.get("hosts", {}).get(host)) for host in hosts),
+                *(_host_cpu((level.hosts or {}).get(host)) for host in hosts),
             ]
             for level in result.levels
         ]
         columns = [Column("level"), Column("offered req/s"), *(Column(host) for host in hosts)]
         blocks.append(Table(columns, level_rows, kind="facts"))
         for host in hosts:
-            lost = [
-                level for level in result.levels if _host_cpu(level.extra.get("hosts", {}).get(host)) == LOST
-            ]
+            lost = [level for level in result.levels if _host_cpu((level.hosts or {}).get(host)) == LOST]
             if lost:
-                cause = lost[0].extra["hosts"][host]["cause"]
+                cause = (lost[0].hosts or {})[host].cause
                 blocks.append(Paragraph(f"{host}: not measured from level {lost[0].index + 1} on ({cause})."))
     return blocks
 
@@ -284,11 +281,11 @@ def machines_blocks(result: RunResult, name: str | None = None) -> list[Block]:
 LOST = "not measured"
 
 
-def _host_cpu(figures: dict[str, Any] | None) -> str:
+def _host_cpu(figures: HostWindow | None) -> str:
     """A sampled host's CPU in a level: "-" without a sample in its window, "not measured" once its
     agent was lost."""
     if figures is None:
         return "-"
-    if figures.get("measured", True) is False:
+    if figures.measured is False:
         return LOST
-    return f"{figures['busy']:.0f} %"
+    return f"{figures.busy:.0f} %"

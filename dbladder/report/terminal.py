@@ -8,6 +8,7 @@ from typing import Any
 from ..plans import view_of
 from ..result.level import Level
 from ..result.run import RunResult, as_result
+from . import figures as fig
 from .figures import ms
 
 COLUMNS = (
@@ -114,23 +115,21 @@ def render(result: RunResult | Mapping[str, Any]) -> str:
     return "\n".join([*table, "", summary(result)])
 
 
-def request_lines(result: Mapping[str, Any]) -> list[str]:
+def request_lines(result: RunResult | Mapping[str, Any]) -> list[str]:
     """For the user's app (a result with `app`): each request's p95 and the app's CPU at the
     highest level that passed (else the last), one line."""
-    levels = result.get("levels") or []
-    if result.get("app") is None or not levels:
+    result = as_result(result)
+    levels = result.levels
+    if result.app is None or not levels:
         return []
-    passed = [level for level in levels if level.get("passed")]
-    level = max(passed, key=lambda row: row["offered_rps"]) if passed else levels[-1]
+    passed = [level for level in levels if level.passed]
+    level = max(passed, key=lambda row: row.offered_rps) if passed else levels[-1]
     figures = ", ".join(
-        f"{name} p95 {op['p95_ms']:,.0f} ms"
-        for name, op in (level.get("operations") or {}).items()
-        if op.get("requests")
+        f"{name} p95 {op.p95_ms:,.0f} ms" for name, op in (level.operations or {}).items() if op.requests
     )
-    machine = level.get("machine") or {}
-    cpu = machine.get("service_cpu_pct")
-    per_1k = machine.get("service_cpu_ms_per_1k")
+    cpu = fig.group_cpu(level, "service")
+    per_1k = fig.group_cpu_per_1k(level, "service")
     # A level with no answer has a CPU share but no cost per 1,000 answers.
     per_answer = f" ({per_1k:,.0f} ms per 1,000 requests)" if per_1k is not None else ""
     app_cpu = f"; the app's CPU {cpu:.0f} %{per_answer}" if cpu is not None else ""
-    return [f"requests at {level['offered_rps']:,.0f} req/s: {figures or 'none answered'}{app_cpu}"]
+    return [f"requests at {level.offered_rps:,.0f} req/s: {figures or 'none answered'}{app_cpu}"]

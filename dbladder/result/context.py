@@ -58,9 +58,9 @@ class FaultRecord(Part):
     `back_after_s`: None when answers never came back)."""
 
     fault: str
-    kind: str | None = None
+    kind: str
     level: int
-    second: float | None = None
+    second: float
     state: str
     at_s: float | None = None
     detail: str | None = None
@@ -198,4 +198,3 @@ class DataFilesystem(Part):
     def words(self) -> str:
         """ "ext4 on /dev/sda1 at / (rw,relatime)"."""
         return f"{self.type} on {self.device} at {self.mountpoint} ({self.options})"
-

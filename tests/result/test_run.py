@@ -62,8 +62,19 @@ def test_an_unknown_schema_names_its_writer_in_one_line():
     assert read_result(previous()) == RunResult.from_json(previous())
 
 
-def _declared(part: type[Part], schema: dict[str, Any], path: str) -> list[str]:
-    """Fields a part declares that the schema does not define at that place."""
+def _resolved(node: dict[str, Any], root: dict[str, Any]) -> dict[str, Any]:
+    """A schema node with its `$ref` (`#/$defs/fault`) followed."""
+    reference = node.get("$ref")
+    if not reference:
+        return node
+    return _resolved(root["$defs"][reference.rsplit("/", 1)[1]], root)
+
+
+def _declared(
+    part: type[Part], schema: dict[str, Any], path: str, root: dict[str, Any] | None = None
+) -> list[str]:
+    """Fields a part declares that the schema does not define at that place (`root`: the whole
+    schema, where its `$defs` are)."""
     missing = []
     hints = typing.get_type_hints(part)
     properties = schema.get("properties", {})
@@ -73,11 +84,12 @@ def _declared(part: type[Part], schema: dict[str, Any], path: str) -> list[str]:
         if field.name not in properties:
             missing.append(f"{path}{field.name}")
             continue
-        child = properties[field.name]
+        child = _resolved(properties[field.name], root or schema)
         for inner in _parts_in(hints[field.name]):
             node = child.get("items", child) if "items" in child else child
             node = node.get("additionalProperties", node) if not node.get("properties") else node
-            missing += _declared(inner, node, f"{path}{field.name}.")
+            node = _resolved(node, root or schema)
+            missing += _declared(inner, node, f"{path}{field.name}.", root or schema)
     return missing
 
 

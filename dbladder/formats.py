@@ -1,7 +1,7 @@
 """Numbers as every report writes them: a rate, a latency, a share, any setting as text.
 
 A leaf: the reports (`dbladder.report.figures`) and the plans' own words for the reports
-(`dbladder.plans.views`) write figures the same way, so they share these few functions.
+(`dbladder.report.plan_views`) write figures the same way, so they share these few functions.
 """
 
 from __future__ import annotations

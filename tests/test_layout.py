@@ -28,7 +28,7 @@ LEAVES = {
 """Shared leaves any package may import: the package root (its version), errors, the shared type
 aliases, the engines dbladder knows (their registrations, read from an entry point group), URLs, the
 histogram, the plans (ladders, users, presets: pure data that workloads, load,
-run and reports share, and each plan's view, which the reports ask), the outcome names a request
+run and reports share; each plan's view, which the reports ask, is report/'s), the outcome names a request
 can end with (which the recorder writes and the result reads), and the number formats the reports
 and the plans' views write figures in."""
 

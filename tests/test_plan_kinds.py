@@ -1,12 +1,12 @@
 """Plans answer for themselves: nothing outside `plans/` asks which kind of plan it holds.
 
-A ladder, a ceiling search and a users plan differ in their words, columns, headline and plots,
-and each says them itself (`dbladder.plans.view_of` gives a finished run's plan view, from its
-result.json alone). Every module outside `plans/` is read with `ast`, and asking a plan its kind
-is a finding: a comparison with a plan's name ("ladder", "search", "users": `kind == "search"`,
-`"search" in result`, a match case), `isinstance` with a plan class, or the flags that told them
-apart (`plan_kind`, `closed`, `searched`). What differs between plans belongs behind the plan's
-view (`dbladder/plans/views.py`).
+A ladder, a ceiling search and a users plan differ in their words, columns, headline and plots, and
+each says them itself (`dbladder.report.plan_views.view_of` gives a finished run's plan view, from
+its result.json alone). Every module outside `plans/` and the plans' views (`report/plan_views/`) is
+read with `ast`, and asking a plan its kind is a finding: a comparison with a plan's name ("ladder",
+"search", "users": `kind == "search"`, `"search" in result`, a match case), `isinstance` with a plan
+class, or the flags that told them apart (`plan_kind`, `closed`, `searched`). What differs between
+plans belongs behind the plan's view (`dbladder/report/plan_views/`).
 """
 
 from __future__ import annotations
@@ -22,7 +22,7 @@ PLAN_NAMES = {"ladder", "search", "users"}
 PLAN_CLASSES = {"Ladder", "UserPlan", "Search", "PlanView", "SearchView", "UsersView"}
 KIND_FLAGS = {"plan_kind", "closed", "searched"}
 """The flags the reports once asked: which plan a result followed, the closed model, a search."""
-EXEMPT = ("plans/",)
+EXEMPT = ("plans/", "report/plan_views/")
 ALLOWED = {
     ("result/levels.py", 'if "users" in snapshot:'): (
         "a level's snapshot carries its own users count: the level's data, read into its row"
@@ -85,7 +85,9 @@ def every_finding() -> frozenset[tuple[str, str]]:
 
 def test_no_plan_is_asked_its_kind_outside_the_plans():
     found = every_finding()
-    assert sorted(found - set(ALLOWED)) == [], "ask the plan's view (dbladder.plans.view_of) instead"
+    assert sorted(found - set(ALLOWED)) == [], (
+        "ask the plan's view (dbladder.report.plan_views.view_of) instead"
+    )
 
 
 def test_every_allowed_question_is_still_there():

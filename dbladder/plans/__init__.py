@@ -2,9 +2,10 @@
 
 One shape for three plans (`base.Plan`): the open model's linear ladder (`ladder.py`), the closed
 model's users (`users.py`) and the ceiling search (`search.py`, `dbladder run`'s default); a
-plan's levels and their due times (`levels.py`); named rounds (`presets.py`). How the reports ask
-a finished run's plan for its figures and words: each plan's view (`views.py`, `search_view.py`,
-`users_view.py`) over the result's record of the plan (`record.py`), picked by `view_of`.
+plan's levels and their due times (`levels.py`); named rounds (`presets.py`). Which plan a finished
+run followed is read from the result's record of it (`record.py`, older bundles too:
+`plan_class_of`); how the reports then ask that plan for its figures and words is its view, in
+`dbladder.report.plan_views`.
 """
 
 from __future__ import annotations
@@ -18,16 +19,17 @@ from .presets import Preset
 from .record import RunRecord
 from .search import Search
 from .users import MAX_USERS, Phase, UserPlan
-from .views import PlanView
 
-PLANS: tuple[type[Ladder] | type[UserPlan] | type[Search], ...] = (UserPlan, Search, Ladder)
-"""Every kind of plan, in the order a result's config block is read for one."""
+PLANS: tuple[type[Ladder] | type[UserPlan] | type[Search], ...] = (Ladder, UserPlan, Search)
+"""Every kind of plan, the one place they are listed: in the order a result's config block keeps
+them, each after the ladder more particular than the ones before it (a finished run followed the
+last one its record shows)."""
 
 
 def plan_from_config(config: dict[str, Any]) -> Plan | None:
     """The plan a result's config block ran (under its "ladder", "users" or "search" key), or
     None when it names none."""
-    for kind in PLANS:
+    for kind in reversed(PLANS):
         if config.get(kind.kind):
             return kind.from_json(config[kind.kind])
     return None
@@ -35,26 +37,15 @@ def plan_from_config(config: dict[str, Any]) -> Plan | None:
 
 def plan_class_of(record: RunRecord) -> type[Ladder] | type[UserPlan] | type[Search]:
     """Which plan a finished run followed, from the result's record of it (older bundles too): the
-    closed model's users when the model or the config block says so, a search when its config
-    block or the search block it left does, else the ladder."""
-    if record.model == UserPlan.model or record.config.users is not None:
-        return UserPlan
-    if record.config.search is not None or record.search is not None:
-        return Search
-    return Ladder
-
-
-def view_of(record: RunRecord) -> PlanView:
-    """The view of the plan a finished run followed: what the reports ask of it (`views.py`)."""
-    return plan_class_of(record).view(record)
+    last of PLANS its record shows (users when its model or config block says so, a search when
+    its config block or the search block it left does, else the ladder)."""
+    return [kind for kind in PLANS if kind.shown_in(record)][-1]
 
 
 def plan_to_config(plan: Plan) -> dict[str, Any]:
     """The config block's plan keys: the plan under its kind, None under the others (the shape
     results have always had, so that older bundles still read)."""
-    return {
-        kind.kind: plan.to_json() if kind.kind == plan.kind else None for kind in (Ladder, UserPlan, Search)
-    }
+    return {kind.kind: plan.to_json() if kind.kind == plan.kind else None for kind in PLANS}
 
 
 __all__ = [
@@ -66,7 +57,6 @@ __all__ = [
     "Outcome",
     "Phase",
     "Plan",
-    "PlanView",
     "Preset",
     "Search",
     "Stop",
@@ -76,5 +66,4 @@ __all__ = [
     "plan_class_of",
     "plan_from_config",
     "plan_to_config",
-    "view_of",
 ]

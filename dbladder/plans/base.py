@@ -24,7 +24,7 @@ from dataclasses import dataclass
 from typing import Any, ClassVar, Protocol
 
 from .levels import Level
-from .views import PlanView
+from .record import RunRecord
 
 
 @dataclass(frozen=True)
@@ -61,8 +61,12 @@ class Plan(Protocol):
     """The plan's key in a result's config block: "ladder", "users" or "search"."""
     model: ClassVar[str]
     """Which executor runs it: "open" (requests due on a schedule) or "closed" (users)."""
-    view: ClassVar[type[PlanView]]
-    """How the reports ask a finished run of this plan for its figures and words (`views.py`)."""
+
+    @classmethod
+    def shown_in(cls, record: RunRecord) -> bool:
+        """Whether a finished run's record (result.json, older bundles too) shows this plan: the
+        reports' view of it is picked by the last plan of `PLANS` that it shows."""
+        ...
 
     def validate(self) -> list[str]: ...
 

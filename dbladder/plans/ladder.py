@@ -16,7 +16,7 @@ from typing import Any, ClassVar
 from ..errors import InvalidConfig
 from .base import Outcome, Stop, held_in_a_row, is_finite
 from .levels import Level, check_part, due_times
-from .views import PlanView
+from .record import RunRecord
 
 # A ladder beyond this many requests is a typo (a hold in milliseconds, a step in requests/min),
 # not a plan: at 100,000 requests/s it would take almost three hours.
@@ -32,7 +32,11 @@ class Ladder:
     settle: ClassVar[float] = 0.0  # the levels follow one another without a pause
     peak_users: ClassVar[int] = 0
     is_spike: ClassVar[bool] = False
-    view: ClassVar[type[PlanView]] = PlanView
+
+    @classmethod
+    def shown_in(cls, record: RunRecord) -> bool:
+        """Any finished run's record fits a ladder: the plan of every result before the others."""
+        return True
 
     start: float
     step: float

@@ -28,8 +28,7 @@ from typing import Any, ClassVar
 from ..errors import InvalidConfig
 from .base import Outcome, Stop
 from .levels import Level
-from .search_view import SearchView
-from .views import PlanView
+from .record import RunRecord
 
 FOUND, BUDGET, TOO_SLOW, TOO_FAST = "found", "budget", "too slow", "too fast"
 
@@ -50,7 +49,11 @@ class Search:
     model: ClassVar[str] = "open"
     peak_users: ClassVar[int] = 0
     is_spike: ClassVar[bool] = False
-    view: ClassVar[type[PlanView]] = SearchView
+
+    @classmethod
+    def shown_in(cls, record: RunRecord) -> bool:
+        """Whether a finished run searched: its config block or the search block it left says so."""
+        return record.config.search is not None or record.search is not None
 
     start: float = 500.0
     factor: float = 2.0

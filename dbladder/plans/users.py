@@ -19,8 +19,7 @@ from typing import Any, ClassVar
 from ..errors import InvalidConfig
 from .base import Outcome, Stop, held_in_a_row, is_finite, is_whole
 from .levels import Level
-from .users_view import UsersView
-from .views import PlanView
+from .record import RunRecord
 
 MAX_USERS = 1_000_000
 """More users than this in a phase is a typo, not a plan."""
@@ -43,7 +42,11 @@ class UserPlan:
     kind: ClassVar[str] = "users"
     model: ClassVar[str] = "closed"
     settle: ClassVar[float] = 0.0  # the phases follow one another without a pause
-    view: ClassVar[type[PlanView]] = UsersView
+
+    @classmethod
+    def shown_in(cls, record: RunRecord) -> bool:
+        """Whether a finished run ran users: its model or its config block says so."""
+        return record.model == cls.model or record.config.users is not None
 
     phases: tuple[Phase, ...]
     think_min: float = 0.05

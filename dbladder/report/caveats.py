@@ -14,11 +14,11 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from ..plans import PlanView
 from ..result.context import DatabaseSize
 from ..result.level import LevelReads
 from ..result.run import RunResult
 from .figures import host_steal, number, plain, rate
+from .plan_views import PlanView
 from .runs import Group, Round, RunInRound, sizes_words, verdict
 
 STEAL_PCT = 5.0  # above this mean steal in a level, another tenant was taking CPU (as observe/flags.py)

@@ -12,7 +12,6 @@ from collections.abc import Callable, Sequence
 from functools import partial
 
 from ..engine_registry import runs_in_process
-from ..plans.meaning import result_words
 from ..result.level import Level
 from ..result.run import RunResult, as_result
 from ..result.verdict import RULE
@@ -22,6 +21,7 @@ from .caveats import caveats
 from .expectations import expectations_section
 from .integrity import integrity_section
 from .native import native_lines
+from .plan_views.meaning import result_words
 from .result_table import engine_labels, round_rows
 from .roundtrips import QUERY_COLUMNS, queries_section, query_cells, round_trip_section
 from .runs import Results, Round, rounds_of

@@ -10,10 +10,10 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
-from ..plans import view_of
 from ..result.context import NativeReference, RolePlacement
 from ..result.run import RunResult, as_result
 from . import figures as fig
+from .plan_views import view_of
 from .runs import Round
 
 _CLIENT_WORDS = {

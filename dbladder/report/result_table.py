@@ -11,8 +11,8 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass
 
-from ..plans.views import PEAK_ROW, RECOVERY_ROW
 from .figures import rate
+from .plan_views.ladder_view import PEAK_ROW, RECOVERY_ROW
 from .runs import FEW_RUNS, Group, Results, Round, RunInRound, few_runs, interval_words, rounds_of, verdict
 
 

@@ -1,11 +1,11 @@
 """Results grouped as the posts compare them: rounds (the same load), engines in a round, runs of an engine.
 
-A report covers one result or several. Results with the same round key (preset, write share,
-ladder or users plan, pass mark, data, target) are one round; within a round, results with the
-same label (the result's `label` when a caller set one, else engine and version, plus the SQLite
-single-writer switch) are the runs of one engine; each run's figures come from the plan it
-followed (`dbladder.plans.view_of`). The result table of a comparison, one row per figure of a round and
-one column per engine, is `result_table.py`.
+A report covers one result or several. Results with the same round key (preset, write share, ladder
+or users plan, pass mark, data, target) are one round; within a round, results with the same label
+(the result's `label` when a caller set one, else engine and version, plus the SQLite single-writer
+switch) are the runs of one engine; each run's figures come from the plan it followed
+(`dbladder.report.plan_views.view_of`). The result table of a comparison, one row per figure of a
+round and one column per engine, is `result_table.py`.
 
 The figure a round compares (a run's `headline`): open model, the ceiling (offered rate of the
 highest step held); closed model, the rate the users achieved at the highest users level held,
@@ -23,11 +23,11 @@ from functools import cached_property
 from typing import Any
 
 from ..engine_registry import label_of, run_label
-from ..plans import PlanView, view_of
 from ..result.level import Level
 from ..result.run import RunResult, as_result
 from ..result.verdict import AT_LEAST, BELOW, EXACT, MIN_RUNS, Figure, Verdict, compare
 from .figures import rate
+from .plan_views import PlanView, view_of
 
 FEW_RUNS = f"cannot tell from fewer than {MIN_RUNS} runs"
 
@@ -58,7 +58,7 @@ def engine_label(result: RunResult | Mapping[str, Any]) -> str:
 @dataclass(frozen=True)
 class RunInRound:
     """One result as a run of an engine in a round: the typed result, and which run of its engine
-    it is. Its figures come from the plan it followed (`dbladder.plans.view_of`)."""
+    it is. Its figures come from the plan it followed (`dbladder.report.plan_views.view_of`)."""
 
     result: RunResult
     label: str

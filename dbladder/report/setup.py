@@ -12,12 +12,12 @@ from collections.abc import Callable, Sequence
 from typing import Any
 
 from ..engine_registry import setting_facts
-from ..plans import view_of
 from ..result.context import DataFilesystem, RolePlacement
 from ..result.level import HostWindow
 from ..result.run import Engine, RunResult
 from . import figures as fig
 from .blocks import Block, Code, Column, Heading, Paragraph, Table
+from .plan_views import view_of
 from .runs import Round, sizes_words, write_share
 from .settings import settings_file
 

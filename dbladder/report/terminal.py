@@ -5,11 +5,11 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
-from ..plans import view_of
 from ..result.level import Level
 from ..result.run import RunResult, as_result
 from . import figures as fig
 from .figures import ms
+from .plan_views import view_of
 
 COLUMNS = (
     # header, width, how to render a level row

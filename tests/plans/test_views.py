@@ -1,4 +1,4 @@
-"""The plan a result followed, as the reports ask it (`dbladder.plans.views`, picked by `view_of`)."""
+"""The plan a result followed, as the reports ask it (`dbladder.report.plan_views`, picked by `view_of`)."""
 
 from __future__ import annotations
 
@@ -9,9 +9,10 @@ from typing import Any
 
 from report_support import fake_result, spike_result, users_result
 
-from dbladder.plans import Ladder, PlanView, Search, UserPlan, plan_class_of, view_of
-from dbladder.plans.search_view import SearchView
-from dbladder.plans.users_view import UsersView
+from dbladder.plans import Ladder, Search, UserPlan, plan_class_of
+from dbladder.report.plan_views import PlanView, view_of
+from dbladder.report.plan_views.search_view import SearchView
+from dbladder.report.plan_views.users_view import UsersView
 from dbladder.result.run import RunResult
 
 PREVIOUS = Path(__file__).parents[1] / "result" / "fixtures" / "previous-release-users.json"
@@ -83,3 +84,13 @@ def test_the_plan_is_read_from_the_model_or_the_search():
     assert plan_class_of(RunResult.from_json(ladder)) is Ladder
     ladder["config"]["search"] = {"start": 500, "factor": 2}
     assert plan_class_of(RunResult.from_json(ladder)) is Search
+
+
+def test_every_plan_has_one_view_and_the_plans_are_listed_once():
+    # dbladder.plans.PLANS is the one list of plans; each view names its plan, so a new plan
+    # without a view (or a view of no plan) fails here, not in a report.
+    from dbladder.plans import PLANS
+    from dbladder.report.plan_views import VIEWS
+
+    assert set(VIEWS) == set(PLANS)
+    assert len(VIEWS) == len(PLANS) == 3

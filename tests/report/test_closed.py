@@ -1,4 +1,4 @@
-"""The closed model's users rounds and spikes in the reports (`dbladder.plans.users_view`)."""
+"""The closed model's users rounds and spikes in the reports (`dbladder.report.plan_views.users_view`)."""
 
 from __future__ import annotations
 

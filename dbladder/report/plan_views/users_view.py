@@ -19,9 +19,10 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import ClassVar
 
-from ..formats import ms, number, plain, rate
-from .record import LevelRecord, PhaseRecord
-from .views import PEAK_ROW, RECOVERY_ROW, PairWords, PlanView, Throughput
+from ...formats import ms, number, plain, rate
+from ...plans import UserPlan
+from ...plans.record import LevelRecord, PhaseRecord
+from .ladder_view import PEAK_ROW, RECOVERY_ROW, PairWords, PlanView, Throughput
 
 SPIKE_PHASES = ("before", "spike", "after")
 DEFAULT_TOLERANCE = 0.2  # the runner's, when a spike block does not say
@@ -31,6 +32,7 @@ DEFAULT_TOLERANCE = 0.2  # the runner's, when a spike block does not say
 class UsersView(PlanView):
     """Phases of users who send, think and send again (closed model)."""
 
+    plan: ClassVar[type] = UserPlan
     name: ClassVar[str] = "users"
     x_label: ClassVar[str] = "users"
     x_column: ClassVar[str] = "users"
@@ -384,8 +386,9 @@ class UsersView(PlanView):
 
     def spike_rate(self) -> float | None:
         """Answers per second at the spike (the phase with the most users), or None before it finished."""
-        found = dict(self.phases()).get("spike")
-        return None if found is None else float(found.achieved_rps)
+        peak = self._peak() if self.spike else None
+        found = [level for level in self.result.levels if peak is not None and level.index == peak]
+        return float(found[0].achieved_rps) if found else None
 
     def recovery_words(self, short: bool = False) -> str:
         """How long p95 took to come back after the spike, from `spike.recovery_seconds`.

@@ -10,9 +10,9 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
+from .ladder_view import PlanView
 from .search_view import SearchView
 from .users_view import UsersView
-from .views import PlanView
 
 BOUNDS = (
     "`≥` marks a run in which no level failed (its limit lies higher), `<` one whose first level "

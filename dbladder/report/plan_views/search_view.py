@@ -6,14 +6,16 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import ClassVar
 
-from ..formats import plain, rate
-from .views import OPEN_MODEL, PlanView
+from ...formats import plain, rate
+from ...plans import Search
+from .ladder_view import OPEN_MODEL, PlanView
 
 
 @dataclass(frozen=True)
 class SearchView(PlanView):
     """A ceiling search: probes at rates chosen one after another."""
 
+    plan: ClassVar[type] = Search
     name: ClassVar[str] = "search"
     probes_in_order: ClassVar[bool] = True
     top_words: ClassVar[str] = "every probe"

@@ -3,10 +3,10 @@
 A run climbed a ladder of arrival rates, searched for its ceiling with probes, or ran phases of
 users (closed model, "Postgres vs MariaDB on two dedicated CPUs"), of which a spike is one shape.
 Each plan has its view (`PlanView` here is the ladder's, `search_view.py`, `users_view.py`), and
-`dbladder.plans.view_of` is the one place that picks it, from the result's record of its plan
-(`record.py`): the reports ask the view (what the round key holds, its title and setup facts, the
-level table's first column, where a level sits on the x axis, the headline and how finely it is
-known, its sentences) instead of asking which kind of plan a run followed.
+`dbladder.report.plan_views.view_of` is the one place that picks it, from the result's record of its
+plan (`dbladder.plans.record`): the reports ask the view (what the round key holds, its title and
+setup facts, the level table's first column, where a level sits on the x axis, the headline and how
+finely it is known, its sentences) instead of asking which kind of plan a run followed.
 """
 
 from __future__ import annotations
@@ -15,8 +15,9 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import ClassVar
 
-from ..formats import plain, rate
-from .record import LevelRecord, RunRecord
+from ...formats import plain, rate
+from ...plans import Ladder
+from ...plans.record import LevelRecord, RunRecord
 
 PEAK_ROW, RECOVERY_ROW = "peak", "p95 recovery"
 """The result table's second rows of a round (`PlanView.second_row`)."""
@@ -32,6 +33,8 @@ class PlanView:
     """A ladder of arrival rates: the base every plan view shares."""
 
     result: RunRecord
+    plan: ClassVar[type] = Ladder
+    """The plan this is the view of (`dbladder.plans.PLANS`)."""
     name: ClassVar[str] = "ladder"
     x_label: ClassVar[str] = "offered rate, req/s"
     x_column: ClassVar[str] = "offered"

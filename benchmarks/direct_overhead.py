@@ -75,7 +75,7 @@ from dbladder.load.clock import MonotonicClock
 from dbladder.load.executors.open import LATE_BURST, Generator
 from dbladder.load.mix import Mix, requests
 from dbladder.load.targets.direct import DirectTarget
-from dbladder.plans import Level
+from dbladder.plans import PlannedLevel
 from dbladder.urls import parse_url
 from dbladder.workloads.base import DataSpec
 from dbladder.workloads.registry import load_workload
@@ -315,7 +315,7 @@ async def dbladder_direct(setup: Setup, count: int) -> float:
     direct = DirectTarget(workload, context, limit=count, timeout=60.0, connections=setup.connections)
     # One level whose due times are 1 us apart, on the real clock: the generator is behind from
     # the start and sends flat out, letting answers in every LATE_BURST requests, as at a ceiling.
-    level = Level(index=0, rate=1_000_000, start=0.0, hold=count / 1_000_000, warmup=0.0)
+    level = PlannedLevel(index=0, rate=1_000_000, start=0.0, hold=count / 1_000_000, warmup=0.0)
     stream = requests(workload, MIX, SIZES, stream=0)
     names = tuple(operation.name for operation in workload.operations)
     generator = Generator([level], MonotonicClock(spin=0), stream, direct, operation_names=names)

@@ -183,7 +183,7 @@ def users() -> list[Figure]:
 
     from dbladder.histogram import Histogram
     from dbladder.plans import Phase, UserPlan
-    from dbladder.result.levels import level_row
+    from dbladder.result.level_rows import level_row
     from dbladder.result.passmark import PassMark
 
     plan = UserPlan((Phase(100, 0.5, 2.5),))

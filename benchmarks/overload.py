@@ -34,7 +34,7 @@ from known_servers import known_server
 from dbladder.load.acknowledged import AcknowledgedWrites
 from dbladder.load.fleet import Fleet, LevelDone, ProcessSpec
 from dbladder.plans import Ladder
-from dbladder.result.levels import level_row
+from dbladder.result.level_rows import level_row
 from dbladder.result.passmark import PassMark
 from dbladder.workloads import shop
 

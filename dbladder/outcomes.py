@@ -2,7 +2,7 @@
 writes and the result reads.
 
 A leaf (docs/design.md): the load generator files every request under one of these names
-(`dbladder.load.recorder`), and a level's row in the result counts them (`dbladder.result.levels`);
+(`dbladder.load.recorder`), and a level's row in the result counts them (`dbladder.result.level_rows`);
 neither package imports the other.
 """
 

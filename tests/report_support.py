@@ -16,7 +16,7 @@ from dbladder.outcomes import OUTCOMES
 from dbladder.report import document, html, markdown
 from dbladder.report.caveats import caveats
 from dbladder.report.runs import rounds_of
-from dbladder.result.levels import ceiling_of, level_row
+from dbladder.result.level_rows import ceiling_of, level_row
 from dbladder.result.passmark import PassMark
 from dbladder.result.run import RunResult
 from dbladder.result.schema import RESULT_SCHEMA, problem

@@ -246,3 +246,22 @@ def test_the_reports_read_the_result_by_attribute_only() -> None:
 def test_the_keyed_read_check_sees_each_spelling() -> None:
     source = 'a["k"]; b.get("k", 0); c.pop("k"); d.extra; e["k"] = 1; f[0]; g.get(name)'
     assert [key for _, key, _ in keyed_reads(ast.parse(source))] == ["k", "k", "k", ".extra"]
+
+
+CLASS_NAMES_TWICE: dict[str, str] = {}
+"""Public class name -> why it is defined in more than one module (none today: issue 33 renamed the
+sixteen that were, e.g. the typed result's `EngineAsRun` beside the engines' `Engine`)."""
+
+
+def test_no_public_class_name_is_defined_twice() -> None:
+    # One name, one meaning: a reader (or an import) never has to ask which `Level` this is.
+    where: dict[str, list[str]] = {}
+    for path in module_paths():
+        for node in ast.walk(tree_of(path)):
+            if isinstance(node, ast.ClassDef) and not node.name.startswith("_"):
+                where.setdefault(node.name, []).append(str(path.relative_to(ROOT)))
+    twice = {name: places for name, places in where.items() if len(places) > 1}
+    assert {name: places for name, places in twice.items() if name not in CLASS_NAMES_TWICE} == {}
+    assert set(CLASS_NAMES_TWICE) - set(twice) == set(), (
+        "a name no longer defined twice: take it off the list"
+    )

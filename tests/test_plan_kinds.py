@@ -24,7 +24,7 @@ KIND_FLAGS = {"plan_kind", "closed", "searched"}
 """The flags the reports once asked: which plan a result followed, the closed model, a search."""
 EXEMPT = ("plans/", "report/plan_views/")
 ALLOWED = {
-    ("result/levels.py", 'if "users" in snapshot:'): (
+    ("result/level_rows.py", 'if "users" in snapshot:'): (
         "a level's snapshot carries its own users count: the level's data, read into its row"
     ),
     ("service/stats.py", "if self._offset >= 0 and not self._map.closed:"): "a memory map's `closed`",

@@ -297,7 +297,7 @@ class Request:
         self,
         values: Mapping[str, Any],
         host: str,
-        session: Session | None = None,
+        session: LoginSession | None = None,
         headers: Mapping[str, str] | None = None,
     ) -> bytes:
         """The whole HTTP/1.1 request for these parameter values, on `session` (its cookies and
@@ -334,7 +334,7 @@ class Request:
 
 
 @dataclass(frozen=True)
-class Session:
+class LoginSession:
     """A logged-in session: its number, its cookies and its CSRF token, sent with each request."""
 
     number: int

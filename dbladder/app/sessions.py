@@ -21,7 +21,7 @@ from http.cookies import SimpleCookie
 from urllib.parse import urlencode
 
 from ..errors import DbladderError
-from .requests import Csrf, Login, Session, Visit
+from .requests import Csrf, Login, LoginSession, Visit
 from .templates import HOST_FIELD, SESSION_FIELD, merge_headers
 
 BODY_SHOWN = 200
@@ -103,7 +103,7 @@ def login(
     number: int,
     timeout: float = 10.0,
     headers: Mapping[str, str] | None = None,
-) -> Session:
+) -> LoginSession:
     """Log session `number` in: GET the login page (cookies, token), POST its form; `headers`
     (the file's) with both, a Referer among them replacing the login page's own."""
     sent = _filled(headers or {}, host, port, number)
@@ -143,7 +143,7 @@ def visit(
     number: int,
     timeout: float = 10.0,
     headers: Mapping[str, str] | None = None,
-) -> Session:
+) -> LoginSession:
     """Start session `number` without a login: GET the visit's page, keep its cookies and token."""
     csrf = spec.csrf
     answer, page, cookies, token = _page(
@@ -159,8 +159,8 @@ def visit(
     return _session(number, cookies, token, csrf)
 
 
-def _session(number: int, cookies: dict[str, str], token: str | None, csrf: Csrf | None) -> Session:
-    return Session(
+def _session(number: int, cookies: dict[str, str], token: str | None, csrf: Csrf | None) -> LoginSession:
+    return LoginSession(
         number,
         cookies,
         token,
@@ -175,7 +175,7 @@ def make_sessions(
     spec: Login | Visit | None,
     count: int,
     headers: Mapping[str, str] | None = None,
-) -> tuple[Session, ...]:
+) -> tuple[LoginSession, ...]:
     """`count` sessions (numbered 1..count), each logged in or started by a visit, or () when the
     file has neither; `headers` are the file's (`Requests.headers`), sent with each."""
     if spec is None:

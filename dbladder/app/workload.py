@@ -29,7 +29,7 @@ from ..types import Args, Sizes
 from ..workloads.base import DataSpec, Draw, Operation, Workload
 from ..workloads.registry import APP_REQUESTS
 from .checks import check_queries, check_writes
-from .requests import Request, Requests, Session, load_request_file
+from .requests import LoginSession, Request, Requests, load_request_file
 from .target import AppTarget
 
 # A request's args (the load's Args, a tuple) are (session, value of each param in the file's
@@ -51,7 +51,7 @@ class AppWorkload(Workload):
         self,
         declared: Requests,
         rows: Mapping[str, Sequence[Any]] | None = None,
-        sessions: Sequence[Session] = (),
+        sessions: Sequence[LoginSession] = (),
     ):
         self.declared = declared
         self.rows = dict(rows or {})
@@ -150,7 +150,7 @@ def _acknowledged(args: Args, body: Any) -> tuple[Any, ...]:
 
 
 def save_state(
-    path: Path, declared: Requests, rows: Mapping[str, Sequence[Any]], sessions: Sequence[Session]
+    path: Path, declared: Requests, rows: Mapping[str, Sequence[Any]], sessions: Sequence[LoginSession]
 ) -> str:
     """Write what the generator processes need to rebuild the app's workload; its workload text."""
     state = {
@@ -165,7 +165,7 @@ def save_state(
 def from_state(path: Path) -> AppWorkload:
     """The app's workload from a state file `save_state` wrote (in a generator process)."""
     state = json.loads(path.read_text())
-    sessions = [Session(**session) for session in state["sessions"]]
+    sessions = [LoginSession(**session) for session in state["sessions"]]
     return AppWorkload(load_request_file(Path(state["requests"])), state["rows"], sessions)
 
 

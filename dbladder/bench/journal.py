@@ -75,17 +75,17 @@ class WorkerSpec:
 
 
 @dataclass(frozen=True)
-class Phase:
+class JournalPhase:
     name: str  # "readers only", "writer at 1,000/s", "writer flat out"
     writer: bool
     write_rate: float | None = None  # writes/s; None is flat out
 
 
-def phases(config: JournalConfig) -> list[Phase]:
+def phases(config: JournalConfig) -> list[JournalPhase]:
     """The readers alone (if asked), then with the writer paced, then with the writer flat out."""
-    listed = [Phase(READERS_ONLY, False)] if config.read_only_phase else []
-    listed.append(Phase(f"writer at {config.write_rate:,.0f}/s", True, config.write_rate))
-    listed.append(Phase("writer flat out", True))
+    listed = [JournalPhase(READERS_ONLY, False)] if config.read_only_phase else []
+    listed.append(JournalPhase(f"writer at {config.write_rate:,.0f}/s", True, config.write_rate))
+    listed.append(JournalPhase("writer flat out", True))
     return listed
 
 
@@ -260,7 +260,7 @@ def summarise(engine: str, mode: str, phase: str, results: list[dict[str, Any]])
     }
 
 
-def _specs(url: str, config: JournalConfig, sizes: dict[str, int], phase: Phase) -> list[WorkerSpec]:
+def _specs(url: str, config: JournalConfig, sizes: dict[str, int], phase: JournalPhase) -> list[WorkerSpec]:
     def spec(role: str, stream: int, operation: str, rate: float | None = None) -> WorkerSpec:
         return WorkerSpec(
             role, url, config.seconds, stream, config.seed, sizes, config.workload, operation, rate

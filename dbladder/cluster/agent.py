@@ -27,7 +27,7 @@ from distributed.utils import get_ip
 
 from ..errors import DbladderError, UsageError
 from ..load.fleet import Fleet, LevelDone, ProcessSpec
-from ..plans import Level
+from ..plans import PlannedLevel
 from . import clocks
 from .joining import VersionsDiffer, check_tls, refused_versions, startup_information
 from .security import check_cleartext, security
@@ -93,7 +93,7 @@ class LoadAgent:
         self._follower = threading.Thread(target=self._follow, name="fleet-events", daemon=True)
         self._follower.start()
 
-    def start_level(self, level: Level) -> Level:
+    def start_level(self, level: PlannedLevel) -> PlannedLevel:
         """Run `level` (its start already set by the coordinator, from the run start); as run."""
         return self._checked().start_level(level, start_delay=0.0)
 

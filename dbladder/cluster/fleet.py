@@ -37,7 +37,7 @@ from ..load.fleet import (
 )
 from ..load.live_view import LiveView
 from ..load.merge import merge_levels
-from ..plans import Level
+from ..plans import PlannedLevel
 from .coordinator import CALL_TIMEOUT, CLOCK_LEAD, Cluster, NoAgentOfRole, cause_of
 
 POLL_INTERVAL = 0.5
@@ -78,7 +78,7 @@ class ClusterFleet(FleetBase):
         self._actors = {name: cluster.actors[name] for name in self.names}
         self._pending: dict[str, Any] = {}
         self._scheduled = spec.plan.scheduled()
-        self._levels_run: dict[int, Level] = {level.index: level for level in self._scheduled}
+        self._levels_run: dict[int, PlannedLevel] = {level.index: level for level in self._scheduled}
         self._started = len(self._scheduled)
         self._next_level = 0
         self._reported: dict[int, dict[str, dict[str, Any]]] = {}
@@ -158,11 +158,11 @@ class ClusterFleet(FleetBase):
 
     probe_delay = 0.5  # a probe starts this far ahead on every machine, from the one run start
 
-    def _before_probe(self, planned: Level) -> None:
+    def _before_probe(self, planned: PlannedLevel) -> None:
         self.cluster.measure_clocks(skip=self.errors)  # before the probe, which starts after it
         self._clocked.add(planned.index)
 
-    def _send_level(self, level: Level, start_delay: float) -> None:
+    def _send_level(self, level: PlannedLevel, start_delay: float) -> None:
         self._levels_run[level.index] = level
         sent = {name: self._actors[name].start_level(level) for name in self._alive()}
         for name, future in sent.items():

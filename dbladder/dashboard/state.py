@@ -3,7 +3,7 @@
 The run already tells its caller everything the page needs (`run/progress.py`): about once a
 second the merged live view of the level in progress (`load/live_view.py`, `LiveView`: its rates,
 percentiles so far, its last whole seconds and its operations so far), and each finished level's
-row (`result/levels.py`, with its final seconds, `result/seconds.py`, and the machine's CPU per
+row (`result/level_rows.py`, with its final seconds, `result/seconds.py`, and the machine's CPU per
 role). `DashboardState` folds those events into one document and counts its versions; the
 server's readers wait for a newer version and send the document's JSON, made once per version
 (so a browser more costs the run nothing: at most one serialisation a second however many read).

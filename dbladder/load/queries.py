@@ -14,7 +14,7 @@ import time
 from collections.abc import Iterable, Mapping, Sequence
 from typing import Any
 
-from ..plans import Level
+from ..plans import PlannedLevel
 from ..types import QueryCounts
 from ..workloads.base import Workload
 
@@ -22,7 +22,7 @@ from ..workloads.base import Workload
 class QueryWindows:
     """Snapshots of a context's query counts at every level's measured window edges (run time)."""
 
-    def __init__(self, workload: Workload, context: Any, levels: Sequence[Level], origin: float):
+    def __init__(self, workload: Workload, context: Any, levels: Sequence[PlannedLevel], origin: float):
         self._workload = workload
         self._context = context
         self._edges = {level.index: (origin + level.measured_from, origin + level.end) for level in levels}

@@ -3,7 +3,7 @@
 Each request is filed under the level in which it was due: its latency from the due time and from
 the send, its schedule lag (send - due), and its outcome (`OUTCOMES`). Successful answers (2xx,
 3xx) go in `from_due`; failures, with the time they took, in a histogram of their own (`failed`),
-merged with the answers only when a level's figures are computed (`dbladder.result.levels`), so a
+merged with the answers only when a level's figures are computed (`dbladder.result.level_rows`), so a
 request pays for one record, not two. Answers are also counted by when they *arrived*: the answers
 received within a level's measured window are what the server gave in that window
 (`answered_in_window`), whichever level they were due in, so no level can report more answers per
@@ -31,7 +31,7 @@ from typing import Any
 
 from ..histogram import Histogram
 from ..outcomes import DROPPED, FAILURES, OUTCOMES, PROTOCOL
-from ..plans import Level, UserPlan
+from ..plans import PlannedLevel, UserPlan
 
 STATUS_CLASS = {2: "2xx", 3: "3xx", 4: "4xx", 5: "5xx"}
 """The outcome of an HTTP status, by its hundreds (any other status is a protocol error)."""
@@ -89,7 +89,7 @@ class LevelSecond:
         }
 
 
-def measured_seconds(level: Level) -> int:
+def measured_seconds(level: PlannedLevel) -> int:
     """How many seconds a level's measured window is split into: its whole seconds and, when it
     does not end on one, the part-second after them (`second_lengths`), so that every request due
     in the window is in exactly one second. The last 1e-9 s of a span is taken as rounding: a
@@ -98,7 +98,7 @@ def measured_seconds(level: Level) -> int:
     return max(math.ceil(span - 1e-9), 1) if span > 0 else 0
 
 
-def second_lengths(level: Level) -> list[float]:
+def second_lengths(level: PlannedLevel) -> list[float]:
     """Each second's length in seconds: 1, but for a last part-second (its length, rounded to the
     microsecond: a due time is a float of the run's clock)."""
     count = measured_seconds(level)
@@ -139,7 +139,7 @@ class LevelRecord:
         "wall_seconds",
     )
 
-    def __init__(self, level: Level, operations: int = 1, per_second: bool = False):
+    def __init__(self, level: PlannedLevel, operations: int = 1, per_second: bool = False):
         self.level = level
         self.from_due = Histogram()
         self.from_send = Histogram()
@@ -237,7 +237,11 @@ class Recorder:
     per_second = True
 
     def __init__(
-        self, levels: Sequence[Level], part: int = 0, parts: int = 1, operations: Sequence[str] = ("request",)
+        self,
+        levels: Sequence[PlannedLevel],
+        part: int = 0,
+        parts: int = 1,
+        operations: Sequence[str] = ("request",),
     ):
         self.operations = tuple(operations)
         self.levels = [LevelRecord(level, len(self.operations), self.per_second) for level in levels]

@@ -2,7 +2,7 @@
 
 One shape for three plans (`base.Plan`): the open model's linear ladder (`ladder.py`), the closed
 model's users (`users.py`) and the ceiling search (`search.py`, `dbladder run`'s default); a
-plan's levels and their due times (`levels.py`); named rounds (`presets.py`). Which plan a finished
+plan's levels and their due times (`planned_levels.py`); named rounds (`presets.py`). Which plan a finished
 run followed is read from the result's record of it (`record.py`, older bundles too:
 `plan_class_of`); how the reports then ask that plan for its figures and words is its view, in
 `dbladder.report.plan_views`.
@@ -14,7 +14,7 @@ from typing import Any
 
 from .base import Outcome, Plan, Stop
 from .ladder import MAX_REQUESTS, Ladder, ladder_due_times
-from .levels import Level, due_times
+from .planned_levels import PlannedLevel, due_times
 from .presets import Preset
 from .record import RunRecord
 from .search import Search
@@ -53,10 +53,10 @@ __all__ = [
     "MAX_USERS",
     "PLANS",
     "Ladder",
-    "Level",
     "Outcome",
     "Phase",
     "Plan",
+    "PlannedLevel",
     "Preset",
     "Search",
     "Stop",

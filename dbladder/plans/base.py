@@ -1,7 +1,7 @@
 """What every plan is: one shape for the ceiling search, the linear ladder and the closed users plan.
 
 A run asks its plan, level after level, what to run next given what the finished levels showed
-(`next_level`), and runs it; the plan says how long each level holds (its `Level`), which executor
+(`next_level`), and runs it; the plan says how long each level holds (its `PlannedLevel`), which executor
 runs it (`model`: "open", requests due on a schedule; "closed", users who wait for their answers),
 which of its levels are fixed before the run starts (`scheduled`: the processes then run them
 back to back from the run start, with no pause between them), why it stopped (`stop`) and its
@@ -23,7 +23,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any, ClassVar, Protocol
 
-from .levels import Level
+from .planned_levels import PlannedLevel
 from .record import RunRecord
 
 
@@ -90,11 +90,11 @@ class Plan(Protocol):
         """Whether the plan is a spike, whose recovery the result measures."""
         ...
 
-    def scheduled(self) -> list[Level]:
+    def scheduled(self) -> list[PlannedLevel]:
         """The levels fixed before the run starts, which the processes run back to back from it."""
         ...
 
-    def next_level(self, shown: Sequence[Outcome], elapsed: float) -> Level | None:
+    def next_level(self, shown: Sequence[Outcome], elapsed: float) -> PlannedLevel | None:
         """The level to run after those that showed `shown` (`elapsed` seconds so far), or None
         when the plan is over. A level not in `scheduled()` starts as soon as the load can."""
         ...

@@ -15,7 +15,7 @@ from typing import Any, ClassVar
 
 from ..errors import InvalidConfig
 from .base import Outcome, Stop, held_in_a_row, is_finite
-from .levels import Level, check_part, due_times
+from .planned_levels import PlannedLevel, check_part, due_times
 from .record import RunRecord
 
 # A ladder beyond this many requests is a typo (a hold in milliseconds, a step in requests/min),
@@ -92,21 +92,21 @@ class Ladder:
         """Seconds from the run start to the end of the last level."""
         return self.steps * self.hold
 
-    def levels(self) -> list[Level]:
+    def levels(self) -> list[PlannedLevel]:
         """The ladder's levels in order; raises InvalidConfig if the ladder is invalid."""
         self.checked()
         # Each start is index * hold, not a running sum, for the same reason due times are.
         hold, warmup = self.hold, self.warmup
         return [
-            Level(index=i, rate=self.start + i * self.step, start=i * hold, hold=hold, warmup=warmup)
+            PlannedLevel(index=i, rate=self.start + i * self.step, start=i * hold, hold=hold, warmup=warmup)
             for i in range(self.steps)
         ]
 
-    def scheduled(self) -> list[Level]:
+    def scheduled(self) -> list[PlannedLevel]:
         """Every level: a ladder's steps are known before the run and run back to back."""
         return self.levels()
 
-    def next_level(self, shown: Sequence[Outcome], elapsed: float) -> Level | None:
+    def next_level(self, shown: Sequence[Outcome], elapsed: float) -> PlannedLevel | None:
         """The next step, unless the last one failed (and its failure is not excused)."""
         if shown and not shown[-1].passed and not shown[-1].excused:
             return None
@@ -139,7 +139,7 @@ class Ladder:
         return cls(**data)
 
 
-def ladder_due_times(ladder: Ladder, part: int = 0, parts: int = 1) -> Iterator[tuple[Level, float]]:
+def ladder_due_times(ladder: Ladder, part: int = 0, parts: int = 1) -> Iterator[tuple[PlannedLevel, float]]:
     """(level, due time) for this part's requests over the whole ladder, in order."""
     check_part(part, parts)
     for level in ladder.levels():

@@ -13,7 +13,7 @@ from collections.abc import Mapping, Sequence
 from typing import Any, Protocol
 
 
-class LevelRecord(Protocol):
+class FinishedLevel(Protocol):
     """A finished level: what was offered, what came back, and whether it passed."""
 
     @property
@@ -122,7 +122,7 @@ class RunRecord(Protocol):
     @property
     def config(self) -> ConfigRecord: ...
     @property
-    def levels(self) -> Sequence[LevelRecord]: ...
+    def levels(self) -> Sequence[FinishedLevel]: ...
     @property
     def ceiling_rps(self) -> float | None: ...
     @property

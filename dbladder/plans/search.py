@@ -27,7 +27,7 @@ from typing import Any, ClassVar
 
 from ..errors import InvalidConfig
 from .base import Outcome, Stop
-from .levels import Level
+from .planned_levels import PlannedLevel
 from .record import RunRecord
 
 FOUND, BUDGET, TOO_SLOW, TOO_FAST = "found", "budget", "too slow", "too fast"
@@ -136,16 +136,16 @@ class Search:
         """The budget: no probe starts that would not end within it."""
         return self.budget
 
-    def scheduled(self) -> list[Level]:
+    def scheduled(self) -> list[PlannedLevel]:
         """None: each probe's rate depends on what the probes before it showed."""
         return []
 
-    def next_level(self, shown: Sequence[Outcome], elapsed: float) -> Level | None:
+    def next_level(self, shown: Sequence[Outcome], elapsed: float) -> PlannedLevel | None:
         """The next probe (numbered in the order run; it starts when the load can), or None."""
         rate = self.next_rate(shown, elapsed)
         if rate is None:
             return None
-        return Level(index=len(shown), rate=rate, start=0.0, hold=self.hold, warmup=self.warmup)
+        return PlannedLevel(index=len(shown), rate=rate, start=0.0, hold=self.hold, warmup=self.warmup)
 
     def stop(self, shown: Sequence[Outcome], elapsed: float) -> Stop:
         code = self.stop_reason(shown, elapsed) or FOUND

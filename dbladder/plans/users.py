@@ -18,7 +18,7 @@ from typing import Any, ClassVar
 
 from ..errors import InvalidConfig
 from .base import Outcome, Stop, held_in_a_row, is_finite, is_whole
-from .levels import Level
+from .planned_levels import PlannedLevel
 from .record import RunRecord
 
 MAX_USERS = 1_000_000
@@ -145,11 +145,11 @@ class UserPlan:
         """The most users of any phase."""
         return max(phase.users for phase in self.phases)
 
-    def scheduled(self) -> list[Level]:
+    def scheduled(self) -> list[PlannedLevel]:
         """Every phase: users arrive and leave on the plan's own timeline."""
         return self.phase_levels()
 
-    def next_level(self, shown: Sequence[Outcome], elapsed: float) -> Level | None:
+    def next_level(self, shown: Sequence[Outcome], elapsed: float) -> PlannedLevel | None:
         """The next phase, whatever the last one showed: users slow themselves down instead of
         failing, so every phase runs ("Postgres vs MariaDB on two dedicated CPUs")."""
         levels = self.phase_levels()
@@ -180,14 +180,14 @@ class UserPlan:
         phases = tuple(Phase(**phase) for phase in data["phases"])
         return cls(phases, **{name: value for name, value in data.items() if name != "phases"})
 
-    def phase_levels(self) -> list[Level]:
+    def phase_levels(self) -> list[PlannedLevel]:
         """The phases as the recorder's levels: `start` is the ramp's start, `warmup` the ramp, `hold`
         ramp + hold, and `rate` users / mean think time (the most the users can send)."""
         levels, start = [], 0.0
         for i, phase in enumerate(self.checked().phases):
             rate = phase.users / self.think_mean
             levels.append(
-                Level(index=i, rate=rate, start=start, hold=phase.ramp + phase.hold, warmup=phase.ramp)
+                PlannedLevel(index=i, rate=rate, start=start, hold=phase.ramp + phase.hold, warmup=phase.ramp)
             )
             start += phase.ramp + phase.hold
         return levels
@@ -223,7 +223,7 @@ class UserPlan:
 
 
 def _spans(
-    user: int, levels: Sequence[Level], phases: Sequence[Phase], duration: float
+    user: int, levels: Sequence[PlannedLevel], phases: Sequence[Phase], duration: float
 ) -> list[tuple[float, float]]:
     spans: list[tuple[float, float]] = []
     since: float | None = None

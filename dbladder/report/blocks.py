@@ -29,14 +29,14 @@ class Bullets:
 
 
 @dataclass(frozen=True)
-class Column:
+class TableColumn:
     header: str
     numeric: bool = True
 
 
 @dataclass(frozen=True)
-class Table:
-    columns: list[Column]
+class TableBlock:
+    columns: list[TableColumn]
     rows: list[list[str]]
     failed: list[bool] = field(default_factory=list)  # per row: highlight it (a failed level)
     kind: str = ""  # "levels", "operations", "result" or "facts": lets a renderer (and a test) find it
@@ -55,7 +55,7 @@ class Plots:
     round: Round
 
 
-Block = Heading | Paragraph | Bullets | Table | Code | Plots
+Block = Heading | Paragraph | Bullets | TableBlock | Code | Plots
 
 
 @dataclass(frozen=True)

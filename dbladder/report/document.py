@@ -16,7 +16,7 @@ from ..result.level import Level
 from ..result.run import RunResult, as_result
 from ..result.verdict import RULE
 from . import figures as fig
-from .blocks import Block, Bullets, Column, Heading, Paragraph, Plots, Report, Table
+from .blocks import Block, Bullets, Heading, Paragraph, Plots, Report, TableBlock, TableColumn
 from .caveats import caveats
 from .expectations import expectations_section
 from .integrity import integrity_section
@@ -63,18 +63,18 @@ def _result_words(rounds: list[Round], marks: list[str]) -> str:
     return result_words([round_.plan for round_ in rounds], marks)
 
 
-def _spike_table(round_: Round) -> Table:
+def _spike_table(round_: Round) -> TableBlock:
     """Each spike run's three phases side by side: users, rate, latency, failures, recovery."""
     columns = [
-        Column("run", numeric=False),
-        Column("phase", numeric=False),
-        Column("users"),
-        Column("achieved req/s"),
-        Column("p95 ms"),
-        Column("p99 ms"),
-        Column("fail %"),
-        Column("result", numeric=False),
-        Column("p95 recovery", numeric=False),
+        TableColumn("run", numeric=False),
+        TableColumn("phase", numeric=False),
+        TableColumn("users"),
+        TableColumn("achieved req/s"),
+        TableColumn("p95 ms"),
+        TableColumn("p99 ms"),
+        TableColumn("fail %"),
+        TableColumn("result", numeric=False),
+        TableColumn("p95 recovery", numeric=False),
     ]
     rows, failed = [], []
     for run in round_.runs:
@@ -95,7 +95,7 @@ def _spike_table(round_: Round) -> Table:
                 ]
             )
             failed.append(not row.passed)
-    return Table(columns, rows, failed=failed, kind="spike")
+    return TableBlock(columns, rows, failed=failed, kind="spike")
 
 
 def _result_section(rounds: list[Round]) -> list[Block]:
@@ -103,9 +103,13 @@ def _result_section(rounds: list[Round]) -> list[Block]:
     blocks: list[Block] = [Heading(2, "Result"), Paragraph(_result_words(rounds, marks))]
     labels = engine_labels(rounds)
     compare = len(labels) > 1
-    columns = [Column("round", numeric=False), Column("runs"), *(Column(label) for label in labels)]
+    columns = [
+        TableColumn("round", numeric=False),
+        TableColumn("runs"),
+        *(TableColumn(label) for label in labels),
+    ]
     if compare:
-        columns.append(Column("difference", numeric=False))
+        columns.append(TableColumn("difference", numeric=False))
     rows = []
     for round_ in rounds:
         for found in round_rows(round_):
@@ -113,7 +117,7 @@ def _result_section(rounds: list[Round]) -> list[Block]:
             if compare:
                 row.append(found.difference or "-")
             rows.append(row)
-    blocks.append(Table(columns, rows, kind="result"))
+    blocks.append(TableBlock(columns, rows, kind="result"))
     if compare:
         blocks.append(Paragraph(f"How the difference is judged: {RULE}"))
     for round_ in rounds:
@@ -140,53 +144,53 @@ def _result_section(rounds: list[Round]) -> list[Block]:
 _Render = Callable[[Level], str]
 
 
-def level_columns(levels: Sequence[Level]) -> list[tuple[Column, _Render]]:
+def level_columns(levels: Sequence[Level]) -> list[tuple[TableColumn, _Render]]:
     """The columns of a per-level table: the published experiments' figures, then whichever CPU figures
     exist."""
-    columns: list[tuple[Column, _Render]] = [(Column("level"), lambda r: str(r.number))]
+    columns: list[tuple[TableColumn, _Render]] = [(TableColumn("level"), lambda r: str(r.number))]
     if any(row.users is not None for row in levels):
         # Closed model: the level is its users; what they offered is only what they could have
         # sent had every answer been instant (users / mean think time), so it is labelled so.
         columns += [
-            (Column("users"), lambda r: fig.rate(r.users or 0)),
-            (Column("could send req/s"), lambda r: fig.rate(r.offered_rps)),
+            (TableColumn("users"), lambda r: fig.rate(r.users or 0)),
+            (TableColumn("could send req/s"), lambda r: fig.rate(r.offered_rps)),
         ]
     else:
-        columns.append((Column("offered req/s"), lambda r: fig.rate(r.offered_rps)))
+        columns.append((TableColumn("offered req/s"), lambda r: fig.rate(r.offered_rps)))
         if any(row.sent_rps is not None for row in levels):
-            columns.append((Column("sent req/s"), lambda r: fig.rate(r.sent_rps or 0)))
+            columns.append((TableColumn("sent req/s"), lambda r: fig.rate(r.sent_rps or 0)))
     columns += [
-        (Column("achieved req/s"), lambda r: fig.rate(r.achieved_rps)),
-        (Column("p50 ms"), lambda r: fig.ms(r.p50_ms)),
-        (Column("p95 ms"), lambda r: fig.ms(r.p95_ms)),
-        (Column("p99 ms"), lambda r: fig.ms(r.p99_ms)),
-        (Column("max ms"), lambda r: fig.ms(r.max_ms)),
-        (Column("answered p95 ms"), lambda r: fig.ms(r.answered_p95_ms)),
-        (Column("fail %"), lambda r: fig.pct(r.fail_pct)),
-        (Column("dropped"), lambda r: fig.rate(r.dropped)),
+        (TableColumn("achieved req/s"), lambda r: fig.rate(r.achieved_rps)),
+        (TableColumn("p50 ms"), lambda r: fig.ms(r.p50_ms)),
+        (TableColumn("p95 ms"), lambda r: fig.ms(r.p95_ms)),
+        (TableColumn("p99 ms"), lambda r: fig.ms(r.p99_ms)),
+        (TableColumn("max ms"), lambda r: fig.ms(r.max_ms)),
+        (TableColumn("answered p95 ms"), lambda r: fig.ms(r.answered_p95_ms)),
+        (TableColumn("fail %"), lambda r: fig.pct(r.fail_pct)),
+        (TableColumn("dropped"), lambda r: fig.rate(r.dropped)),
     ]
     if fig.any_level(levels, fig.host_cpu):
         columns += [
-            (Column(f"host {_SHORT.get(kind, kind)} %"), _host_column(kind)) for kind in fig.HOST_KINDS
+            (TableColumn(f"host {_SHORT.get(kind, kind)} %"), _host_column(kind)) for kind in fig.HOST_KINDS
         ]
     if fig.any_level(levels, fig.load_average):
-        columns.append((Column("load"), _figure_column(fig.load_average, 1)))
+        columns.append((TableColumn("load"), _figure_column(fig.load_average, 1)))
     for group in ("service", "database"):
         cpu = partial(fig.group_cpu, group=group)
         if fig.any_level(levels, cpu):
-            columns.append((Column(f"{_SHORT.get(group, group)} CPU %"), _figure_column(cpu)))
+            columns.append((TableColumn(f"{_SHORT.get(group, group)} CPU %"), _figure_column(cpu)))
     for group in ("service", "database"):
         per_1k = partial(fig.group_cpu_per_1k, group=group)
         if fig.any_level(levels, per_1k):
-            columns.append((Column(f"{_SHORT.get(group, group)} CPU ms/1k"), _figure_column(per_1k, 1)))
-    columns.append((Column("gen CPU %"), _figure_column(fig.generator_cpu)))
+            columns.append((TableColumn(f"{_SHORT.get(group, group)} CPU ms/1k"), _figure_column(per_1k, 1)))
+    columns.append((TableColumn("gen CPU %"), _figure_column(fig.generator_cpu)))
     for part in fig.BREAKDOWN_PARTS:
         if any(part in fig.breakdown(row) for row in levels):
             heading = _BREAKDOWN_HEADINGS[part]
-            columns.append((Column(heading), _figure_column(partial(_part, key=part), 2)))
-    columns.append((Column("result", numeric=False), _verdict))
+            columns.append((TableColumn(heading), _figure_column(partial(_part, key=part), 2)))
+    columns.append((TableColumn("result", numeric=False), _verdict))
     if any(row.diagnosis is not None for row in levels):
-        columns.append((Column("why", numeric=False), _why))
+        columns.append((TableColumn("why", numeric=False), _why))
     return columns
 
 
@@ -270,7 +274,7 @@ def _levels_section(rounds: list[Round], result_count: int) -> list[Block]:
                 continue
             columns = level_columns(levels)
             blocks.append(
-                Table(
+                TableBlock(
                     [column for column, _ in columns],
                     [[render(row) for _, render in columns] for row in levels],
                     failed=[not row.passed for row in levels],
@@ -300,7 +304,7 @@ def _levels_section(rounds: list[Round], result_count: int) -> list[Block]:
     return blocks
 
 
-def operations_table(levels: Sequence[Level]) -> Table | None:
+def operations_table(levels: Sequence[Level]) -> TableBlock | None:
     """Each level split by operation: its requests, p50/p95/p99 and failed %, so a reader sees which
     operation failed the level. None when the levels carry no per-operation figures."""
     if not any(row.operations for row in levels):
@@ -326,17 +330,17 @@ def operations_table(levels: Sequence[Level]) -> Table | None:
             )
             failed.append(not row.passed)
     columns = [
-        Column("level"),
-        Column("operation", numeric=False),
-        Column("requests"),
-        Column("p50"),
-        Column("p95"),
-        Column("p99"),
-        Column("fail %"),
-        Column("failures", numeric=False),
+        TableColumn("level"),
+        TableColumn("operation", numeric=False),
+        TableColumn("requests"),
+        TableColumn("p50"),
+        TableColumn("p95"),
+        TableColumn("p99"),
+        TableColumn("fail %"),
+        TableColumn("failures", numeric=False),
         *(QUERY_COLUMNS if counted else ()),
     ]
-    return Table(columns, rows, failed=failed, kind="operations")
+    return TableBlock(columns, rows, failed=failed, kind="operations")
 
 
 def _files_note(results: Sequence[RunResult], samples: int | None) -> str:

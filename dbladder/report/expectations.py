@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from ..result.expectations import Check
 from ..result.run import as_result
-from .blocks import Block, Column, Heading, Paragraph, Table
+from .blocks import Block, Heading, Paragraph, TableBlock, TableColumn
 from .integrity import run_name
 from .runs import Results
 
@@ -45,10 +45,10 @@ def expectations_section(results: Results) -> list[Block]:
             rows.append([run_name(result), *row] if several else row)
             failed.append(not check.met)
     columns = [
-        Column("expectation", numeric=False),
-        Column("found"),
-        Column("read at req/s"),
-        Column("result", numeric=False),
+        TableColumn("expectation", numeric=False),
+        TableColumn("found"),
+        TableColumn("read at req/s"),
+        TableColumn("result", numeric=False),
     ]
     unmet = sum(failed)
     summary = (
@@ -63,8 +63,8 @@ def expectations_section(results: Results) -> list[Block]:
             "with the lowest offered rate at or above it, else at the ceiling's level; one with an "
             f"operation reads that operation's own figures. {summary}"
         ),
-        Table(
-            [Column("run", numeric=False), *columns] if several else columns,
+        TableBlock(
+            [TableColumn("run", numeric=False), *columns] if several else columns,
             rows,
             failed,
             kind="expectations",

@@ -9,8 +9,8 @@ from __future__ import annotations
 import re
 from html import escape
 
-from .blocks import Block, Bullets, Code, Heading, Paragraph, Plots, Report, Table
-from .plots import Figure, Series, figures_for, series_of
+from .blocks import Block, Bullets, Code, Heading, Paragraph, Plots, Report, TableBlock
+from .plots import PlotFigure, Series, figures_for, series_of
 from .seconds_plot import over_time
 from .svg import DASHES
 
@@ -79,7 +79,7 @@ def _inline(text: str) -> str:
     return re.sub(r"`(.+?)`", r"<code>\1</code>", html)
 
 
-def table(block: Table) -> str:
+def table(block: TableBlock) -> str:
     """A table with numeric columns right-aligned and failed levels tinted."""
     head = "".join(
         f'<th class="{"num" if column.numeric else "text"}" scope="col">{escape(column.header)}</th>'
@@ -123,7 +123,7 @@ def _legend(all_series: list[Series], ceilings: bool = True) -> str:
     return f'<div class="legend">{"".join(entries)}</div>'
 
 
-def _figure(figure: Figure) -> str:
+def _figure(figure: PlotFigure) -> str:
     body = "".join(figure.svgs)
     if len(figure.svgs) > 1:
         body = f'<div class="panels">{body}</div>'
@@ -150,7 +150,7 @@ def _block(block: Block) -> str:
         return f"<p>{_inline(block.text)}</p>"
     if isinstance(block, Bullets):
         return "<ul>" + "".join(f"<li>{_inline(item)}</li>" for item in block.items) + "</ul>"
-    if isinstance(block, Table):
+    if isinstance(block, TableBlock):
         return table(block)
     if isinstance(block, Code):
         return (

@@ -13,7 +13,7 @@ from typing import Any
 
 from ..result.context import FaultRecord
 from ..result.run import Integrity, RunResult, as_result
-from .blocks import Block, Column, Heading, Paragraph, Table
+from .blocks import Block, Heading, Paragraph, TableBlock, TableColumn
 from .runs import Results, engine_label
 
 
@@ -106,16 +106,16 @@ def integrity_section(results: Results) -> list[Block]:
             )
             failed.append(not section.passed)
         blocks.append(
-            Table(
+            TableBlock(
                 [
-                    Column("run", numeric=False),
-                    Column("acknowledged"),
-                    Column("present"),
-                    Column("lost"),
-                    Column("corrupted"),
-                    Column("invariant violations"),
-                    Column("kept, not acknowledged"),
-                    Column("check, s"),
+                    TableColumn("run", numeric=False),
+                    TableColumn("acknowledged"),
+                    TableColumn("present"),
+                    TableColumn("lost"),
+                    TableColumn("corrupted"),
+                    TableColumn("invariant violations"),
+                    TableColumn("kept, not acknowledged"),
+                    TableColumn("check, s"),
                 ],
                 rows,
                 failed,
@@ -156,15 +156,15 @@ def integrity_section(results: Results) -> list[Block]:
                     ]
                 )
         blocks.append(
-            Table(
+            TableBlock(
                 [
-                    Column("run", numeric=False),
-                    Column("fault", numeric=False),
-                    Column("level"),
-                    Column("at, s"),
-                    Column("failures in the level", numeric=False),
-                    Column("answers back after, s"),
-                    Column("what was done", numeric=False),
+                    TableColumn("run", numeric=False),
+                    TableColumn("fault", numeric=False),
+                    TableColumn("level"),
+                    TableColumn("at, s"),
+                    TableColumn("failures in the level", numeric=False),
+                    TableColumn("answers back after, s"),
+                    TableColumn("what was done", numeric=False),
                 ],
                 rows,
                 kind="faults",

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from .blocks import Block, Bullets, Code, Heading, Paragraph, Plots, Report, Table
+from .blocks import Block, Bullets, Code, Heading, Paragraph, Plots, Report, TableBlock
 
 
 def _cell(text: str) -> str:
@@ -10,7 +10,7 @@ def _cell(text: str) -> str:
     return text.replace("|", "\\|")
 
 
-def table(block: Table) -> str:
+def table(block: TableBlock) -> str:
     """A pipe table; numeric columns right-aligned."""
     headers = [column.header or " " for column in block.columns]
     rule = ["---:" if column.numeric else "---" for column in block.columns]
@@ -29,7 +29,7 @@ def _block(block: Block) -> str:
         return block.text
     if isinstance(block, Bullets):
         return "\n".join(f"- {item}" for item in block.items)
-    if isinstance(block, Table):
+    if isinstance(block, TableBlock):
         return table(block)
     if isinstance(block, Code):
         return f"{block.caption}:\n\n```\n{block.text}\n```"

@@ -45,7 +45,7 @@ class Series:
 
 
 @dataclass(frozen=True)
-class Figure:
+class PlotFigure:
     """One plot (or row of panels) with its caption."""
 
     key: str  # "throughput", "latency", "failures" or "cpu"
@@ -113,7 +113,7 @@ def _pass_mark(round_: Round) -> PassMarkSet:
     )
 
 
-def throughput(round_: Round, all_series: list[Series]) -> Figure:
+def throughput(round_: Round, all_series: list[Series]) -> PlotFigure:
     """Achieved against offered rate: where the lines leave the diagonal, requests go unanswered.
     A users plan's is achieved rate against users, its diagonal what the users could send
     (`PlanView.throughput`)."""
@@ -126,7 +126,7 @@ def throughput(round_: Round, all_series: list[Series]) -> Figure:
     if words.slope:
         chart.diagonal(words.diagonal, slope=words.slope)
     _achieved(chart, all_series)
-    return Figure("throughput", words.caption, [chart.svg()])
+    return PlotFigure("throughput", words.caption, [chart.svg()])
 
 
 def _achieved(chart: Chart, all_series: list[Series]) -> None:
@@ -142,7 +142,7 @@ def _achieved(chart: Chart, all_series: list[Series]) -> None:
     _ceilings(chart, all_series)
 
 
-def latency(round_: Round, all_series: list[Series]) -> Figure:
+def latency(round_: Round, all_series: list[Series]) -> PlotFigure:
     """p50, p95, p99 in three panels sharing one log axis, so the panels compare by eye."""
     x = _x_axis(round_)
     mark = _pass_mark(round_)
@@ -166,7 +166,7 @@ def latency(round_: Round, all_series: list[Series]) -> Figure:
             chart.hline(mark.p95_ms, f"pass mark {fig.plain(mark.p95_ms)} ms")
         _ceilings(chart, all_series)
         svgs.append(chart.svg())
-    return Figure(
+    return PlotFigure(
         "latency",
         "Latency percentiles against the level, on a log axis shared by the three panels; "
         "the pass mark applies to p95.",
@@ -175,7 +175,7 @@ def latency(round_: Round, all_series: list[Series]) -> Figure:
     )
 
 
-def failures(round_: Round, all_series: list[Series]) -> Figure:
+def failures(round_: Round, all_series: list[Series]) -> PlotFigure:
     """Failed % (errors, timeouts, dropped) against the level, with the pass mark's bound."""
     x = _x_axis(round_)
     mark = _pass_mark(round_)
@@ -193,7 +193,7 @@ def failures(round_: Round, all_series: list[Series]) -> Figure:
         )
     chart.hline(mark.max_fail_pct, f"pass mark {fig.plain(mark.max_fail_pct)} %")
     _ceilings(chart, all_series)
-    return Figure(
+    return PlotFigure(
         "failures",
         "Failed requests (error answers, timeouts, connection failures and requests dropped by the "
         "generator) as a share of all requests due in the level.",
@@ -201,7 +201,7 @@ def failures(round_: Round, all_series: list[Series]) -> Figure:
     )
 
 
-def cpu(round_: Round, all_series: list[Series]) -> Figure:
+def cpu(round_: Round, all_series: list[Series]) -> PlotFigure:
     """Database, service and generator CPU against the level: three panels sharing one axis."""
     x = _x_axis(round_)
     panels: list[tuple[str, Callable[[Level], float | None]]] = [
@@ -235,7 +235,7 @@ def cpu(round_: Round, all_series: list[Series]) -> Figure:
             chart.note("not measured in this run")
         _ceilings(chart, all_series)
         svgs.append(chart.svg())
-    return Figure(
+    return PlotFigure(
         "cpu",
         "CPU used by the database server, the web service and the load generator, in % of one CPU "
         "(two busy processes read 200), over each level's hold.",
@@ -260,7 +260,7 @@ def _operation_p95(row: Level, name: str) -> float | None:
     return fig.number(figures.p95_ms)
 
 
-def operations(round_: Round, all_series: list[Series], names: list[str]) -> Figure:
+def operations(round_: Round, all_series: list[Series], names: list[str]) -> PlotFigure:
     """p95 of each operation, a panel per operation sharing one log axis, the pass mark on each."""
     x = _x_axis(round_)
     mark = _pass_mark(round_)
@@ -287,7 +287,7 @@ def operations(round_: Round, all_series: list[Series], names: list[str]) -> Fig
         chart.hline(mark.p95_ms, f"pass mark {fig.plain(mark.p95_ms)} ms")
         _ceilings(chart, all_series)
         svgs.append(chart.svg())
-    return Figure(
+    return PlotFigure(
         "operations",
         "p95 of each operation against the level, on one log axis: the operation whose latency "
         "rises first is the one that stops the level.",
@@ -296,7 +296,7 @@ def operations(round_: Round, all_series: list[Series], names: list[str]) -> Fig
     )
 
 
-def probes(round_: Round, all_series: list[Series]) -> Figure:
+def probes(round_: Round, all_series: list[Series]) -> PlotFigure:
     """A ceiling search's probes in the order run: each probe's rate against its number, held
     (filled) or failed (hollow), and each run's ceiling as a horizontal mark."""
     searched = [s for s in all_series if s.run.plan.probes_in_order]
@@ -319,7 +319,7 @@ def probes(round_: Round, all_series: list[Series]) -> Figure:
         chart.series(s.run.name, points, s.color, dash=s.dash, marker=s.marker, key="offered_rps")
         if s.run.ceiling is not None:
             chart.hline(s.run.ceiling, f"ceiling {fig.rate(s.run.ceiling)}", s.color)
-    return Figure(
+    return PlotFigure(
         "probes",
         "The ceiling search's probes in the order they ran: the rate doubles until a probe fails "
         "(hollow), then each probe halves the gap between the highest rate held and the lowest "
@@ -328,7 +328,7 @@ def probes(round_: Round, all_series: list[Series]) -> Figure:
     )
 
 
-def figures_for(round_: Round) -> list[Figure]:
+def figures_for(round_: Round) -> list[PlotFigure]:
     """The round's plots, in the order the report shows them: the four of every round (with a
     search's probes second), then the operations' p95 when the results have per-operation figures."""
     all_series = series_of(round_)

@@ -30,10 +30,10 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from ..engine_registry import label_of, runs_in_process
-from ..result.context import RelayRecord, RelayStats, RoundTrips, RoundTripSpread
+from ..result.context import RelayForwarded, RelayRecord, RoundTrips, RoundTripSpread
 from ..result.level import Level
 from ..result.run import Transport
-from .blocks import Block, Bullets, Column, Heading, Paragraph, Table
+from .blocks import Block, Bullets, Heading, Paragraph, TableBlock, TableColumn
 from .runs import Group, Round, RunInRound
 
 EXPLAINED = 0.8  # round trips account for at least this share of a gap: "explained"
@@ -54,7 +54,7 @@ def _number(value: Any) -> float | None:
 
 
 @dataclass
-class Entry:
+class RouteEntry:
     """One group of a round (an engine label) as this section reads it: its route and first-level figures."""
 
     label: str
@@ -88,16 +88,16 @@ def _median_of(spread: RoundTripSpread | None) -> float | None:
     return spread.median if spread is not None else None
 
 
-def entry_of(group: Group) -> Entry:
+def entry_of(group: Group) -> RouteEntry:
     """A group's route and the medians of its runs' first-level figures."""
     results = [run.result for run in group.runs]
     first = results[0]
     transport = first.transport or Transport()
     engine = str((first.engine.engine if first.engine else None) or "?")
     relays = [(r.transport.relay if r.transport else None) or RelayRecord() for r in results]
-    relay_stats = [relay.stats or RelayStats() for relay in relays]
+    relay_stats = [relay.stats or RelayForwarded() for relay in relays]
     probes = [(r.transport.round_trip_us if r.transport else None) or RoundTrips() for r in results]
-    entry = Entry(
+    entry = RouteEntry(
         label=group.label,
         engine=engine,
         transport=transport.transport or ("inproc" if runs_in_process(engine) else None),
@@ -131,7 +131,7 @@ def entry_of(group: Group) -> Entry:
 # Queries per request, per run and level
 
 
-QUERY_COLUMNS = (Column("statements / request"), Column("round trips / request"))
+QUERY_COLUMNS = (TableColumn("statements / request"), TableColumn("round trips / request"))
 """The per-operation table's columns for a workload that counts its queries (`query_cells`)."""
 
 
@@ -204,8 +204,8 @@ def microseconds(value: float | None) -> str:
 class Derived:
     """A cost per round trip derived from two entries of one engine."""
 
-    entry: Entry
-    against: Entry
+    entry: RouteEntry
+    against: RouteEntry
     what: str  # what the difference isolates, in words
     by_operation: dict[str, float]  # us per round trip, per operation with round trips
     fit_us: float | None  # the slope over all of them
@@ -213,7 +213,7 @@ class Derived:
     probe_us: float | None  # the same difference, of `SELECT 1` measured before each load
 
 
-def baseline(entry: Entry, entries: Sequence[Entry]) -> tuple[Entry, str] | None:
+def baseline(entry: RouteEntry, entries: Sequence[RouteEntry]) -> tuple[RouteEntry, str] | None:
     """The entry `entry` is best compared with, and what their difference isolates.
 
     The relay at MS against the relay at 0 ms (the added latency alone), the relay at 0 ms
@@ -221,7 +221,7 @@ def baseline(entry: Entry, entries: Sequence[Entry]) -> tuple[Entry, str] | None
     """
     same = [other for other in entries if other is not entry and other.engine == entry.engine]
 
-    def find(transport: str | None, latency: float | None) -> Entry | None:
+    def find(transport: str | None, latency: float | None) -> RouteEntry | None:
         return next((o for o in same if o.transport == transport and o.latency == latency), None)
 
     if entry.latency is not None and entry.latency > 0:
@@ -239,7 +239,7 @@ def baseline(entry: Entry, entries: Sequence[Entry]) -> tuple[Entry, str] | None
     return None
 
 
-def derive(entry: Entry, against: Entry, what: str) -> Derived | None:
+def derive(entry: RouteEntry, against: RouteEntry, what: str) -> Derived | None:
     """The p50 difference per round trip of each operation both entries ran, and their slope."""
     points = []
     by_operation = {}
@@ -266,7 +266,7 @@ def derive(entry: Entry, against: Entry, what: str) -> Derived | None:
     return Derived(entry, against, what, by_operation, fit, expected, probe_difference)
 
 
-def _probe(entry: Entry) -> float | None:
+def _probe(entry: RouteEntry) -> float | None:
     """The round trip the load took, measured before it: through the relay when there was one."""
     return entry.round_trip_us if entry.latency is None else entry.relay_round_trip_us
 
@@ -277,8 +277,8 @@ class Gap:
     the p50 difference, and what the round trips account for."""
 
     operation: str
-    chatty: Entry  # more round trips per request (a server, against SQLite in-process)
-    other: Entry
+    chatty: RouteEntry  # more round trips per request (a server, against SQLite in-process)
+    other: RouteEntry
     gap_ms: float  # chatty's p50 minus the other's: above 0 when the chatty one is slower
     round_trip_ms: float | None  # chatty's round trips x its round trip, less the other's
 
@@ -290,7 +290,7 @@ class Gap:
         return self.round_trip_ms / self.gap_ms
 
 
-def _round_trip_ms(entry: Entry, operation: str) -> float | None:
+def _round_trip_ms(entry: RouteEntry, operation: str) -> float | None:
     trips = entry.trips.get(operation)
     if trips is None:
         return None
@@ -299,7 +299,7 @@ def _round_trip_ms(entry: Entry, operation: str) -> float | None:
     return None if entry.round_trip_us is None else trips * entry.round_trip_us / 1000
 
 
-def gaps(first: Entry, second: Entry) -> list[Gap]:
+def gaps(first: RouteEntry, second: RouteEntry) -> list[Gap]:
     """Per operation both ran and counted: the gap between them and the round trips' part of it."""
     found = []
     for name in sorted(first.p50.keys() & second.p50.keys() & first.trips.keys() & second.trips.keys()):
@@ -399,14 +399,14 @@ _WORDS = (
 )
 
 
-def _routes_table(entries: Sequence[Entry]) -> Table:
+def _routes_table(entries: Sequence[RouteEntry]) -> TableBlock:
     columns = [
-        Column("entry", numeric=False),
-        Column("transport", numeric=False),
-        Column("added ms each way"),
-        Column("round trip us"),
-        Column("through the relay us"),
-        Column("relay late us a chunk"),
+        TableColumn("entry", numeric=False),
+        TableColumn("transport", numeric=False),
+        TableColumn("added ms each way"),
+        TableColumn("round trip us"),
+        TableColumn("through the relay us"),
+        TableColumn("relay late us a chunk"),
     ]
     rows = [
         [
@@ -419,19 +419,19 @@ def _routes_table(entries: Sequence[Entry]) -> Table:
         ]
         for entry in entries
     ]
-    return Table(columns, rows, kind="routes")
+    return TableBlock(columns, rows, kind="routes")
 
 
-def _derived_table(derived: Sequence[Derived]) -> Table:
+def _derived_table(derived: Sequence[Derived]) -> TableBlock:
     operations = sorted({name for found in derived for name in found.by_operation})
     columns = [
-        Column("entry", numeric=False),
-        Column("against", numeric=False),
-        Column("isolates", numeric=False),
-        *(Column(f"{name} us") for name in operations),
-        Column("all us"),
-        Column("SELECT 1 us"),
-        Column("expected us"),
+        TableColumn("entry", numeric=False),
+        TableColumn("against", numeric=False),
+        TableColumn("isolates", numeric=False),
+        *(TableColumn(f"{name} us") for name in operations),
+        TableColumn("all us"),
+        TableColumn("SELECT 1 us"),
+        TableColumn("expected us"),
     ]
     rows = [
         [
@@ -445,7 +445,7 @@ def _derived_table(derived: Sequence[Derived]) -> Table:
         ]
         for found in derived
     ]
-    return Table(columns, rows, kind="round-trips")
+    return TableBlock(columns, rows, kind="round-trips")
 
 
 def _derived_sentence(found: Derived) -> str:
@@ -480,16 +480,16 @@ def _gap_row(gap: Gap) -> list[str]:
     ]
 
 
-def _gap_table(rows: list[list[str]]) -> Table:
+def _gap_table(rows: list[list[str]]) -> TableBlock:
     columns = [
-        Column("operation", numeric=False),
-        Column("entries", numeric=False),
-        Column("p50 ms (first)"),
-        Column("p50 ms (second)"),
-        Column("gap ms"),
-        Column("round trips (first)"),
-        Column("round trips (second)"),
-        Column("their cost ms"),
-        Column("share of the gap"),
+        TableColumn("operation", numeric=False),
+        TableColumn("entries", numeric=False),
+        TableColumn("p50 ms (first)"),
+        TableColumn("p50 ms (second)"),
+        TableColumn("gap ms"),
+        TableColumn("round trips (first)"),
+        TableColumn("round trips (second)"),
+        TableColumn("their cost ms"),
+        TableColumn("share of the gap"),
     ]
-    return Table(columns, rows, kind="engine-gap")
+    return TableBlock(columns, rows, kind="engine-gap")

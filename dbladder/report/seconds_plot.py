@@ -14,7 +14,7 @@ from __future__ import annotations
 
 from ..result.level import Level, SecondRow
 from . import figures as fig
-from .plots import Figure, Series, series_of
+from .plots import PlotFigure, Series, series_of
 from .runs import Round
 from .svg import Axis, Chart, Point
 
@@ -52,7 +52,7 @@ def _points(s: Series, value: str, p95_mark: float, max_fail_pct: float) -> list
     return points
 
 
-def over_time(round_: Round) -> Figure | None:
+def over_time(round_: Round) -> PlotFigure | None:
     """The per-second plot of the round's runs; None when no level has its seconds."""
     all_series = [s for s in series_of(round_) if any(level.seconds for level in s.run.levels)]
     if not all_series:
@@ -98,7 +98,7 @@ def over_time(round_: Round) -> Figure | None:
                 level.start_s + level.warmup_s, str(level.number), "#777", row=level.index % 2, mark="level"
             )
         charts.append(chart.svg())
-    return Figure(
+    return PlotFigure(
         "seconds",
         "Every level second by second: the p95 of the requests due in each second (open markers: a "
         "second that failed the pass mark on its own) and the answers that arrived in it per second "

@@ -13,19 +13,19 @@ from collections.abc import Mapping
 from typing import Any
 
 from ..engine_registry import load, registered
-from ..result.run import Engine
+from ..result.run import EngineAsRun
 from .figures import plain
 
 
-def _values(engine: Engine) -> dict[str, Any]:
+def _values(engine: EngineAsRun) -> dict[str, Any]:
     """The engine's durability settings, then the rest, as the server reported them."""
     return {**(engine.durability or {}), **(engine.settings or {})}
 
 
-def settings_file(engine: Engine | Mapping[str, Any]) -> tuple[str, str]:
+def settings_file(engine: EngineAsRun | Mapping[str, Any]) -> tuple[str, str]:
     """(caption, text) of an engine's settings written out as its configuration file; plain
     `name = value` lines for an engine no installed package registers."""
-    engine = engine if isinstance(engine, Engine) else Engine.from_json(engine)
+    engine = engine if isinstance(engine, EngineAsRun) else EngineAsRun.from_json(engine)
     values = _values(engine)
     kind = registered().kinds.get(str(engine.engine))
     if kind is None:

@@ -14,9 +14,9 @@ from typing import Any
 from ..engine_registry import setting_facts
 from ..result.context import DataFilesystem, RolePlacement
 from ..result.level import HostWindow
-from ..result.run import Engine, RunResult
+from ..result.run import EngineAsRun, RunResult
 from . import figures as fig
-from .blocks import Block, Code, Column, Heading, Paragraph, Table
+from .blocks import Block, Code, Heading, Paragraph, TableBlock, TableColumn
 from .plan_views import view_of
 from .runs import Round, sizes_words, write_share
 from .settings import settings_file
@@ -29,17 +29,17 @@ def pass_mark_words(result: RunResult) -> str:
     return f"p95 under {p95} ms and under {fail} % failed"
 
 
-def _facts(names: Sequence[str], facts: Sequence[dict[str, str]]) -> Table:
+def _facts(names: Sequence[str], facts: Sequence[dict[str, str]]) -> TableBlock:
     """A two-column table when every column would say the same, else one column per name."""
     keys = list(dict.fromkeys(key for fact in facts for key in fact))
     if all(fact == facts[0] for fact in facts):
-        return Table(
-            [Column("", numeric=False), Column("", numeric=False)],
+        return TableBlock(
+            [TableColumn("", numeric=False), TableColumn("", numeric=False)],
             [[key, facts[0].get(key, "-")] for key in keys],
             kind="facts",
         )
-    return Table(
-        [Column("", numeric=False), *(Column(name, numeric=False) for name in names)],
+    return TableBlock(
+        [TableColumn("", numeric=False), *(TableColumn(name, numeric=False) for name in names)],
         [[key, *(fact.get(key, "-") for fact in facts)] for key in keys],
         kind="facts",
     )
@@ -175,7 +175,7 @@ def _service_facts(result: RunResult) -> dict[str, str]:
     return facts
 
 
-def _engine_facts(engine: Engine) -> dict[str, str]:
+def _engine_facts(engine: EngineAsRun) -> dict[str, str]:
     return {
         "version": fig.plain(engine.server_version),
         "driver": f"{fig.plain(engine.driver)} {fig.plain(engine.driver_version)}",
@@ -256,7 +256,7 @@ def machines_blocks(result: RunResult, name: str | None = None) -> list[Block]:
             ]
         )
     headers = ("name", "role", "host", "CPU", "cores", "memory", "clock offset")
-    blocks.append(Table([Column(header, numeric=False) for header in headers], rows, kind="facts"))
+    blocks.append(TableBlock([TableColumn(header, numeric=False) for header in headers], rows, kind="facts"))
     hosts = list(dict.fromkeys(host for level in result.levels for host in level.hosts or {}))
     if hosts:
         blocks.append(Paragraph("CPU in use on each sampled host, % of its CPUs, over each level's window:"))
@@ -268,8 +268,8 @@ def machines_blocks(result: RunResult, name: str | None = None) -> list[Block]:
             ]
             for level in result.levels
         ]
-        columns = [Column("level"), Column("offered req/s"), *(Column(host) for host in hosts)]
-        blocks.append(Table(columns, level_rows, kind="facts"))
+        columns = [TableColumn("level"), TableColumn("offered req/s"), *(TableColumn(host) for host in hosts)]
+        blocks.append(TableBlock(columns, level_rows, kind="facts"))
         for host in hosts:
             lost = [level for level in result.levels if _host_cpu((level.hosts or {}).get(host)) == LOST]
             if lost:

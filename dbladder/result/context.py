@@ -19,7 +19,7 @@ from .part import Part
 
 
 @dataclass(frozen=True, kw_only=True)
-class RoleLimits(Part):
+class PlacedRole(Part):
     """One role's CPUs (as taskset writes them, None: any) and memory cap in bytes (None: none)."""
 
     cpus: str | None = None
@@ -30,15 +30,15 @@ class RoleLimits(Part):
 class RolePlacement(Part):
     """Where each role ran (`--cpus`, `--memory`) and whether the page cache was dropped first."""
 
-    generator: RoleLimits | None = None
-    service: RoleLimits | None = None
-    database: RoleLimits | None = None
+    generator: PlacedRole | None = None
+    service: PlacedRole | None = None
+    database: PlacedRole | None = None
     drop_caches: bool | None = None
 
-    def of(self, role: str) -> RoleLimits:
+    def of(self, role: str) -> PlacedRole:
         """A role's limits by its name (generator, service, database); none recorded: no limits."""
         limits = {"generator": self.generator, "service": self.service, "database": self.database}[role]
-        return limits or RoleLimits()
+        return limits or PlacedRole()
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -89,7 +89,7 @@ class NativeReference(Part):
 
 
 @dataclass(frozen=True, kw_only=True)
-class ClockOffset(Part):
+class MachineClock(Part):
     """An agent's clock against the coordinator's: the offset, right within plus or minus `bound_s`."""
 
     offset_s: float
@@ -110,7 +110,7 @@ class MachineRecord(Part):
     cores: int | None = None
     memory_bytes: int | None = None
     pid: int | None = None
-    clock: ClockOffset | None = None
+    clock: MachineClock | None = None
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -152,7 +152,7 @@ class RoundTrips(Part):
 
 
 @dataclass(frozen=True, kw_only=True)
-class RelayStats(Part):
+class RelayForwarded(Part):
     """What the latency relay forwarded during the whole run."""
 
     connections: int | None = None
@@ -166,7 +166,7 @@ class RelayRecord(Part):
 
     target: str | None = None
     listen: str | None = None
-    stats: RelayStats | None = None
+    stats: RelayForwarded | None = None
 
 
 @dataclass(frozen=True, kw_only=True)

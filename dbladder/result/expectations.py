@@ -51,7 +51,7 @@ class AtRate:
 
 
 @dataclass(frozen=True)
-class Figure:
+class ExpectedFigure:
     """A figure an expectation can bound: its option, its words, its key in a level row, its unit."""
 
     option: str
@@ -62,9 +62,9 @@ class Figure:
 
 
 FIGURES = {
-    "p95_ms": Figure("--expect-p95", "p95", "p95_ms", " ms", math.inf),
-    "p99_ms": Figure("--expect-p99", "p99", "p99_ms", " ms", math.inf),
-    "fail_pct": Figure("--expect-fail-pct", "failed share", "fail_pct", " %", 100.0),
+    "p95_ms": ExpectedFigure("--expect-p95", "p95", "p95_ms", " ms", math.inf),
+    "p99_ms": ExpectedFigure("--expect-p99", "p99", "p99_ms", " ms", math.inf),
+    "fail_pct": ExpectedFigure("--expect-fail-pct", "failed share", "fail_pct", " %", 100.0),
 }
 """By the Expectations field that holds its bounds."""
 
@@ -78,7 +78,7 @@ class Expectations:
     p99_ms: tuple[AtRate, ...] = ()
     fail_pct: tuple[AtRate, ...] = ()
 
-    def bounds(self) -> Iterable[tuple[Figure, AtRate]]:
+    def bounds(self) -> Iterable[tuple[ExpectedFigure, AtRate]]:
         for name, figure in FIGURES.items():
             for bound in getattr(self, name):
                 yield figure, bound

@@ -1,6 +1,6 @@
 """A level of the result, typed: its rates, latency, failures, verdict, and each operation's share.
 
-`levels.level_row` computes a level's figures from the recorder's merged snapshot; `Level` is the
+`level_rows.level_row` computes a level's figures from the recorder's merged snapshot; `Level` is the
 same row as the reports read it (`result.run.RunResult.levels`). Every field is a key of the row
 documented in docs/result-schema.md; the machine's figures (`machine`, `service_breakdown`) stay
 the sampler's flat mappings, which `dbladder.report.figures` is the one place to read.
@@ -43,8 +43,8 @@ class GeneratorUse(Part):
 
 
 @dataclass(frozen=True, kw_only=True)
-class Operation(Part):
-    """One operation's share of a level (`levels.operation_rows`)."""
+class OperationFigures(Part):
+    """One operation's share of a level (`level_rows.operation_rows`)."""
 
     requests: int = 0
     p50_ms: float = 0.0
@@ -127,7 +127,7 @@ class HostWindow(Part):
 
 @dataclass(frozen=True, kw_only=True)
 class Level(Part):
-    """One level (a ladder's step, a search's probe, a users phase) as `levels.level_row` wrote it."""
+    """One level (a ladder's step, a search's probe, a users phase) as `level_rows.level_row` wrote it."""
 
     index: int
     offered_rps: float
@@ -156,7 +156,7 @@ class Level(Part):
     generator: GeneratorUse
     flags: tuple[str, ...] = ()
     histograms: Mapping[str, Any]
-    operations: Mapping[str, Operation] | None = None
+    operations: Mapping[str, OperationFigures] | None = None
     queries: Mapping[str, Queries] | None = None
     users: int | None = None
     ramp_s: float | None = None

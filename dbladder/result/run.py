@@ -3,7 +3,7 @@
 `RunResult.from_json(document)` reads a document; `to_json()` gives it back key for key (see
 `part.Part`), and the shipped JSON Schema (`schema.py`) validates what it gives. Reports read
 attributes of it, never string keys. Its parts: the configuration as run (`Config`, with the plan
-it ran: `Ladder`, `Users`, `SearchPlan`), the pass mark, the engine and the service, how the data
+it ran: `LadderAsRun`, `UsersAsRun`, `SearchPlan`), the pass mark, the engine and the service, how the data
 was seeded, the levels (`level.Level`), the search's bracket, the spike's recovery, the generator
 processes, the load's route to the database, the integrity check and the machine it ran on, and
 the blocks around them (`context`: faults, the native reference, placement, a cluster's machines,
@@ -40,7 +40,7 @@ from .schema import RESULT_SCHEMA, RESULT_SCHEMAS_READ
 
 
 @dataclass(frozen=True, kw_only=True)
-class Ladder(Part):
+class LadderAsRun(Part):
     """A linear ladder of arrival rates: `steps` levels from `start`, `step` apart."""
 
     start: float = 0
@@ -55,7 +55,7 @@ class Ladder(Part):
 
 
 @dataclass(frozen=True, kw_only=True)
-class Phase(Part):
+class PhaseAsRun(Part):
     """One phase of a users plan: its users, the seconds they take to arrive, and its hold."""
 
     users: int = 0
@@ -64,10 +64,10 @@ class Phase(Part):
 
 
 @dataclass(frozen=True, kw_only=True)
-class Users(Part):
+class UsersAsRun(Part):
     """A closed-model plan: phases of users who think between an answer and their next request."""
 
-    phases: tuple[Phase, ...] = ()
+    phases: tuple[PhaseAsRun, ...] = ()
     think_min: float | None = None
     think_max: float | None = None
 
@@ -89,7 +89,7 @@ class SearchPlan(Part):
 
 
 @dataclass(frozen=True, kw_only=True)
-class Search(SearchPlan):
+class SearchAsRun(SearchPlan):
     """The search as it ran: its plan and the bracket it ended on."""
 
     held_rps: float | None = None
@@ -116,8 +116,8 @@ class Config(Part):
     db_url: str | None = None
     workload: str | None = None
     preset: str | None
-    ladder: Ladder | None
-    users: Users | None = None
+    ladder: LadderAsRun | None
+    users: UsersAsRun | None = None
     search: SearchPlan | None = None
     write_share: float | None = None
     seed: int | None
@@ -138,7 +138,7 @@ class Config(Part):
 
 
 @dataclass(frozen=True, kw_only=True)
-class Engine(Part):
+class EngineAsRun(Part):
     """The engine as it described itself at the start of the run (`EngineInfo.to_dict()`)."""
 
     engine: str | None = None
@@ -186,7 +186,7 @@ class Data(Part):
 
 
 @dataclass(frozen=True, kw_only=True)
-class Workload(Part):
+class WorkloadAsRun(Part):
     """The workload: its operations, which of them write, the mix sent, and the data."""
 
     name: str | None = None
@@ -318,7 +318,7 @@ class RunResult(Part):
     finished_at: str | None
     config: Config
     pass_mark: PassMarkSet
-    engine: Engine | None
+    engine: EngineAsRun | None
     service: Service | None
     seeding: Seeding | None
     ceiling_rps: float | None
@@ -326,8 +326,8 @@ class RunResult(Part):
     levels: tuple[Level, ...] = ()
     flags: tuple[str, ...] = ()
     environment: Environment
-    workload: Workload | None
-    search: Search | None = None
+    workload: WorkloadAsRun | None
+    search: SearchAsRun | None = None
     spike: Spike | None = None
     generators: Generators | None = None
     transport: Transport | None = None

@@ -41,7 +41,7 @@ from dataclasses import dataclass
 from typing import Protocol
 
 
-class Second(Protocol):
+class StallSecond(Protocol):
     """What the location reads of a second (the diagnosis's `Second` has it)."""
 
     @property
@@ -75,7 +75,7 @@ END_SPREAD_S = 0.3
 END_SPREAD_SHARE = 0.1  # ... and this share of the stall's length
 
 
-def steady_rate(passing: Sequence[Second]) -> float:
+def steady_rate(passing: Sequence[StallSecond]) -> float:
     """Answers per second of the seconds that passed (a part-second's over its length): the rate a
     stall's seconds are set against."""
     rates = [s.answered / s.length for s in passing if s.length > 0]
@@ -83,7 +83,7 @@ def steady_rate(passing: Sequence[Second]) -> float:
 
 
 def located_by_latencies(
-    seconds: Sequence[Second], run: tuple[int, int], pass_p95_ms: float, rate: float
+    seconds: Sequence[StallSecond], run: tuple[int, int], pass_p95_ms: float, rate: float
 ) -> Stall | None:
     """The stall behind a run of failing seconds from the largest latency of each of its seconds
     and of the ones beside it (the module doc works it through), or None when one of them kept no
@@ -136,7 +136,9 @@ def located_by_latencies(
     return Stall(start, length, within)
 
 
-def located_by_counts(seconds: Sequence[Second], run: tuple[int, int], passing: Sequence[Second]) -> Stall:
+def located_by_counts(
+    seconds: Sequence[StallSecond], run: tuple[int, int], passing: Sequence[StallSecond]
+) -> Stall:
     """The stall behind a run of failing seconds from the answers that arrived in each second and
     the p95s: for results that kept no max per second."""
     first, last = run
@@ -160,6 +162,6 @@ def located_by_counts(seconds: Sequence[Second], run: tuple[int, int], passing: 
     return Stall(begins + within, length, within)
 
 
-def catches_up(second: Second) -> bool:
+def catches_up(second: StallSecond) -> bool:
     """A second that answered more than was sent in it: a backlog's answers came in it."""
     return second.answered > (1 + TOP_SHARE_SECONDS) * second.sent

@@ -22,7 +22,7 @@ from ..plans import Outcome, Stop, plan_to_config
 from ..result.expectations import check
 from ..result.files import write_json
 from ..result.level import Level
-from ..result.levels import level_row
+from ..result.level_rows import level_row
 from ..result.passmark import PassMark
 from ..result.run import RunResult
 from ..result.schema import RESULT_SCHEMA

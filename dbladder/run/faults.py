@@ -42,7 +42,7 @@ from ..engine_registry import engine_kind, run_settings
 from ..engines import opened
 from ..engines.base import EngineOptions
 from ..errors import DbladderError, UsageError
-from ..plans import Level
+from ..plans import PlannedLevel
 from ..report.integrity import fault_line
 from ..servers import ManagedServer, fault_permission, is_managed_spec
 from ..urls import DatabaseURL
@@ -89,7 +89,7 @@ class Fault:
     def text(self) -> str:
         return f"{self.kind}@{self.level}" + ("" if self.second is None else f":{self.second:g}")
 
-    def offset(self, levels: Sequence[Level]) -> float:
+    def offset(self, levels: Sequence[PlannedLevel]) -> float:
         """Seconds from the run start at which it strikes."""
         level = levels[self.level - 1]
         return level.start + (level.hold / 2 if self.second is None else self.second)
@@ -126,7 +126,7 @@ def fault_problems(
     target: str,
     service_url: str | None,
     writer_processes: int,
-    levels: Sequence[Level],
+    levels: Sequence[PlannedLevel],
     engine: str | None,
     on_agents: bool = False,
 ) -> list[str]:
@@ -323,7 +323,7 @@ class FaultInjector:
     def __init__(
         self,
         faults: Sequence[Fault],
-        levels: Sequence[Level],
+        levels: Sequence[PlannedLevel],
         origin: float,
         actions: FaultActions,
         probe: Callable[[], bool],

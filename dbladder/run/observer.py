@@ -47,7 +47,7 @@ from ..observe import (
 )
 from ..observe.environment import seconds_setting
 from ..observe.loops import LoopSampler
-from ..plans import Level
+from ..plans import PlannedLevel
 from ..result.queries import difference, query_rows
 from ..service.server import service_process_role
 from ..urls import DatabaseURL
@@ -132,7 +132,9 @@ class SyscallCounter:
     """Counts each group's system calls for a few seconds inside every level's measured window
     (the bpftrace measurement of "Postgres vs SQLite under load", made repeatable), on a thread of its own."""
 
-    def __init__(self, groups: dict[str, Callable[[], list[int]]], levels: Sequence[Level], origin: float):
+    def __init__(
+        self, groups: dict[str, Callable[[], list[int]]], levels: Sequence[PlannedLevel], origin: float
+    ):
         self._groups = groups
         self._origin = origin
         self._windows = [(level.index, origin + level.measured_from, origin + level.end) for level in levels]
@@ -144,7 +146,7 @@ class SyscallCounter:
     def start(self) -> None:
         self._thread.start()
 
-    def add(self, level: Level) -> None:
+    def add(self, level: PlannedLevel) -> None:
         """Count in this level's window too (a search's probe, known only as it starts)."""
         self._windows.append((level.index, self._origin + level.measured_from, self._origin + level.end))
         self._added.set()
@@ -244,7 +246,7 @@ class RunObserver:
 
     def start(
         self,
-        levels: Sequence[Level],
+        levels: Sequence[PlannedLevel],
         origin: float,
         generator: Callable[[], list[int]],
         service_pid: int | Callable[[], int] | None,
@@ -300,7 +302,7 @@ class RunObserver:
         cpu: dict[str, float | None] = {"time": latest.t - self._origin}
         return cpu | {role: figures.cpu_pct for role, figures in latest.groups.items()}
 
-    def watch(self, level: Level) -> None:
+    def watch(self, level: PlannedLevel) -> None:
         """Watch a level as it starts: one not known at `start` (a search's probe) has the service's
         /stats read and its system calls counted at its window's edges, as those known were."""
         if level.index in self._known:

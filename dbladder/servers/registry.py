@@ -59,7 +59,7 @@ def unregister(root: Path, name: str) -> None:
 
 
 @dataclass(frozen=True)
-class Entry:
+class RegistryEntry:
     """One registry entry: its name, its folder, and why it cannot be read (None when it can)."""
 
     name: str
@@ -67,7 +67,7 @@ class Entry:
     problem: str | None = None
 
 
-def entries(root: Path | None = None) -> list[Entry]:
+def entries(root: Path | None = None) -> list[RegistryEntry]:
     """Every entry in the registry, sorted by name; unreadable ones carry their problem."""
     root = root or registry_root()
     if not root.is_dir():
@@ -82,11 +82,11 @@ def entries(root: Path | None = None) -> list[Entry]:
             problem = f"its folder {folder} is gone"
         elif not (folder / "server.json").is_file():
             problem = f"{folder} has no server.json"
-        found.append(Entry(entry.name, folder, problem))
+        found.append(RegistryEntry(entry.name, folder, problem))
     return found
 
 
-def entry(name: str, root: Path | None = None) -> Entry:
+def entry(name: str, root: Path | None = None) -> RegistryEntry:
     """The registry entry of that name, or UnknownServer."""
     for candidate in entries(root):
         if candidate.name == name:

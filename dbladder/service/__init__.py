@@ -14,10 +14,10 @@ two-instance check).
 from __future__ import annotations
 
 from .config import ServiceConfig
-from .server import Response, RunningService, ServiceStarted, check_database, running_service, serve
+from .server import DecodedAnswer, RunningService, ServiceStarted, check_database, running_service, serve
 
 __all__ = [
-    "Response",
+    "DecodedAnswer",
     "RunningService",
     "ServiceConfig",
     "ServiceStarted",

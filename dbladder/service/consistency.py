@@ -16,7 +16,7 @@ from urllib.parse import urlsplit
 
 from ..errors import InvalidConfig, ServiceFailed
 from .config import ServiceConfig
-from .server import Response, http_request, running_service
+from .server import DecodedAnswer, http_request, running_service
 
 # The order of the demonstration in "Postgres vs SQLite under load": one unit of product 1 for customer 1.
 DEFAULT_ORDER: dict[str, Any] = {"customer_id": 1, "items": [{"product_id": 1, "qty": 1}]}
@@ -65,7 +65,7 @@ def _address(base_url: str) -> tuple[str, int]:
     return parts.hostname, parts.port
 
 
-def _call(base_url: str, method: str, path: str, body: Any = None) -> Response:
+def _call(base_url: str, method: str, path: str, body: Any = None) -> DecodedAnswer:
     host, port = _address(base_url)
     try:
         return http_request(host, port, method, path, body)

@@ -187,7 +187,9 @@ def granian_server(config: ServiceConfig) -> MPServer:
 
 
 @dataclass(frozen=True)
-class Response:
+class DecodedAnswer:
+    """An answer of the service to a Python caller: its status and its body, decoded."""
+
     status: int
     body: Any  # decoded JSON, or the text when the body is not JSON
 
@@ -261,7 +263,7 @@ class RunningService:
         _wait_until_ready(self, time.monotonic() + startup_timeout)
         return time.monotonic() - began
 
-    def request(self, method: str, path: str, body: Any = None, timeout: float = 10.0) -> Response:
+    def request(self, method: str, path: str, body: Any = None, timeout: float = 10.0) -> DecodedAnswer:
         """One HTTP request on a new connection; `body` is sent as JSON (bytes as they are)."""
         return http_request(self.config.host, self.config.port, method, path, body, timeout)
 
@@ -280,7 +282,7 @@ class RunningService:
 
 def http_request(
     host: str, port: int, method: str, path: str, body: Any = None, timeout: float = 10.0
-) -> Response:
+) -> DecodedAnswer:
     """One JSON request with the standard library; the status and the decoded body."""
     payload = body if isinstance(body, bytes) or body is None else json.dumps(body).encode()
     connection = http.client.HTTPConnection(host, port, timeout=timeout)
@@ -294,7 +296,7 @@ def http_request(
         decoded = json.loads(raw) if raw else None
     except ValueError:
         decoded = raw.decode(errors="replace")
-    return Response(answer.status, decoded)
+    return DecodedAnswer(answer.status, decoded)
 
 
 @contextlib.contextmanager

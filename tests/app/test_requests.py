@@ -18,11 +18,11 @@ from dbladder.app.requests import (
     Acknowledge,
     Csrf,
     Login,
+    LoginSession,
     Param,
     Request,
     RequestFileError,
     Requests,
-    Session,
     load_request_file,
 )
 from dbladder.app.sessions import LoginFailed, login, make_sessions
@@ -165,7 +165,9 @@ def test_a_request_renders_to_bytes_with_its_session():
         headers={"Accept": "text/html"},
         params={"id": Param.integer(1, 9), "kind": Param.choice("web"), "title": Param.text()},
     )
-    session = Session(4, {"csrftoken": "tok", "sessionid": "s1"}, "tok", "csrfmiddlewaretoken", "X-CSRFToken")
+    session = LoginSession(
+        4, {"csrftoken": "tok", "sessionid": "s1"}, "tok", "csrfmiddlewaretoken", "X-CSRFToken"
+    )
     rendered = request.render({"id": 7, "kind": "web", "title": "a b"}, "127.0.0.1:8000", session)
     body = b"title=a+b&by=user4&csrfmiddlewaretoken=tok"
     assert rendered == (
@@ -189,7 +191,7 @@ def test_the_files_headers_go_with_every_request_its_own_and_the_sessions_replac
         headers={"referer": "https://{host}/contact/", "Accept": "text/html"},
         params={"token": Param.unique()},
     )
-    session = Session(2, {"csrftoken": "tok"}, "tok", "csrfmiddlewaretoken", "X-CSRFToken")
+    session = LoginSession(2, {"csrftoken": "tok"}, "tok", "csrfmiddlewaretoken", "X-CSRFToken")
     common = {"X-Forwarded-Proto": "https", "Referer": "https://{host}/", "Cookie": "consent=yes"}
     rendered = request.render({"token": "f00d"}, "127.0.0.1:8000", session, common)
     body = b"subject=f00d&csrfmiddlewaretoken=tok"

@@ -11,18 +11,18 @@ import pytest
 from dbladder.load.fleet import LevelDone
 from dbladder.load.fleet.base import FleetBase
 from dbladder.load.live_view import LiveView
-from dbladder.plans import Level
+from dbladder.plans import PlannedLevel
 
 
 class Recording(FleetBase):
     """A fleet whose processes are a list: the probes sent, the events to give, whether stopped."""
 
-    def __init__(self, scheduled: list[Level], events: tuple[LevelDone | LiveView, ...] = ()):
+    def __init__(self, scheduled: list[PlannedLevel], events: tuple[LevelDone | LiveView, ...] = ()):
         self.origin = time.perf_counter()
         self._scheduled = scheduled
         self._started = len(scheduled)
         self._next_level = 0
-        self.sent: list[tuple[Level, float]] = []
+        self.sent: list[tuple[PlannedLevel, float]] = []
         self.stopped = False
         self._events = list(events)
 
@@ -32,30 +32,30 @@ class Recording(FleetBase):
     def stop(self) -> None:
         self.stopped = True
 
-    def _send_level(self, level: Level, start_delay: float) -> None:
+    def _send_level(self, level: PlannedLevel, start_delay: float) -> None:
         self.sent.append((level, start_delay))
 
 
-LADDER = [Level(0, 10.0, 0.0, 1.0, 0.0), Level(1, 20.0, 1.0, 1.0, 0.0)]
+LADDER = [PlannedLevel(0, 10.0, 0.0, 1.0, 0.0), PlannedLevel(1, 20.0, 1.0, 1.0, 0.0)]
 
 
 def test_a_scheduled_level_is_already_on_the_schedule_and_nothing_is_sent() -> None:
     fleet = Recording(LADDER)
-    assert fleet.start_level(Level(1, 99.0, 5.0, 9.0, 0.0)) == LADDER[1]
+    assert fleet.start_level(PlannedLevel(1, 99.0, 5.0, 9.0, 0.0)) == LADDER[1]
     assert fleet.sent == []
 
 
 def test_a_probe_starts_its_delay_from_now_on_the_fleets_timeline_and_in_order() -> None:
     fleet = Recording([])
     fleet.origin = time.perf_counter() - 10.0  # the run started 10 s ago
-    probe = fleet.start_level(Level(0, 50.0, 0.0, 2.0, 0.5))
+    probe = fleet.start_level(PlannedLevel(0, 50.0, 0.0, 2.0, 0.5))
     assert probe.start == pytest.approx(10.0 + FleetBase.probe_delay, abs=0.1)
     assert (probe.rate, probe.hold, probe.warmup) == (50.0, 2.0, 0.5)
     assert fleet.sent == [(probe, FleetBase.probe_delay)]
-    later = fleet.start_level(Level(1, 80.0, 100.0, 2.0, 0.5), start_delay=0.0)
+    later = fleet.start_level(PlannedLevel(1, 80.0, 100.0, 2.0, 0.5), start_delay=0.0)
     assert later.start == 100.0  # its own start, later than now
     with pytest.raises(ValueError, match="number 2, not 5"):
-        fleet.start_level(Level(5, 80.0, 0.0, 2.0, 0.5))
+        fleet.start_level(PlannedLevel(5, 80.0, 0.0, 2.0, 0.5))
 
 
 def test_the_end_of_the_plan_stops_the_processes_only_when_scheduled_levels_are_left() -> None:

@@ -27,7 +27,7 @@ from dbladder.load.fleet import (
     split_parts,
 )
 from dbladder.load.merge import merge_levels, merge_snapshots
-from dbladder.plans import Ladder, Level, due_times
+from dbladder.plans import Ladder, PlannedLevel, due_times
 from dbladder.workloads.base import Mix
 
 PROBE = """
@@ -86,7 +86,9 @@ def sent(folder: Path) -> list[tuple[float, int, tuple[Any, ...], int | None]]:
     return sorted((due, operation, tuple(args), value) for due, operation, args, value in rows)
 
 
-def measured_values(rows: list[tuple[float, int, tuple[Any, ...], int | None]], level: Level) -> list[int]:
+def measured_values(
+    rows: list[tuple[float, int, tuple[Any, ...], int | None]], level: PlannedLevel
+) -> list[int]:
     """The latencies recorded for the requests due in the level's measured window."""
     return [
         value for due, _, _, value in rows if level.measured_from <= due < level.end and value is not None

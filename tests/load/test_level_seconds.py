@@ -12,8 +12,8 @@ from dbladder.load.merge import merge_seconds, merge_snapshots
 from dbladder.load.recorder import LevelSecond, measured_seconds, second_lengths
 from dbladder.outcomes import OUTCOMES
 from dbladder.plans import Ladder
-from dbladder.plans.levels import Level
-from dbladder.result.levels import level_row
+from dbladder.plans.planned_levels import PlannedLevel
+from dbladder.result.level_rows import level_row
 from dbladder.result.passmark import PassMark
 
 
@@ -42,15 +42,15 @@ def test_each_second_of_the_measured_window_holds_what_was_due_in_it_over_every_
 
 
 def test_a_window_that_does_not_end_on_a_whole_second_ends_with_a_part_second() -> None:
-    assert measured_seconds(Level(0, 10, 0.0, 4.0, 0.5)) == 4
-    assert second_lengths(Level(0, 10, 0.0, 4.0, 0.5)) == [1.0, 1.0, 1.0, 0.5]
-    assert second_lengths(Level(0, 10, 0.0, 10.0, 2.0)) == [1.0] * 8
-    assert second_lengths(Level(0, 10, 0.0, 1.0, 0.5)) == [0.5]
+    assert measured_seconds(PlannedLevel(0, 10, 0.0, 4.0, 0.5)) == 4
+    assert second_lengths(PlannedLevel(0, 10, 0.0, 4.0, 0.5)) == [1.0, 1.0, 1.0, 0.5]
+    assert second_lengths(PlannedLevel(0, 10, 0.0, 10.0, 2.0)) == [1.0] * 8
+    assert second_lengths(PlannedLevel(0, 10, 0.0, 1.0, 0.5)) == [0.5]
     # 10 s held with a warm-up of 0.01 s: nine whole seconds and 0.99 s.
-    assert second_lengths(Level(0, 10, 0.0, 10.0, 0.01)) == [1.0] * 9 + [0.99]
+    assert second_lengths(PlannedLevel(0, 10, 0.0, 10.0, 0.01)) == [1.0] * 9 + [0.99]
     # A float's rounding at the end is no second of its own: these spans are 3 -+ 4e-16.
-    assert second_lengths(Level(0, 10, 1.1, 3.0, 0.0)) == [1.0] * 3
-    assert second_lengths(Level(0, 10, 0.1 * 23, 3.0, 0.0)) == [1.0] * 3
+    assert second_lengths(PlannedLevel(0, 10, 1.1, 3.0, 0.0)) == [1.0] * 3
+    assert second_lengths(PlannedLevel(0, 10, 0.1 * 23, 3.0, 0.0)) == [1.0] * 3
 
 
 def test_the_seconds_add_up_to_the_levels_requests_a_part_second_and_drops_included() -> None:

@@ -7,10 +7,10 @@ import pytest
 from dbladder.histogram import Histogram
 from dbladder.load.live_view import LIVE_SECONDS, LiveView, live_view, merge_live
 from dbladder.load.recorder import Recorder
-from dbladder.plans import Level
+from dbladder.plans import PlannedLevel
 
 # Level 0: 100 req/s for 4 s from the run start, the first second a warm-up.
-LEVEL = Level(0, 100.0, 0.0, 4.0, 1.0)
+LEVEL = PlannedLevel(0, 100.0, 0.0, 4.0, 1.0)
 
 
 def answered(recorder: Recorder, latencies_ms: list[float], operation: int = 0, warmup: bool = False) -> None:

@@ -19,7 +19,7 @@ from dbladder.load.merge import merge_levels, merge_per_second
 from dbladder.load.mix import requests
 from dbladder.load.targets.http import HttpTarget
 from dbladder.plans import Phase, UserPlan
-from dbladder.result.levels import level_row
+from dbladder.result.level_rows import level_row
 from dbladder.result.passmark import PassMark
 from dbladder.result.spike import p95_series, recovery_seconds, spike_recovery
 from dbladder.workloads import shop

@@ -1,4 +1,4 @@
-"""A ladder's levels and their due times (dbladder.plans.levels), checked exactly."""
+"""A ladder's levels and their due times (dbladder.plans.planned_levels), checked exactly."""
 
 from __future__ import annotations
 
@@ -6,7 +6,7 @@ import itertools
 
 import pytest
 
-from dbladder.plans import Ladder, Level, due_times, ladder_due_times
+from dbladder.plans import Ladder, PlannedLevel, due_times, ladder_due_times
 
 # Seed 000's read ladder: 1,000 to 20,000 requests/s in steps of 1,000, 30 s each.
 READ = Ladder(start=1000, step=1000, steps=20, hold=30)
@@ -60,9 +60,9 @@ def test_no_drift_over_a_long_hold() -> None:
 
 
 def test_fractional_rate_rounds_the_count_up() -> None:
-    level = Level(index=0, rate=0.5, start=10, hold=3, warmup=0)
+    level = PlannedLevel(index=0, rate=0.5, start=10, hold=3, warmup=0)
     assert list(due_times(level)) == [10.0, 12.0]
-    level = Level(index=0, rate=1000.5, start=0, hold=30, warmup=0)
+    level = PlannedLevel(index=0, rate=1000.5, start=0, hold=30, warmup=0)
     assert level.requests == 30_015
     assert sum(1 for _ in due_times(level)) == 30_015
 
@@ -92,7 +92,7 @@ def test_parts_cover_each_request_exactly_once(parts: int) -> None:
 
 
 def test_part_takes_every_parts_th_request() -> None:
-    level = Level(index=0, rate=10, start=0, hold=1, warmup=0)
+    level = PlannedLevel(index=0, rate=10, start=0, hold=1, warmup=0)
     assert list(due_times(level, 1, 3)) == [0.1, 0.4, 0.7]
 
 

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from dbladder.report.blocks import Heading, Paragraph, Table
+from dbladder.report.blocks import Heading, Paragraph, TableBlock
 from dbladder.report.expectations import expectations_section
 from dbladder.result.expectations import AtRate, Expectations, check
 from dbladder.result.run import RunResult
@@ -27,7 +27,11 @@ def result(label: str | None = None, run: int | None = None, **bounds) -> RunRes
 def test_one_run_has_a_row_per_check_and_the_unmet_ones_marked():
     blocks = expectations_section([result(p99_ms=(AtRate(25, 500),), p95_ms=(AtRate(40, None, "create"),))])
     heading, words, table = blocks
-    assert heading == Heading(3, "Expectations") and isinstance(words, Paragraph) and isinstance(table, Table)
+    assert (
+        heading == Heading(3, "Expectations")
+        and isinstance(words, Paragraph)
+        and isinstance(table, TableBlock)
+    )
     assert "2 of 3 expectations not met: the command exited with code 3." in words.text
     assert table.rows == [
         ["ceiling at least 400 req/s", "500 req/s", "", "met"],

@@ -10,7 +10,7 @@ from dbladder.histogram import Histogram
 from dbladder.load.merge import merge_levels
 from dbladder.outcomes import OUTCOMES
 from dbladder.report import document, html, markdown
-from dbladder.result.levels import level_row
+from dbladder.result.level_rows import level_row
 from dbladder.result.passmark import PassMark
 
 

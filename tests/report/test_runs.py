@@ -7,7 +7,7 @@ from report_support import fake_result, texts, with_ceiling
 
 from dbladder.report.result_table import comparison_table
 from dbladder.report.runs import FEW_RUNS, rounds_of, verdict
-from dbladder.result.levels import ceiling_of
+from dbladder.result.level_rows import ceiling_of
 
 
 def test_a_clear_gap_between_engines_is_named_with_its_size():

@@ -5,7 +5,7 @@ from __future__ import annotations
 from dbladder.histogram import Histogram
 from dbladder.outcomes import OUTCOMES
 from dbladder.result.level import Level
-from dbladder.result.levels import level_row
+from dbladder.result.level_rows import level_row
 from dbladder.result.passmark import PassMark
 
 

@@ -32,7 +32,7 @@ from dbladder.observe.disk import PROBE_SECONDS_VARIABLE, fsync_rate
 from dbladder.observe.sampler import Sampler
 from dbladder.plans import Ladder, Phase, UserPlan
 from dbladder.result.diagnosis import Diagnosis
-from dbladder.result.levels import level_row
+from dbladder.result.level_rows import level_row
 from dbladder.result.passmark import PassMark
 from dbladder.result.stall_events import Moment
 from dbladder.run.config import RunConfig

@@ -33,7 +33,7 @@ from dbladder.load.targets.http import HttpTarget
 from dbladder.observe import Sampler, fixed, summarise
 from dbladder.observe.loops import LoopSampler
 from dbladder.plans import Ladder
-from dbladder.result.levels import level_row
+from dbladder.result.level_rows import level_row
 from dbladder.result.passmark import PassMark
 from dbladder.run.config import RunConfig
 from dbladder.run.diagnose import level_diagnosis, level_resources

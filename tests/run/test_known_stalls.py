@@ -25,7 +25,7 @@ from dbladder.load.executors.open import Generator
 from dbladder.load.merge import merge_snapshots
 from dbladder.load.targets.http import HttpTarget
 from dbladder.plans import Ladder
-from dbladder.result.levels import level_row
+from dbladder.result.level_rows import level_row
 from dbladder.result.passmark import PassMark
 from dbladder.run.diagnose import level_diagnosis, level_resources
 from dbladder.workloads import shop

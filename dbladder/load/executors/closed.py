@@ -7,7 +7,7 @@ if every answer were instant, and the level's upper bound.
 
 `UsersGenerator` runs one process's users (index % parts == part) on the open model's skeleton
 (`Executor`): `run()`, `recorder`, `progress()`, and snapshots that `merge.merge_levels` and
-`dbladder.result.levels.level_row` read unchanged. A user is not a coroutine but two callbacks and
+`dbladder.result.level_rows.level_row` read unchanged. A user is not a coroutine but two callbacks and
 an event-loop timer: when its think time ends, a timer sends its next request; when the answer
 comes, the callback draws the next think time and sets the next timer. A user costs a few dict
 entries and one pending timer or request, so one process holds thousands. Measured with 3,200

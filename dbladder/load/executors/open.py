@@ -12,7 +12,7 @@ from __future__ import annotations
 import asyncio
 from collections.abc import Iterator, Sequence
 
-from ...plans import Ladder, Level, due_times
+from ...plans import Ladder, PlannedLevel, due_times
 from ..clock import Clock
 from ..mix import Request
 from ..recorder import LevelRecord, LevelSecond, Recorder
@@ -36,7 +36,7 @@ class Generator(Executor):
 
     def __init__(
         self,
-        plan: Ladder | Sequence[Level],
+        plan: Ladder | Sequence[PlannedLevel],
         clock: Clock,
         operations: Iterator[Request],
         target: RequestTarget,
@@ -122,7 +122,9 @@ class Generator(Executor):
         super()._enter(index)
 
 
-def _due_times(levels: Sequence[Level], part: int, parts: int) -> Iterator[tuple[int, Level, float]]:
+def _due_times(
+    levels: Sequence[PlannedLevel], part: int, parts: int
+) -> Iterator[tuple[int, PlannedLevel, float]]:
     """(position of the level, level, due time) for this part's requests over the levels, in order."""
     for position, level in enumerate(levels):
         for due in due_times(level, part, parts):

@@ -12,7 +12,7 @@ from collections.abc import Iterator
 from dataclasses import dataclass
 from typing import Any
 
-from ...plans import Level
+from ...plans import PlannedLevel
 from ..live_view import LiveView
 
 
@@ -31,14 +31,14 @@ class FleetBase:
     `events`, `stop` and `_send_level`."""
 
     origin: float
-    _scheduled: list[Level]
+    _scheduled: list[PlannedLevel]
     _started: int
     _next_level: int
 
     probe_delay = 0.3
     """Seconds from now at which a probe (a level not on the schedule) starts, by default."""
 
-    def start_level(self, planned: Level, start_delay: float | None = None) -> Level:
+    def start_level(self, planned: PlannedLevel, start_delay: float | None = None) -> PlannedLevel:
         """Run the plan's next level; the level as run. A scheduled level is already on the
         processes' schedule; any other (a search's probe) is sent to every process now, to start
         `start_delay` seconds from now (or at its own start, if later).
@@ -80,9 +80,9 @@ class FleetBase:
         """Ask every process to stop sending."""
         raise NotImplementedError
 
-    def _before_probe(self, planned: Level) -> None:
+    def _before_probe(self, planned: PlannedLevel) -> None:
         """What a fleet does before a probe's start is set (a cluster measures its clocks again)."""
 
-    def _send_level(self, level: Level, start_delay: float) -> None:
+    def _send_level(self, level: PlannedLevel, start_delay: float) -> None:
         """Send a probe, as run, to every process; it starts `start_delay` seconds from now."""
         raise NotImplementedError

@@ -5,7 +5,7 @@ The process that sends part p of the run's `parts` (numbered across every fleet 
 every level from request p, or every `parts`-th user, and draws mix stream p. It runs the plan's
 scheduled levels back to back from the run start with one executor (the plan's `model`: open or
 closed), then every level the parent sends on its command queue (a search's probes, each a
-`Level` timed by the parent), until it reads None. While it runs it reports every level as soon
+`PlannedLevel` timed by the parent), until it reads None. While it runs it reports every level as soon
 as all its requests have an outcome, its live view and the records of the writes answered 2xx
 (`acknowledged.py`) every REPORT_INTERVAL.
 
@@ -29,7 +29,7 @@ import uvloop
 
 from ...engines import create_engine
 from ...engines.base import EngineOptions
-from ...plans import Level, UserPlan
+from ...plans import PlannedLevel, UserPlan
 from ...workloads.base import Workload
 from ...workloads.registry import load_workload
 from ..acknowledged import AcknowledgedWrites, AcknowledgingTarget
@@ -114,7 +114,7 @@ async def _drive(
 
 def _executor(
     spec: ProcessSpec,
-    levels: list[Level],
+    levels: list[PlannedLevel],
     clock: MonotonicClock,
     stream: Iterator[Request],
     target: RequestTarget,
@@ -141,7 +141,7 @@ async def _run(
     commands: Any,
     watch: _Watch,
 ) -> dict[str, Any]:
-    """Run the plan's scheduled levels, then one level per command from `commands` (a `Level`;
+    """Run the plan's scheduled levels, then one level per command from `commands` (a `PlannedLevel`;
     None, or no queue, ends); the snapshot of every level run, as one run's."""
     loop = asyncio.get_running_loop()
     clock_origin = origin if origin is not None else time.perf_counter()
@@ -195,7 +195,7 @@ class _Watch:
         self.workload = workload
         self.context = context
 
-    async def run(self, generator: Executor, levels: list[Level], origin: float) -> Recorder:
+    async def run(self, generator: Executor, levels: list[PlannedLevel], origin: float) -> Recorder:
         # Direct mode: this process runs the operations, so it counts their queries itself.
         windows = (
             QueryWindows(self.workload, self.context, levels, origin) if self.context is not None else None

@@ -32,7 +32,7 @@ from collections.abc import Iterator
 from typing import Any
 
 from ...errors import DbladderError
-from ...plans import Level
+from ...plans import PlannedLevel
 from ..acknowledged import AcknowledgedWrites
 from ..live_view import LiveView, merge_live
 from ..merge import merge_levels, merge_snapshots, merge_users_snapshots
@@ -140,7 +140,7 @@ class Fleet(FleetBase):
         self._end_commands()
         self._deadline = min(self._deadline, time.monotonic() + self.spec.timeout + 10)
 
-    def _send_level(self, level: Level, start_delay: float) -> None:
+    def _send_level(self, level: PlannedLevel, start_delay: float) -> None:
         for commands in self._commands:
             if commands is not None:
                 commands.put(level)

@@ -11,7 +11,7 @@ import dataclasses
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 
-from ...plans import Level, Plan
+from ...plans import Plan, PlannedLevel
 from ...workloads.base import Mix
 from .parts import BadPartRange, PartRange, check_ranges
 
@@ -61,7 +61,7 @@ class ProcessSpec:
         """Seconds from the run start to the end of the plan (a search: its budget)."""
         return self.plan.duration
 
-    def levels(self) -> list[Level]:
+    def levels(self) -> list[PlannedLevel]:
         """The levels fixed before the run (users phases for a closed plan), with their offsets
         from the run start; a search has none in advance."""
         return self.plan.scheduled()

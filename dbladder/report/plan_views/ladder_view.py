@@ -17,7 +17,7 @@ from typing import ClassVar
 
 from ...formats import plain, rate
 from ...plans import Ladder
-from ...plans.record import LevelRecord, RunRecord
+from ...plans.record import FinishedLevel, RunRecord
 
 PEAK_ROW, RECOVERY_ROW = "peak", "p95 recovery"
 """The result table's second rows of a round (`PlanView.second_row`)."""
@@ -101,11 +101,11 @@ class PlanView:
             "model": OPEN_MODEL,
         }
 
-    def x(self, level: LevelRecord) -> float:
+    def x(self, level: FinishedLevel) -> float:
         """Where a level sits on the plots' x axis."""
         return float(level.offered_rps)
 
-    def level_words(self, level: LevelRecord) -> str:
+    def level_words(self, level: FinishedLevel) -> str:
         """A level as the plots' tips name it: "500 req/s offered"."""
         return f"{rate(level.offered_rps)} req/s offered"
 
@@ -127,7 +127,7 @@ class PlanView:
         )
 
     @property
-    def first_failure(self) -> LevelRecord | None:
+    def first_failure(self) -> FinishedLevel | None:
         return next((level for level in self.result.levels if not level.passed), None)
 
     def sentence(self, name: str) -> str:
@@ -272,7 +272,7 @@ class PlanView:
         """How long p95 took to come back after a spike ("" for a plan that has no spike)."""
         return ""
 
-    def phases(self) -> list[tuple[str, LevelRecord]]:
+    def phases(self) -> list[tuple[str, FinishedLevel]]:
         """A spike's finished levels by phase name (before, spike, after); empty for any other plan."""
         return []
 

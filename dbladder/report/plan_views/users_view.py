@@ -21,7 +21,7 @@ from typing import ClassVar
 
 from ...formats import ms, number, plain, rate
 from ...plans import UserPlan
-from ...plans.record import LevelRecord, PhaseRecord
+from ...plans.record import FinishedLevel, PhaseRecord
 from .ladder_view import PEAK_ROW, RECOVERY_ROW, PairWords, PlanView, Throughput
 
 SPIKE_PHASES = ("before", "spike", "after")
@@ -94,10 +94,10 @@ class UsersView(PlanView):
             "time ended",
         }
 
-    def x(self, level: LevelRecord) -> float:
+    def x(self, level: FinishedLevel) -> float:
         return float(level.users) if level.users is not None else float(level.offered_rps)
 
-    def level_words(self, level: LevelRecord) -> str:
+    def level_words(self, level: FinishedLevel) -> str:
         return f"{rate(level.users or 0)} users"
 
     def ceiling_words(self, x: float) -> str:
@@ -375,7 +375,7 @@ class UsersView(PlanView):
             for phase in found
         )
 
-    def phases(self) -> list[tuple[str, LevelRecord]]:
+    def phases(self) -> list[tuple[str, FinishedLevel]]:
         """A spike's finished levels as (phase name, level): before, spike, after; empty for no spike."""
         peak = self._peak()
         if peak is None or not self.spike:

@@ -14,7 +14,7 @@ from dataclasses import dataclass
 
 
 @dataclass(frozen=True)
-class Level:
+class PlannedLevel:
     """One step of a ladder: `rate` requests/s for `hold` seconds from `start` (seconds into the run)."""
 
     index: int
@@ -46,7 +46,7 @@ class Level:
         return count
 
 
-def due_times(level: Level, part: int = 0, parts: int = 1) -> Iterator[float]:
+def due_times(level: PlannedLevel, part: int = 0, parts: int = 1) -> Iterator[float]:
     """The offsets from the run start at which this part's requests of `level` are due, in order.
 
     Request i is due at level.start + i / level.rate, for every i from 0 with a due time before

@@ -83,6 +83,12 @@ class NativeReference(Part):
     connections: int | None = None
     processes: int | None = None
     measured_at: str | None = None
+    scripts: Mapping[str, str] | None = None
+    mix: Mapping[str, float] | None = None
+    sizes: Mapping[str, int] | None = None
+    database: str | None = None
+    engine: str | None = None
+    server_version: str | None = None
     cpus: str | None = None
     direct_rps: float | None = None
     ratio: float | None = None
@@ -156,7 +162,13 @@ class RelayForwarded(Part):
     """What the latency relay forwarded during the whole run."""
 
     connections: int | None = None
+    chunks_up: int | None = None
+    chunks_down: int | None = None
+    bytes_up: int | None = None
+    bytes_down: int | None = None
     held_chunks: int | None = None
+    late_seconds: float | None = None
+    most_late_seconds: float | None = None
     mean_late_us: float | None = None
 
 

@@ -170,6 +170,10 @@ class Level(Part):
     storage: LevelReads | None = None
     # A cluster run: each db and app agent's host during the window, by agent name.
     hosts: Mapping[str, HostWindow] | None = None
+    clocks: Mapping[str, Any] | None = None  # a cluster run: the agents' clock offsets for the level
+    # The engine's activity probe over the window (sessions by state, waits) and its samples.
+    activity: Mapping[str, Any] | None = None
+    activity_seconds: tuple[Mapping[str, Any], ...] | None = None
     seconds: tuple[SecondRow, ...] | None = None
     diagnosis: Cause | None = None
 

@@ -111,7 +111,8 @@ class PassMarkSet(Part):
 
 @dataclass(frozen=True, kw_only=True)
 class Config(Part):
-    """The run's configuration as it ran (`RunConfig.to_dict()`); keys not typed here are in `extra`."""
+    """The run's configuration as it ran (`RunConfig.to_dict()`). The engines' run settings (SQLite's
+    one writer) are keyed as each engine declares them, so they are read through `engine_settings`."""
 
     db_url: str | None = None
     workload: str | None = None
@@ -129,6 +130,25 @@ class Config(Part):
     timeout: float | None = None
     precise_clock: bool | None = None
     continue_after_fail: bool | None = None
+    weights: Mapping[str, float] | None = None
+    pass_mark: Mapping[str, Any] | None = None
+    scale: float | None = None
+    sizes: Mapping[str, int] | None = None
+    syscalls: bool | None = None
+    out_dir: str | None = None
+    service_host: str | None = None
+    service_url: str | None = None
+    allow_remote_target: bool | None = None
+    cluster: str | None = None
+    cluster_tls: str | None = None
+    mix_seed: int | None = None
+    faults: tuple[str, ...] | None = None
+    integrity: bool | None = None
+    transport: str | None = None
+    added_latency_ms: float | None = None
+    placement: Mapping[str, Any] | None = None
+    app: Mapping[str, Any] | None = None
+    requests_file: str | None = None
 
     @property
     def engine_settings(self) -> dict[str, Any]:
@@ -165,6 +185,11 @@ class Service(Part):
     url: str | None = None
     started_by_dbladder: bool | None = None
     stats: Mapping[str, Any] | None = None
+    command: str | None = None  # the user's app (`--app`): its command
+    app: bool | None = None
+    sessions: int | None = None
+    starts: int | None = None
+    agent: str | None = None  # a cluster run: the app agent it ran on
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -234,6 +259,7 @@ class Transport(Part):
     added_latency_ms: float | None = None
     round_trip_us: RoundTrips | None = None
     relay: RelayRecord | None = None
+    measured_on: str | None = None  # a cluster run: the app agent whose machine made the route
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -278,6 +304,12 @@ class Environment(Part):
     dependencies: Mapping[str, Any] | None = None
     data_filesystem: DataFilesystem | None = None
     data_size_bytes: int | None = None
+    kernel: str | None = None
+    os: str | None = None
+    data_path: str | None = None
+    python_implementation: str | None = None
+    dbladder: str | None = None
+    engine: Mapping[str, Any] | None = None  # the engine's settings as given (shown with the engine)
 
     @property
     def memory_bytes(self) -> float | None:
@@ -346,6 +378,9 @@ class RunResult(Part):
     # The user's app (`--app`): its setup, its log, its failed answers, how it exited.
     app: AppSection | None = None
     data_size_bytes: int | None = None  # the database's size, in results from before `storage`
+    # How fast the disk syncs (measured once), the level a lost load agent struck.
+    fsync: Mapping[str, Any] | None = None
+    incomplete_level: Mapping[str, Any] | None = None
     timeseries: tuple[Mapping[str, Any], ...] | None = None
     # Every --expect-* and how the run measured up to it (expectations.py).
     expectations: Checked | None = None

@@ -10,6 +10,7 @@ from typing import Any
 
 import pytest
 
+from dbladder.engine_registry import run_settings
 from dbladder.errors import UnknownBundleVersion
 from dbladder.plans import Ladder
 from dbladder.result.level import Level
@@ -119,3 +120,47 @@ def test_a_real_short_run_round_trips_and_validates(sqlite_url, tmp_path):
     assert result.to_json() == document
     assert problem(result.to_json(), RESULT_SCHEMA) is None
     assert [level.offered_rps for level in result.levels] == [40, 80]
+    # Every key the run wrote is a typed field (issue 33), but the engines' run settings.
+    assert _extra_keys(result) <= {"config.sqlite_writers", "service.sqlite_writers"}
+
+
+def _extra_keys(part: Part, path: str = "") -> set[str]:
+    """Every key left in the `extra` of a part or of the parts inside it, by its path."""
+    found = {f"{path}{key}" for key in part.extra}
+    for field in dataclasses.fields(part):
+        value = getattr(part, field.name)
+        values = value.values() if isinstance(value, dict) else value if isinstance(value, tuple) else [value]
+        for inner in values:
+            if isinstance(inner, Part):
+                found |= _extra_keys(inner, f"{path}{field.name}.")
+    return found
+
+
+def _untyped(part: type[Part], schema: dict[str, Any], path: str, root: dict[str, Any]) -> list[str]:
+    """Fields the schema defines for a part that the part does not declare (they would be `extra`)."""
+    hints = typing.get_type_hints(part)
+    fields = {field.name: field for field in dataclasses.fields(part)}
+    found = [f"{path}{name}" for name in schema.get("properties", {}) if name not in fields]
+    for name, child in schema.get("properties", {}).items():
+        if name not in fields:
+            continue
+        for inner in _parts_in(hints[name]):
+            node = _resolved(child, root)
+            node = node.get("items", node) if "items" in node else node
+            node = node.get("additionalProperties", node) if not node.get("properties") else node
+            found += _untyped(inner, _resolved(node, root), f"{path}{name}.", root)
+    return found
+
+
+def test_every_field_of_the_schema_is_typed_but_the_engines_run_settings():
+    # Issue 33: nothing this release writes is left in a part's `extra`, which only carries the
+    # keys of a newer release's document back out. The one exception: each engine's run settings
+    # (SQLite's `sqlite_writers`), keyed as its engine declares them and read through
+    # `Config.engine_settings`, so that an engine registered from outside adds its own.
+    schema = json_schema(RESULT_SCHEMA)
+    settings = set(run_settings())
+    untyped = [
+        path for path in _untyped(RunResult, schema, "", schema) if path.rsplit(".", 1)[-1] not in settings
+    ]
+    assert untyped == []
+    assert {"config.sqlite_writers", "service.sqlite_writers"} <= set(_untyped(RunResult, schema, "", schema))

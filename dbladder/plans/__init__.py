@@ -20,7 +20,7 @@ from .record import RunRecord
 from .search import Search
 from .users import MAX_USERS, Phase, UserPlan
 
-PLANS: tuple[type[Ladder] | type[UserPlan] | type[Search], ...] = (Ladder, UserPlan, Search)
+PLANS: tuple[type[Plan], ...] = (Ladder, UserPlan, Search)
 """Every kind of plan, the one place they are listed: in the order a result's config block keeps
 them, each after the ladder more particular than the ones before it (a finished run followed the
 last one its record shows)."""
@@ -35,7 +35,7 @@ def plan_from_config(config: dict[str, Any]) -> Plan | None:
     return None
 
 
-def plan_class_of(record: RunRecord) -> type[Ladder] | type[UserPlan] | type[Search]:
+def plan_class_of(record: RunRecord) -> type[Plan]:
     """Which plan a finished run followed, from the result's record of it (older bundles too): the
     last of PLANS its record shows (users when its model or config block says so, a search when
     its config block or the search block it left does, else the ladder)."""

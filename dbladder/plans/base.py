@@ -115,6 +115,11 @@ class Plan(Protocol):
         """The plan as the result's config block keeps it under `kind`."""
         ...
 
+    @classmethod
+    def from_json(cls, data: dict[str, Any]) -> Plan:
+        """The plan from the result's config block under `kind` (`to_json`'s, or an older one)."""
+        ...
+
 
 def held_in_a_row(shown: Sequence[Outcome]) -> Outcome | None:
     """The last level of the unbroken run of passes from the first; None if the first failed."""

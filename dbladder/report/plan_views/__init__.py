@@ -11,13 +11,13 @@ which kind of plan a run followed (tests/test_plan_kinds.py).
 
 from __future__ import annotations
 
-from ...plans import PLANS, plan_class_of
+from ...plans import PLANS, Plan, plan_class_of
 from ...plans.record import RunRecord
 from .ladder_view import PlanView
 from .search_view import SearchView
 from .users_view import UsersView
 
-VIEWS: dict[type, type[PlanView]] = {view.plan: view for view in (PlanView, SearchView, UsersView)}
+VIEWS: dict[type[Plan], type[PlanView]] = {view.plan: view for view in (PlanView, SearchView, UsersView)}
 """Each plan's view, by the plan (`PlanView.plan`); every plan of `dbladder.plans.PLANS` has one."""
 
 

@@ -16,7 +16,7 @@ from dataclasses import dataclass
 from typing import ClassVar
 
 from ...formats import plain, rate
-from ...plans import Ladder
+from ...plans import Ladder, Plan
 from ...plans.record import FinishedLevel, RunRecord
 
 PEAK_ROW, RECOVERY_ROW = "peak", "p95 recovery"
@@ -33,7 +33,7 @@ class PlanView:
     """A ladder of arrival rates: the base every plan view shares."""
 
     result: RunRecord
-    plan: ClassVar[type] = Ladder
+    plan: ClassVar[type[Plan]] = Ladder
     """The plan this is the view of (`dbladder.plans.PLANS`)."""
     name: ClassVar[str] = "ladder"
     x_label: ClassVar[str] = "offered rate, req/s"

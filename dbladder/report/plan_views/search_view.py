@@ -7,7 +7,7 @@ from dataclasses import dataclass
 from typing import ClassVar
 
 from ...formats import plain, rate
-from ...plans import Search
+from ...plans import Plan, Search
 from .ladder_view import OPEN_MODEL, PlanView
 
 
@@ -15,7 +15,7 @@ from .ladder_view import OPEN_MODEL, PlanView
 class SearchView(PlanView):
     """A ceiling search: probes at rates chosen one after another."""
 
-    plan: ClassVar[type] = Search
+    plan: ClassVar[type[Plan]] = Search
     name: ClassVar[str] = "search"
     probes_in_order: ClassVar[bool] = True
     top_words: ClassVar[str] = "every probe"

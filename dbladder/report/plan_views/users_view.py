@@ -20,7 +20,7 @@ from dataclasses import dataclass
 from typing import ClassVar
 
 from ...formats import ms, number, plain, rate
-from ...plans import UserPlan
+from ...plans import Plan, UserPlan
 from ...plans.record import FinishedLevel, PhaseRecord
 from .ladder_view import PEAK_ROW, RECOVERY_ROW, PairWords, PlanView, Throughput
 
@@ -32,7 +32,7 @@ DEFAULT_TOLERANCE = 0.2  # the runner's, when a spike block does not say
 class UsersView(PlanView):
     """Phases of users who send, think and send again (closed model)."""
 
-    plan: ClassVar[type] = UserPlan
+    plan: ClassVar[type[Plan]] = UserPlan
     name: ClassVar[str] = "users"
     x_label: ClassVar[str] = "users"
     x_column: ClassVar[str] = "users"

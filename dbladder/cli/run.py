@@ -413,7 +413,7 @@ def build_config(options: dict[str, Any]) -> tuple[RunConfig, PlanChoice]:
         # unless --start says where; dbladder's service keeps its published starts.
         calibrate=options.get("app_command") is not None
         and options["start"] is None
-        and isinstance(plan.plan, Search),
+        and plan.plan.start_range() is not None,
         settings=_settings(),
     ).checked()
     return config, plan

@@ -90,6 +90,17 @@ class Plan(Protocol):
         """Whether the plan is a spike, whose recovery the result measures."""
         ...
 
+    def start_range(self) -> tuple[float, float, float] | None:
+        """Where a start measured on the service may put the plan (`dbladder.load.calibration`):
+        the start it would take, the lowest rate and the highest; None when its rates are fixed
+        (a ladder's steps, users' phases)."""
+        ...
+
+    def started_at(self, rate: float, calibration: dict[str, Any]) -> Plan:
+        """The plan starting at `rate`, chosen as `calibration` records; only for a plan with a
+        `start_range`."""
+        ...
+
     def scheduled(self) -> list[PlannedLevel]:
         """The levels fixed before the run starts, which the processes run back to back from it."""
         ...

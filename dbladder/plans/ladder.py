@@ -14,7 +14,7 @@ from dataclasses import asdict, dataclass
 from typing import Any, ClassVar
 
 from ..errors import InvalidConfig
-from .base import Outcome, Stop, held_in_a_row, is_finite
+from .base import Outcome, Plan, Stop, held_in_a_row, is_finite
 from .planned_levels import PlannedLevel, check_part, due_times
 from .record import RunRecord
 
@@ -43,6 +43,13 @@ class Ladder:
     steps: int
     hold: float
     warmup: float = 0.0
+
+    def start_range(self) -> None:
+        """None: a ladder start where the user set them (`Plan.start_range`)."""
+        return None
+
+    def started_at(self, rate: float, calibration: dict[str, Any]) -> Plan:
+        raise ValueError(f"{self.kind} has no start to calibrate")
 
     def validate(self) -> list[str]:
         """Every problem with the ladder, each naming its field; empty when it is valid."""

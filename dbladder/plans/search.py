@@ -22,7 +22,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import Sequence
-from dataclasses import asdict, dataclass, field, fields
+from dataclasses import asdict, dataclass, field, fields, replace
 from typing import Any, ClassVar
 
 from ..errors import InvalidConfig
@@ -67,6 +67,14 @@ class Search:
     # How `start` was chosen when the user gave none (dbladder.load.calibration): the result's
     # `search.calibration`, not a setting (the config block keeps the start it chose).
     calibration: dict[str, Any] | None = field(default=None, compare=False)
+
+    def start_range(self) -> tuple[float, float, float]:
+        """The start it would take and the rates it may search (`Plan.start_range`)."""
+        return (self.start, self.min_rate, self.max_rate)
+
+    def started_at(self, rate: float, calibration: dict[str, Any]) -> Search:
+        """The search from `rate`, the calibration that chose it kept (`Plan.started_at`)."""
+        return replace(self, start=rate, calibration=calibration)
 
     def validate(self) -> list[str]:
         """Every problem with the settings, each naming its field; empty when they are valid."""

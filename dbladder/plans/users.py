@@ -17,7 +17,7 @@ from dataclasses import asdict, dataclass
 from typing import Any, ClassVar
 
 from ..errors import InvalidConfig
-from .base import Outcome, Stop, held_in_a_row, is_finite, is_whole
+from .base import Outcome, Plan, Stop, held_in_a_row, is_finite, is_whole
 from .planned_levels import PlannedLevel
 from .record import RunRecord
 
@@ -88,6 +88,13 @@ class UserPlan:
         counts = [phase.users for phase in self.phases]
         peak = counts.index(max(counts))
         return 0 < peak < len(counts) - 1 and counts[peak - 1] < counts[peak] > counts[peak + 1]
+
+    def start_range(self) -> None:
+        """None: users' phases start where the user set them (`Plan.start_range`)."""
+        return None
+
+    def started_at(self, rate: float, calibration: dict[str, Any]) -> Plan:
+        raise ValueError(f"{self.kind} has no start to calibrate")
 
     def validate(self) -> list[str]:
         """Every problem with the plan, each naming its field; empty when it is valid."""

@@ -149,6 +149,8 @@ class Config(Part):
     placement: Mapping[str, Any] | None = None
     app: Mapping[str, Any] | None = None
     requests_file: str | None = None
+    warm_up_s: float | None = None
+    calibrate: bool | None = None
 
     @property
     def engine_settings(self) -> dict[str, Any]:

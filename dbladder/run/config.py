@@ -272,7 +272,7 @@ class RunConfig:
             if self.target != "http":
                 problems.append("the warm-up (--app-warmup) is sent over HTTP: it goes with target http")
         if self.calibrate:
-            if not isinstance(self.plan, Search):
+            if self.plan.start_range() is None:
                 problems.append("a calibrated start goes with the ceiling search, not a preset's plan")
             if self.target != "http":
                 problems.append("a calibrated start is measured over HTTP: it goes with target http")

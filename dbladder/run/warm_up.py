@@ -43,7 +43,6 @@ from ..app.workload import AppWorkload
 from ..load.calibration import CalibrationRule, calibrate
 from ..load.mix import Request, requests
 from ..load.targets.http import ConnectionPool, RequestRenderer
-from ..plans.search import Search
 from ..report.warm_up import calibration_words, warm_up_lines
 from ..workloads.base import Draw, Mix, Workload
 from ..workloads.registry import load_workload
@@ -311,20 +310,22 @@ def calibrated(
     (dbladder.load.calibration) when `config.calibrate` asks for it, recorded in the run's
     `search.calibration`; else the config as it is."""
     plan = config.plan
-    if not config.calibrate or not isinstance(plan, Search) or not target.host:
+    rates = plan.start_range()
+    if not config.calibrate or rates is None or not target.host:
         return config
+    start, min_rate, max_rate = rates
     sent = target_workload(target, workload)
     host = f"{target.host}:{target.port}"
     render = sent.http_renderer(host) or RequestRenderer(host, sent)
     stream = requests(sent, mix, sizes, seed=config.mix_seed, stream=CALIBRATION_STREAM)
     progress.message("calibrating the search's start on the app: one connection, then closed loops")
     found = asyncio.run(
-        calibrate(target.host, target.port, stream, render, judge_of(sent), plan.start, plan.min_rate,
-                  plan.max_rate, CalibrationRule(timeout_s=config.timeout))
+        calibrate(target.host, target.port, stream, render, judge_of(sent), start, min_rate, max_rate,
+                  CalibrationRule(timeout_s=config.timeout))
     )  # fmt: skip
     raise_if_exited(target, "the calibration")
     record = found.to_json()
     progress.message(calibration_words(record) or "")
-    config = replace(config, plan=replace(plan, start=found.start_rps, calibration=record))
+    config = replace(config, plan=plan.started_at(found.start_rps, record))
     run.replan(config)
     return config

@@ -20,6 +20,7 @@ from ..report import terminal
 from ..report.integrity import integrity_lines
 from ..report.warm_up import summary_lines
 from ..result.passmark import PassMark
+from ..result.run import RunResult
 from ..run.config import TARGETS, RunConfig
 from ..run.document import default_out_dir
 from ..run.faults import KINDS
@@ -320,7 +321,11 @@ def run(as_json: bool, **options: Any) -> None:
     preset = plan.preset
     if preset is not None and preset.reference:  # the published figure this round reproduces
         echo(f"post     {preset.reference} ({preset.description})")
-    for line in [*summary_lines(result), *terminal.request_lines(result), *integrity_lines(result)]:
+    for line in [
+        *summary_lines(RunResult.from_json(result)),
+        *terminal.request_lines(result),
+        *integrity_lines(result),
+    ]:
         echo(line)
     echo(f"saved    {config.out_dir / 'result.json'}")
     echo(f"report   {config.out_dir / 'report.html'} (and report.md, levels.csv, timeseries.csv)")

@@ -9,7 +9,7 @@ them, so the plans stay a leaf that imports no result.
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Sequence
 from typing import Any, Protocol
 
 
@@ -92,7 +92,9 @@ class SearchRecord(SearchPlanRecord, Protocol):
     @property
     def rests_on_a_stall(self) -> bool | None: ...
     @property
-    def calibration(self) -> Mapping[str, Any] | None: ...
+    def calibration(self) -> object | None:
+        """What chose the search's start when none was given (only whether there was one is read here)."""
+        ...
 
 
 class SpikeRecord(Protocol):

@@ -210,3 +210,61 @@ class DataFilesystem(Part):
     def words(self) -> str:
         """ "ext4 on /dev/sda1 at / (rw,relatime)"."""
         return f"{self.type} on {self.device} at {self.mountpoint} ({self.options})"
+
+
+@dataclass(frozen=True, kw_only=True)
+class WarmedRequest(Part):
+    """One request of the warm-up (`run/warm_up.py`): its first hits' median and slowest latency,
+    its settled median (None when it was sent only once), its answers and failures, and whether it
+    settled by the rule."""
+
+    request: str
+    first_hits: int = 0
+    first_ms: float | None = None
+    first_max_ms: float | None = None
+    settled_ms: float | None = None
+    answers: int = 0
+    failed: int = 0
+    settled: bool = False
+
+
+@dataclass(frozen=True, kw_only=True)
+class WarmUpRecord(Part):
+    """The warm-up before the first level: how long it took against its limit, what it sent, why it
+    stopped (settled, time limit, answer limit), its rule in words and each request's figures."""
+
+    seconds: float = 0.0
+    limit_s: float = 0.0
+    requests: int = 0
+    first_hits: int = 0
+    stopped_because: str | None = None
+    settled: bool | None = None
+    rule: str | None = None
+    answer_limit: int = 100
+    by_request: tuple[WarmedRequest, ...] = ()
+
+
+@dataclass(frozen=True, kw_only=True)
+class CalibrationLoop(Part):
+    """One closed loop of the calibration: its connections and the answers per second it got."""
+
+    connections: int
+    rps: float
+
+
+@dataclass(frozen=True, kw_only=True)
+class CalibrationRecord(Part):
+    """How a search's start was chosen on the warm service (`dbladder.load.calibration`): the
+    service time on one connection, the estimate and on how many connections, the start and its
+    share of the estimate, and the method in words (`how`)."""
+
+    service_ms: float | None = None
+    estimate_rps: float | None = None
+    connections: int | None = None
+    start_rps: float
+    share: float | None = None
+    sequential_requests: int | None = None
+    loops: tuple[CalibrationLoop, ...] = ()
+    failed: int | None = None
+    seconds: float | None = None
+    how: str | None = None

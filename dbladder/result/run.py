@@ -22,6 +22,7 @@ from ..engine_registry import engine_settings_in
 from ..errors import UnknownBundleVersion
 from .context import (
     AppSection,
+    CalibrationRecord,
     DatabaseSize,
     DataFilesystem,
     DataLayer,
@@ -32,6 +33,7 @@ from .context import (
     RolePlacement,
     RoundTrips,
     TableSeeding,
+    WarmUpRecord,
 )
 from .expectations import Checked
 from .level import Level
@@ -98,7 +100,7 @@ class SearchAsRun(SearchPlan):
     stopped_because: str | None = None
     rests_on_a_stall: bool | None = None
     # How `start` was chosen when none was given (dbladder.load.calibration): what was measured.
-    calibration: Mapping[str, Any] | None = None
+    calibration: CalibrationRecord | None = None
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -390,7 +392,7 @@ class RunResult(Part):
     """Each option of the command that ran it: its value and where it came from (cli/config_file.py)."""
     # The warm-up before the first level (run/warm_up.py): its time, each request's first hit
     # against its settled latency; None when the run had none (older results, dbladder's service).
-    warmup: Mapping[str, Any] | None = None
+    warmup: WarmUpRecord | None = None
 
     @property
     def engine_name(self) -> str:

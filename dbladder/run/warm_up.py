@@ -44,6 +44,7 @@ from ..load.calibration import CalibrationRule, calibrate
 from ..load.mix import Request, requests
 from ..load.targets.http import ConnectionPool, RequestRenderer
 from ..report.warm_up import calibration_words, warm_up_lines
+from ..result.context import CalibrationRecord, WarmUpRecord
 from ..workloads.base import Draw, Mix, Workload
 from ..workloads.registry import load_workload
 from .progress import Progress
@@ -254,7 +255,7 @@ async def warm_up(
     finally:
         pool.close()
     record.seconds = time.monotonic() - began
-    for line in warm_up_lines(record.to_json()):
+    for line in warm_up_lines(WarmUpRecord.from_json(record.to_json())):
         progress.message(line)
     return record
 
@@ -325,7 +326,7 @@ def calibrated(
     )  # fmt: skip
     raise_if_exited(target, "the calibration")
     record = found.to_json()
-    progress.message(calibration_words(record) or "")
+    progress.message(calibration_words(CalibrationRecord.from_json(record)) or "")
     config = replace(config, plan=plan.started_at(found.start_rps, record))
     run.replan(config)
     return config

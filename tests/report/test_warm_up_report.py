@@ -11,6 +11,7 @@ from report_support import fake_result, texts
 
 from dbladder.report.runs import rounds_of
 from dbladder.report.warm_up import summary_lines
+from dbladder.result.run import RunResult
 
 WARMUP = {
     "seconds": 10.9,
@@ -56,7 +57,7 @@ def searched(engine: str, start: float) -> dict[str, Any]:
 
 
 def test_the_summary_says_how_long_the_warm_up_took_each_requests_first_and_settled_and_the_start():
-    lines = summary_lines(searched("sqlite", 69.3))
+    lines = summary_lines(RunResult.from_json(searched("sqlite", 69.3)))
     assert lines[0] == (
         "warm-up  warmed up in 10.9 s: 241 requests, 201 of them first hits, one at a time; every request "
         "settled (its median over the last 10 answers within 15 % (or 0.5 ms) of the 10 before)"
@@ -87,4 +88,4 @@ def test_runs_that_calibrated_different_starts_are_one_round():
 
 
 def test_a_result_without_a_warm_up_says_nothing_of_one():
-    assert summary_lines(fake_result()) == []
+    assert summary_lines(RunResult.from_json(fake_result())) == []

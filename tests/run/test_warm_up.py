@@ -14,6 +14,7 @@ from dbladder.app.requests import Param, Request, Requests
 from dbladder.app.workload import AppWorkload
 from dbladder.plans import Search
 from dbladder.report.warm_up import request_words, warm_up_lines
+from dbladder.result.context import WarmedRequest, WarmUpRecord
 from dbladder.result.passmark import PassMark
 from dbladder.result.schema import RESULT_SCHEMA, problem
 from dbladder.run.config import RunConfig
@@ -80,8 +81,9 @@ def test_the_record_shows_each_requests_first_hit_against_its_settled_latency():
     assert 1.9 <= item["settled_ms"] <= 8, item
     assert rows["note"]["first_ms"] >= 21  # its one path's first hit
     assert record["requests"] >= record["first_hits"] + 3 * 20  # two windows of 10 each, at least
-    assert request_words(item).startswith("item: first 2") and ", settled " in request_words(item)
-    assert progress.lines[-4:] == warm_up_lines(record)
+    words = request_words(WarmedRequest.from_json(item))
+    assert words.startswith("item: first 2") and ", settled " in words
+    assert progress.lines[-4:] == warm_up_lines(WarmUpRecord.from_json(record))
 
 
 @pytest.mark.serial
@@ -96,7 +98,10 @@ def test_a_time_limit_shorter_than_the_first_hits_ends_the_warm_up_there():
     assert record["stopped_because"] == TIME_LIMIT and not record["settled"]
     assert 0.3 <= record["seconds"] < 1.0
     assert 5 <= record["requests"] < 52  # about 14 first hits of 22 ms fit in 0.3 s
-    assert "stopped at its 0.3 s limit with home, item, note not settled" in warm_up_lines(record)[0]
+    assert (
+        "stopped at its 0.3 s limit with home, item, note not settled"
+        in warm_up_lines(WarmUpRecord.from_json(record))[0]
+    )
 
 
 @pytest.mark.slow
@@ -133,4 +138,6 @@ def test_a_request_settles_when_its_last_windows_median_is_within_15_percent_of_
 def test_a_warm_up_ended_by_its_answer_limit_names_the_requests_that_did_not_settle():
     record = {"seconds": 3.0, "requests": 210, "first_hits": 2, "stopped_because": "answer limit",
               "answer_limit": 100, "by_request": [{"request": "page", "settled": False}]}  # fmt: skip
-    assert warm_up_lines(record)[0].endswith("one at a time; page not settled within 100 answers")
+    assert warm_up_lines(WarmUpRecord.from_json(record))[0].endswith(
+        "one at a time; page not settled within 100 answers"
+    )

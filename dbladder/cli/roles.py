@@ -9,7 +9,7 @@ from typing import Any, TypeVar
 import click
 
 from ..roles import ROLES, Placement, UnmanagedRole, parse_placement
-from ..run.placement import placement_problems
+from ..run.role_groups import placement_problems
 
 F = TypeVar("F", bound=Callable[..., Any])
 

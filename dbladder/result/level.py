@@ -166,7 +166,7 @@ class Level(Part):
     service_breakdown: Mapping[str, Any] | None = None
     syscalls: Mapping[str, Any] | None = None
     faults: tuple[Mapping[str, Any], ...] | None = None
-    # What the database read from its cache and from disk during the window (run/storage.py).
+    # What the database read from its cache and from disk during the window (run/storage_reads.py).
     storage: LevelReads | None = None
     # A cluster run: each db and app agent's host during the window, by agent name.
     hosts: Mapping[str, HostWindow] | None = None

@@ -24,12 +24,12 @@ from ..servers import Database, parse_database
 from ..urls import DatabaseURL, is_loopback
 from ..workloads.base import Workload
 from ..workloads.registry import DEFAULT_WORKLOAD, load_workload
+from .database_route import route_problems
 from .faults import (
     fault_problems,
     parse_faults,
 )
-from .placement import placement_problems
-from .transport import route_problems
+from .role_groups import placement_problems
 
 TARGETS = ("http", "direct")
 
@@ -94,7 +94,7 @@ class RunConfig:
     faults: tuple[str, ...] = ()
     # After a run with writes: every acknowledged write looked up, the invariants checked.
     integrity: bool = True
-    # How the load reaches the database (run/transport.py): None keeps the URL's own way; with
+    # How the load reaches the database (run/database_route.py): None keeps the URL's own way; with
     # added_latency_ms the load goes through the latency relay (0: the relay adding nothing).
     transport: str | None = None
     added_latency_ms: float | None = None

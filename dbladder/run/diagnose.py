@@ -1,6 +1,6 @@
 """The round's diagnosis step: what the database was doing during each level, and why a level failed.
 
-`LevelDiagnosis` runs beside the machine sampler (observer.py starts and stops it): before the
+`LevelDiagnosis` runs beside the machine sampler (observation.py starts and stops it): before the
 load, on SQLite with writes, it measures the disk's fsync rate once (`observe.disk`); as the load
 starts it opens the engine's activity probe (`engines.activity`) in a thread of its own; as each
 level is judged it adds to the level's row

@@ -31,7 +31,7 @@ from ..workloads.base import Mix, Workload
 from .config import RunConfig
 
 if TYPE_CHECKING:  # the observer (the service, numpy) is not needed to name a run's folder
-    from .observer import RunObserver
+    from .observation import RunObserver
 
 
 class Run:

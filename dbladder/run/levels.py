@@ -13,7 +13,7 @@ from ..plans import Outcome, Stop
 from .config import RunConfig
 from .document import Run, outcome_of
 from .interrupts import Interrupted
-from .observer import RunObserver
+from .observation import RunObserver
 from .progress import Progress
 
 

@@ -19,9 +19,9 @@ from ..service.server import RunningService
 from ..workloads.base import Workload
 from .app_target import app_target
 from .config import RunConfig, parse_service_url
-from .placement import RoleGroups
+from .database_route import RELAY_PROBE_ROUND_TRIPS, database_route, remote_route_problems, route_words
 from .progress import Progress
-from .transport import RELAY_PROBE_ROUND_TRIPS, database_route, remote_route_problems, route_words
+from .role_groups import RoleGroups
 
 
 @dataclass

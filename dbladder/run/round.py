@@ -4,7 +4,7 @@
            -> start the service (dbladder.service)
            -> generator processes climb the ladder or run the users (dbladder.load.fleet)
            -> each level, once every process has finished it, becomes a row judged against the
-              pass mark (dbladder.result.levels), with the machine's figures (observer.py)
+              pass mark (dbladder.result.levels), with the machine's figures (observation.py)
            -> the run stops after the first failed level -> result.json (dbladder.result.files)
            -> with writes: every acknowledged write looked up, the invariants checked (integrity.py)
            -> the report bundle (dbladder.report.bundle)
@@ -49,6 +49,7 @@ from ..workloads.registry import load_workload
 from .agent_data import AgentDataFailed, agent_words, baseline_on_agent, integrity_on_agent, prepare_on_agent
 from .app_target import APP_LOG, app_probe, app_section, run_app_setup, watch_app
 from .config import RunConfig
+from .database_route import load_transport
 from .diagnose import LevelDiagnosis, role_cores, service_loops
 from .document import Run, describe_load, ended_on_error, make_out_dir, spike_figures
 from .faults import (
@@ -64,13 +65,12 @@ from .integrity import summary as integrity_summary
 from .interrupts import noting_interrupts
 from .levels import DatabaseLost, run_plan
 from .load_target import check_remote_route, load_target, service_agent
-from .observer import RunObserver, check_idle, idle_check_seconds
-from .placement import RoleGroups, role_groups
+from .observation import RunObserver, check_idle, idle_check_seconds
 from .preparation import prepare_database
 from .progress import Progress, QuietProgress
+from .role_groups import RoleGroups, role_groups
 from .sizing import generator_processes, process_spec
-from .storage import database_size, reading_role_cap
-from .transport import load_transport
+from .storage_reads import database_size, reading_role_cap
 from .warm_up import calibrated, warm_up_target
 
 

@@ -18,7 +18,7 @@ from dbladder.errors import UsageError
 from dbladder.observe import count_syscalls, environment, fixed, idle_check, per_request, syscalls_unavailable
 from dbladder.observe import syscalls as syscalls_module
 from dbladder.observe.environment import data_size_bytes
-from dbladder.run.observer import idle_check_seconds
+from dbladder.run.observation import idle_check_seconds
 
 
 def test_environment_names_the_machine_python_dependencies_and_engine(tmp_path):

@@ -52,7 +52,7 @@ from ..result.queries import difference, query_rows
 from ..service.server import service_process_role
 from ..urls import DatabaseURL
 from .diagnose import LevelDiagnosis, machine_moments
-from .storage import storage_reader, window
+from .storage_reads import storage_reader, window
 
 SAMPLE_INTERVAL = 1.0
 SYSCALL_SECONDS = 3.0

@@ -10,7 +10,7 @@ import pytest
 from dbladder.cluster.sampled import AppAgent
 from dbladder.errors import InvalidConfig
 from dbladder.run.config import RunConfig
-from dbladder.run.transport import (
+from dbladder.run.database_route import (
     database_route,
     load_transport,
     remote_route_problems,

@@ -27,11 +27,11 @@ from known_servers import known_server
 
 from dbladder.plans import Search
 from dbladder.run.config import RunConfig
-from dbladder.run.round import run_ladder
+from dbladder.run.round import run_round
 
 
 def ceiling(config: RunConfig) -> float:
-    return float(run_ladder(config)["ceiling_rps"])
+    return float(run_round(config).to_json()["ceiling_rps"])
 
 
 def main() -> None:

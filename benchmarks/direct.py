@@ -18,7 +18,7 @@ database, then measures, in this order and on the same data:
              PostgreSQL  pgbench -M prepared, three weighted scripts (--file=a.sql@50 ...), -c / -j
              MariaDB     sysbench with a Lua script of prepared statements; here also a loop over
                          asyncmy's prepared statements, the fastest of the two kept
-  direct   dbladder's `--target direct` ceiling through `run_ladder`: single-level rounds
+  direct   dbladder's `--target direct` ceiling through `run_round`: single-level rounds
            (open model, `--hold` seconds) bisected to the highest rate that passes the pass mark
            (p95 < 50 ms, < 1 % failed), with the same processes and connections
   native   again, so the spread of the reference shows next to the direct figure
@@ -69,7 +69,7 @@ from dbladder.report.native import client_words
 from dbladder.result.passmark import PassMark
 from dbladder.roles import BadPlacement, Placement, RoleLimits, format_cpus, parse_placement
 from dbladder.run.config import RunConfig
-from dbladder.run.round import run_ladder
+from dbladder.run.round import run_round
 from dbladder.servers import start_managed
 from dbladder.workloads import base
 from dbladder.workloads.registry import load_workload
@@ -502,7 +502,7 @@ def probe(url: str, rate: float, args: argparse.Namespace, folder: Path) -> Prob
         out_dir=folder / f"{rate:.0f}-{uuid.uuid4().hex[:6]}",
     )
     for _ in range(3):
-        result = run_ladder(config)
+        result = run_round(config).to_json()
         # A generator process that began its schedule late (spawning and importing on a loaded
         # machine) answers its first requests late whatever the database does; the probe says
         # nothing about the rate then, so it is taken again.

@@ -52,7 +52,8 @@ Figure = tuple[str, float | str | None, str, str]  # name, measured, paper answe
 
 
 def run_known(url: str, plan: Any, **changes: Any) -> dict[str, Any]:
-    """`run_ladder` against `url` as tests/run/test_known_answers.py runs it, on either config shape."""
+    """A round against `url` as tests/run/test_known_answers.py runs it, on either config shape and
+    by either name of the round's function (`run_round`, before it `run_ladder`)."""
     try:
         from dbladder.run.config import RunConfig  # after issue 21: one plan field
 
@@ -61,7 +62,7 @@ def run_known(url: str, plan: Any, **changes: Any) -> dict[str, Any]:
         from dbladder.run.round import RunConfig  # type: ignore[no-redef]  # before: ladder or search
 
         plan_fields = {"ladder": plan} if isinstance(plan, Ladder) else {"ladder": None, "search": plan}
-    from dbladder.run.round import run_ladder
+    from dbladder.run import round as one_round
 
     with tempfile.TemporaryDirectory() as folder:
         config = RunConfig(
@@ -72,7 +73,9 @@ def run_known(url: str, plan: Any, **changes: Any) -> dict[str, Any]:
             continue_after_fail=True,
             **plan_fields,
         )
-        return dict(run_ladder(dataclasses.replace(config, **changes)))
+        run = getattr(one_round, "run_round", None) or one_round.run_ladder
+        result = run(dataclasses.replace(config, **changes))
+        return result.to_json() if hasattr(result, "to_json") else dict(result)
 
 
 def search_plan() -> Any:

@@ -23,3 +23,7 @@ Sizes = Mapping[str, int]
 QueryCounts = dict[str, dict[str, int]]
 """What a workload counted per operation since it started, e.g.
 {"order": {"requests": 10, "statements": 30, "round_trips": 50}}."""
+
+JsonObject = dict[str, Any]
+"""A JSON object as the result document and its sections are written and read (result.json's
+`levels` rows, `integrity`, a machine's figures): keys are the schema's (docs/result-schema.md)."""

@@ -8,7 +8,7 @@ few kinds of waiting, counted inclusively (a run that seeds counts under both):
 
     seeding          dbladder.data.seeding.seed: loading a workload's rows into a database
     managed server   ManagedServer.start and .restart: a throwaway server of dbladder's own
-    in-process run   run_ladder and run_compare: a whole round in the test's process
+    in-process run   run_round and run_compare: a whole round in the test's process
     subprocess wait  Popen.wait and .communicate (so subprocess.run and check_output too)
     sleep            time.sleep in the test's process
 
@@ -80,7 +80,7 @@ def _wrap_all() -> None:
     _wrap(seeding, "seed", "seeding")
     _wrap(ManagedServer, "start", "managed server")
     _wrap(ManagedServer, "restart", "managed server")
-    _wrap(one_round, "run_ladder", "in-process run")
+    _wrap(one_round, "run_round", "in-process run")
     _wrap(compare, "run_compare", "in-process run")
 
 

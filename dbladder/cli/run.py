@@ -303,14 +303,14 @@ def run(as_json: bool, **options: Any) -> None:
     are within --resolution, each probe a full hold with warm-up, within --budget seconds. --preset
     runs a named round instead (a published ladder or users plan, with its exact parameters).
     """
-    from ..run.round import run_ladder  # the whole run: imported when one runs, not for --help
+    from ..run.round import run_round  # the whole run: imported when one runs, not for --help
 
     config, plan = build_config(options)
     result = watched(
         options,
         "dbladder run",
         config.pass_mark,
-        lambda progress: run_ladder(config, progress),
+        lambda progress: run_round(config, progress).to_json(),
         Board.finished,
     )
     echo = _echo(as_json)

@@ -11,10 +11,11 @@ from __future__ import annotations
 import contextlib
 import time
 import uuid
-from collections.abc import Callable, Collection
+from collections.abc import Callable, Collection, Iterator
+from contextlib import AbstractContextManager
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import Any, TypeVar
 
 import dask
 from distributed import Client
@@ -26,6 +27,8 @@ from .joining import VersionsDiffer, check_tls
 from .sampled import AppAgent, DbAgent, window_figures
 from .security import security
 from .settings import CONNECT_TIMEOUT, CONNECT_WAIT, DASK_SETTINGS, machine, version_words, versions
+
+T = TypeVar("T")
 
 ACTORS: dict[str, type] = {"load": LoadAgent, "db": DbAgent, "app": AppAgent}
 SAMPLED = ("db", "app")
@@ -135,10 +138,10 @@ class Cluster:
             self.clock_history.append((time.perf_counter(), dict(self.offsets)))
             for agent in self.of_role("db") if self.sample else ():
                 if agent.name in self.actors:
-                    self.found[agent.name] = self.call(agent.name, "start", self.db_url)
+                    self.found[agent.name] = self._call(agent.name, "start", self.db_url)
             for agent in self.of_role("app") if self.sample else ():
                 if agent.name in self.actors:
-                    self.call(agent.name, "start")
+                    self._call(agent.name, "start")
         except BaseException:
             self.__exit__()
             raise
@@ -174,9 +177,70 @@ class Cluster:
         self._futures.append(future)
         return future.result(timeout=CALL_TIMEOUT)
 
-    def call(self, name: str, method: str, *args: Any, timeout: float = CALL_TIMEOUT) -> Any:
+    def _call(self, name: str, method: str, *args: Any, timeout: float = CALL_TIMEOUT) -> Any:
         """Call `method` of agent `name`'s actor and wait for its answer (bounded)."""
         return getattr(self.actors[name], method)(*args).result(timeout=timeout)
+
+    # The agents' calls, each a method: what the run asks of an agent, by what it does.
+
+    def run_here(self, agent: Agent, work: Callable[[], T], timeout: float = CALL_TIMEOUT) -> T:
+        """`work` run on `agent`'s machine (a db or app agent's `run_here`) and what it returned."""
+        answer: T = self._call(agent.name, "run_here", work, timeout=timeout)
+        return answer
+
+    def keep(self, agent: Agent, key: str, make: Callable[[], object], timeout: float = CALL_TIMEOUT) -> None:
+        """`make()` made on `agent`'s machine and kept there under `key` (`SampledAgent.keep`)."""
+        self._call(agent.name, "keep", key, make, timeout=timeout)
+
+    def use(self, agent: Agent, key: str, work: Callable[[Any], T], timeout: float = CALL_TIMEOUT) -> T:
+        """`work` of what `agent` keeps under `key`, run there, and what it returned."""
+        answer: T = self._call(agent.name, "use", key, work, timeout=timeout)
+        return answer
+
+    def forget(self, agent: Agent, key: str, timeout: float = CALL_TIMEOUT) -> None:
+        """What `agent` keeps under `key` dropped."""
+        self._call(agent.name, "forget", key, timeout=timeout)
+
+    def on_service(self, agent: Agent, work: Callable[[Any], T], timeout: float = CALL_TIMEOUT) -> T:
+        """`work` of the service the app agent `agent` runs (dbladder.service's RunningService),
+        run there (a fault), and what it returned."""
+        answer: T = self._call(agent.name, "on_service", work, timeout=timeout)
+        return answer
+
+    @contextlib.contextmanager
+    def service_on(
+        self, agent: Agent, start: Callable[[], AbstractContextManager[object]]
+    ) -> Iterator[tuple[dict[str, Any], Callable[[], dict[str, Any]]]]:
+        """The service started on the app agent `agent` for the block, stopped after it, also on
+        error: where it listens, and a reader of its `/stats`."""
+        started = self._call(agent.name, "serve", start, timeout=90.0)
+        try:
+            yield started, lambda: self._call(agent.name, "stats")
+        finally:
+            with contextlib.suppress(Exception):  # an agent gone has taken its service with it
+                self._call(agent.name, "stop_service", timeout=60.0)
+
+    @contextlib.contextmanager
+    def route_on(
+        self, agent: Agent, start: Callable[[], AbstractContextManager[T]], timeout: float
+    ) -> Iterator[T]:
+        """The service's route to the database made on the app agent `agent` for the block, undone
+        after it, also on error: what the route yields there (`timeout`: the seconds its round
+        trips may take to measure). At the end the yielded description is brought up to date in
+        place with the agent's (a relay's stats are added as it stops)."""
+        route: T = self._call(agent.name, "open_route", start, timeout=timeout)
+        try:
+            yield route
+        finally:
+            with contextlib.suppress(Exception):  # an agent gone has taken its relay with it
+                ended = self._call(agent.name, "close_route", timeout=60.0)
+                described = getattr(route, "description", None)
+                if isinstance(described, dict) and ended is not None:
+                    described.update(ended.description or {})
+
+    def placed(self, role: str) -> list[Agent]:
+        """The agents of `role` the run placed an actor on (those it may call)."""
+        return [agent for agent in self.of_role(role) if agent.name in self.actors]
 
     def data_agent(self, has_server: bool) -> Agent | None:
         """The agent on whose machine the run's data is seeded: a server's on the db agent's

@@ -21,7 +21,7 @@ from __future__ import annotations
 
 import contextlib
 import dataclasses
-from collections.abc import Callable, Iterator
+from collections.abc import Callable
 from contextlib import AbstractContextManager
 from typing import Any
 
@@ -213,34 +213,3 @@ def window_figures(
         / max(sum(s["t1"] - s["t0"] for s in inside), 1e-9),
         **{key: mean[key] for key in GROUP_KEYS if key in mean},
     }
-
-
-@contextlib.contextmanager
-def remote_service(
-    call: Callable[..., Any], start: Callable[[], Any]
-) -> Iterator[tuple[dict[str, Any], Callable[[], Any]]]:
-    """The service started on an app agent (`call`: a call to its actor) for the block, stopped
-    after it, also on error: where it listens, and a reader of its `/stats`."""
-    started = call("serve", start, timeout=90.0)
-    try:
-        yield started, lambda: call("stats")
-    finally:
-        with contextlib.suppress(Exception):  # an agent gone has taken its service with it
-            call("stop_service", timeout=60.0)
-
-
-@contextlib.contextmanager
-def remote_route(call: Callable[..., Any], start: Callable[[], Any], timeout: float) -> Iterator[Any]:
-    """The service's route to the database made on an app agent (`call`: a call to its actor)
-    for the block, undone after it, also on error: what the route yields there (`timeout`: the
-    seconds its round trips may take to measure). At the end the yielded description is brought
-    up to date in place with the agent's (a relay's stats are added as it stops)."""
-    route = call("open_route", start, timeout=timeout)
-    try:
-        yield route
-    finally:
-        with contextlib.suppress(Exception):  # an agent gone has taken its relay with it
-            ended = call("close_route", timeout=60.0)
-            described = getattr(route, "description", None)
-            if isinstance(described, dict) and ended is not None:
-                described.update(ended.description or {})

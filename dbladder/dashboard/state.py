@@ -117,7 +117,7 @@ class DashboardState:
             self._bump()
 
     def finish(self, result: Mapping[str, Any]) -> None:
-        """A round's result as run_ladder returns it: its headline, why it stopped."""
+        """A round's result as run_round returns it (as JSON data): its headline, why it stopped."""
         with self._changed:
             run = self._run()
             run["ceiling_rps"] = result.get("ceiling_rps")

@@ -127,7 +127,7 @@ def _decode(hint: Any, value: Any) -> Any:
         return value
     if _is_part(hint):
         return hint.from_json(value) if isinstance(value, Mapping) else value
-    # A document read from JSON has lists; one still in memory (as run_ladder returns it) may hold
+    # A document read from JSON has lists; one still in memory (as the round fills it) may hold
     # the tuples a plan's asdict() gave.
     if origin is tuple and isinstance(value, list | tuple):
         item = typing.get_args(hint)[0]

@@ -27,17 +27,23 @@ import asyncio
 import contextlib
 import functools
 from collections.abc import Callable
-from typing import Any
+from typing import TYPE_CHECKING, Any, TypeVar
 
 from ..data.fresh import FreshData, FreshStart, Preparation
 from ..engines.base import EngineInfo
 from ..errors import DbladderError
 from ..load.acknowledged import AcknowledgedWrites
+from ..types import JsonObject
 from ..urls import DatabaseURL
 from ..workloads.base import DataSpec
 from .config import RunConfig
 from .integrity import integrity_section, not_checked, take_baseline
 from .preparation import Prepared, prepare_here
+
+if TYPE_CHECKING:
+    from ..cluster.coordinator import Agent, Cluster
+
+T = TypeVar("T")
 
 DATA_TIMEOUT = 3600.0
 """Seconds an agent may take for a piece of work on the data (seeding a large scale, reading
@@ -49,41 +55,41 @@ class AgentDataFailed(DbladderError):
     raised on its machine (exit code 1)."""
 
 
-def agent_words(agent: Any) -> str:
+def agent_words(agent: Agent) -> str:
     """ "app agent app-1 (10.0.0.4)": an agent as the run's lines and the result name it."""
     return f"{agent.role} agent {agent.name} ({agent.machine['host']})"
 
 
-def call_agent(cluster: Any, agent: Any, what: str, method: str, *args: Any) -> Any:
-    """`method` of `agent`'s actor called with `args` and its answer; AgentDataFailed, in one line
-    saying `what` failed where, when the agent is lost, hangs or the work raised there (a
-    DbladderError raised there is the user's condition and keeps its class)."""
+def on_agent(agent: Agent, what: str, call: Callable[[], T]) -> T:
+    """`call` (a call to `agent`) and its answer; AgentDataFailed, in one line saying `what` failed
+    where, when the agent is lost, hangs or the work raised there (a DbladderError raised there is
+    the user's condition and keeps its class)."""
     from ..cluster.coordinator import cause_of  # only a cluster run imports Dask
 
     try:
-        return cluster.call(agent.name, method, *args, timeout=DATA_TIMEOUT)
+        return call()
     except DbladderError:
         raise
     except Exception as exc:
         raise AgentDataFailed(f"{what} on {agent_words(agent)} failed: {cause_of(exc)}") from None
 
 
-def data_call(cluster: Any, agent: Any, what: str, work: Callable[[], Any]) -> Any:
-    """`work` run on `agent`'s machine (its `run_here`) and what it returned (`call_agent`)."""
-    return call_agent(cluster, agent, what, "run_here", work)
+def data_call(cluster: Cluster, agent: Agent, what: str, work: Callable[[], T]) -> T:
+    """`work` run on `agent`'s machine (its `run_here`) and what it returned (`on_agent`)."""
+    return on_agent(agent, what, lambda: cluster.run_here(agent, work, timeout=DATA_TIMEOUT))
 
 
-def prepare_on_agent(cluster: Any, agent: Any, config: RunConfig) -> Prepared:
+def prepare_on_agent(cluster: Cluster, agent: Agent, config: RunConfig) -> Prepared:
     """The round's preparation (seed, check the workload's SQL, describe the engine) on `agent`'s machine."""
     return data_call(cluster, agent, "preparing the data", functools.partial(prepare_here, config))
 
 
-def baseline_here(config: RunConfig) -> Any:
+def baseline_here(config: RunConfig) -> object:
     """The integrity check's baseline, taken on the machine that calls it (the data's agent)."""
     return take_baseline(config.url, config.round_workload())
 
 
-def baseline_on_agent(cluster: Any, agent: Any, config: RunConfig) -> Any:
+def baseline_on_agent(cluster: Cluster, agent: Agent, config: RunConfig) -> object:
     """The integrity check's baseline (before the load), taken on `agent`'s machine."""
     work = functools.partial(baseline_here, config)
     return data_call(cluster, agent, "the integrity check's baseline", work)
@@ -93,7 +99,7 @@ def integrity_here(
     config: RunConfig,
     data: DataSpec,
     acknowledged: AcknowledgedWrites,
-    before: Any,
+    before: object,
     engine: EngineInfo,
     faults: list[dict[str, Any]],
 ) -> tuple[dict[str, Any], list[str]]:
@@ -106,14 +112,14 @@ def integrity_here(
 
 
 def integrity_on_agent(
-    cluster: Any,
-    agent: Any,
+    cluster: Cluster,
+    agent: Agent,
     config: RunConfig,
     prepared: Prepared,
     acknowledged: AcknowledgedWrites,
-    before: Any,
-    document: dict[str, Any],
-) -> tuple[dict[str, Any], AgentDataFailed | None]:
+    before: object,
+    document: JsonObject,
+) -> tuple[JsonObject, AgentDataFailed | None]:
     """The run's integrity section, checked on `agent`'s machine, with `checked_on` naming it; its
     flags go into `document`. When the agent fails there, a section that says it was not checked
     (and a flag), and the failure for the round to raise once its result is written."""
@@ -163,30 +169,34 @@ class FreshDataOnAgent:
 
     def __init__(
         self,
-        cluster: Any,
-        agent: Any,
+        cluster: Cluster,
+        agent: Agent,
         key: str,
         url: str | DatabaseURL,
         config: RunConfig,
         verify: bool = False,
     ):
         self.cluster, self.agent, self.key = cluster, agent, key
-        self._call("keep", "making the fresh data", key, functools.partial(fresh_here, url, config, verify))
+        make = functools.partial(fresh_here, url, config, verify)
+        on_agent(agent, "making the fresh data", lambda: cluster.keep(agent, key, make, timeout=DATA_TIMEOUT))
 
-    def _call(self, method: str, what: str, *args: Any) -> Any:
-        return call_agent(self.cluster, self.agent, what, method, *args)
+    def _use(self, what: str, work: Callable[[FreshData], T]) -> T:
+        return on_agent(
+            self.agent, what, lambda: self.cluster.use(self.agent, self.key, work, timeout=DATA_TIMEOUT)
+        )
 
     async def prepare(self) -> Preparation:
         """Seed there, save the snapshot and restore it once (FreshData.prepare)."""
-        return await asyncio.to_thread(self._call, "use", "seeding the data", self.key, _prepare)
+        return await asyncio.to_thread(self._use, "seeding the data", _prepare)
 
     async def before_run(self) -> FreshStart:
         """The data as seeded again there: the snapshot restored, or the data re-seeded."""
-        return await asyncio.to_thread(self._call, "use", "restoring the data", self.key, _before_run)
+        return await asyncio.to_thread(self._use, "restoring the data", _before_run)
 
     async def cleanup(self) -> None:
         """Drop the snapshot there and forget the FreshData; an agent already lost took nothing
         with it to drop here (its snapshot stays on its machine), so that is not an error."""
         with contextlib.suppress(AgentDataFailed):
-            await asyncio.to_thread(self._call, "use", "dropping the snapshot", self.key, _cleanup)
-            await asyncio.to_thread(self._call, "forget", "dropping the snapshot", self.key)
+            await asyncio.to_thread(self._use, "dropping the snapshot", _cleanup)
+            forget = functools.partial(self.cluster.forget, self.agent, self.key, timeout=DATA_TIMEOUT)
+            await asyncio.to_thread(on_agent, self.agent, "dropping the snapshot", forget)

@@ -137,16 +137,6 @@ class AppWatch:
         return f"the app exited with code {self.code} at {self.at_s:.1f} s"
 
 
-@contextlib.contextmanager
-def watch_app(target: Any, fleet: Any) -> Iterator[AppWatch | None]:
-    """An AppWatch on the round's app for the block (None when the round has no app)."""
-    if not isinstance(target.service, RunningApp):
-        yield None
-        return
-    with AppWatch(target.service, fleet.stop, lambda: fleet.origin) as watch:
-        yield watch
-
-
 def app_section(
     before: dict[str, Any] | None, acknowledged: AcknowledgedWrites, watch: AppWatch | None
 ) -> dict[str, Any]:

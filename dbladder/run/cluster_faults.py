@@ -27,10 +27,12 @@ from typing import TYPE_CHECKING, Any
 from ..cluster import clocks
 from ..errors import DbladderError
 from ..servers import ManagedServer, fault_permission, server_for_url
+from ..types import JsonObject
 from .agent_data import agent_words
 from .faults import Fault, FaultActions, FaultRefused
 
 if TYPE_CHECKING:
+    from ..cluster.coordinator import Agent, Cluster
     from ..service.server import RunningService
 
 SERVICE_KINDS = ("kill-service", "restart-service", "kill-writer")
@@ -82,7 +84,9 @@ def _managed_server_here(db_url: str) -> tuple[str | None, ManagedServer | None]
 # On the coordinator
 
 
-def server_agent(cluster: Any, faults: Sequence[Fault], db_url: str) -> tuple[Any, dict[str, Any] | None]:
+def server_agent(
+    cluster: Cluster, faults: Sequence[Fault], db_url: str
+) -> tuple[Agent | None, JsonObject | None]:
     """The db agent that stops the run's server, with the server's record (None, None when no
     fault stops a server). FaultRefused, one line, when none may: no db agent, or none on the
     machine of a managed server behind `db_url`."""
@@ -90,7 +94,7 @@ def server_agent(cluster: Any, faults: Sequence[Fault], db_url: str) -> tuple[An
     if not struck:
         return None, None
     where = "--fault " + ", ".join(struck)
-    agents = [agent for agent in cluster.of_role("db") if agent.name in cluster.actors]
+    agents = cluster.placed("db")
     if not agents:
         raise FaultRefused(
             f"{where}: with --cluster the database server is stopped by the db agent on its machine, "
@@ -99,7 +103,7 @@ def server_agent(cluster: Any, faults: Sequence[Fault], db_url: str) -> tuple[An
         )
     reasons = []
     for agent in agents:
-        reason, record = cluster.call(agent.name, "run_here", functools.partial(server_here, db_url))
+        reason, record = cluster.run_here(agent, functools.partial(server_here, db_url))
         if reason is None:
             return agent, record
         reasons.append(f"{agent_words(agent)}: {reason}")
@@ -115,11 +119,11 @@ class AgentFaultActions(FaultActions):
 
     def __init__(
         self,
-        cluster: Any,
+        cluster: Cluster,
         origin: float,
         db_url: str,
-        app: Any = None,
-        db: Any = None,
+        app: Agent | None = None,
+        db: Agent | None = None,
         service: RunningService | None = None,
     ):
         super().__init__(service=service)
@@ -131,20 +135,15 @@ class AgentFaultActions(FaultActions):
 
     def run(self, kind: str) -> str:
         self.noted = {}
-        if kind in SERVICE_KINDS:
-            if self.app is None:
-                return super().run(kind)  # the service runs on this machine
-            agent, method = self.app, "on_service"
-            work: Any = functools.partial(service_fault_here, kind)
-        else:
-            if self.db is None:
-                raise FaultRefused("no db agent may stop this run's database server")
-            agent, method = self.db, "run_here"
-            work = functools.partial(server_fault_here, self.db_url, kind)
+        if kind in SERVICE_KINDS and self.app is None:
+            return super().run(kind)  # the service runs on this machine
+        agent = self.app if kind in SERVICE_KINDS else self.db
+        if agent is None:
+            raise FaultRefused("no db agent may stop this run's database server")
         self.noted = {"agent": agent.name, "agent_role": agent.role, "agent_host": agent.machine["host"]}
         words = agent_words(agent)
         try:
-            done = self.cluster.call(agent.name, method, work, timeout=ACTION_TIMEOUT)
+            done = self._cause(agent, kind)
         except DbladderError as exc:  # refused or failed there: said as it was
             raise FaultCallFailed(f"on {words}: {exc}") from None
         except Exception as exc:  # the agent gone or hung: Dask's own errors
@@ -154,3 +153,11 @@ class AgentFaultActions(FaultActions):
         offset = self.cluster.clocks_at(time.perf_counter())[agent.name].offset
         self.noted["agent_at_s"] = round(done["began"] - offset - self.origin, 3)
         return f"on {words}: {done['detail']}"
+
+    def _cause(self, agent: Agent, kind: str) -> JsonObject:
+        """`kind` caused on `agent`'s machine: on the service it runs, or on the server there."""
+        if kind in SERVICE_KINDS:
+            return self.cluster.on_service(agent, functools.partial(service_fault_here, kind), ACTION_TIMEOUT)
+        return self.cluster.run_here(
+            agent, functools.partial(server_fault_here, self.db_url, kind), ACTION_TIMEOUT
+        )

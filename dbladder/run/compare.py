@@ -2,7 +2,7 @@
 
     for each database: seed once, keep a snapshot (FreshData)
     for run in 1..N: for each database in turn (A B C A B C ...):
-        restore the data as seeded -> run_ladder -> keep its result
+        restore the data as seeded -> run_round -> keep its result
     -> compare.json (every run's result) -> reports
 
 Engines alternate run by run so that a slow drift of the machine (another tenant, a warming
@@ -29,7 +29,7 @@ from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from pathlib import Path
-from typing import Any, cast
+from typing import TYPE_CHECKING, Any, cast
 
 from .. import __version__
 from ..data.fresh import FreshData
@@ -41,6 +41,7 @@ from ..result.expectations import per_database
 from ..result.files import write_json
 from ..result.schema import COMPARE_SCHEMA
 from ..servers import Database, ManagedServer, is_managed_spec, managed_server_for, parse_database
+from ..types import JsonObject
 from ..urls import DatabaseURL, parse_url
 from ..workloads.base import DataSpec, Workload
 from .agent_data import FreshDataOnAgent, agent_words
@@ -48,7 +49,10 @@ from .app_target import setup_maker
 from .config import RunConfig
 from .document import make_out_dir, stop_words
 from .progress import Progress, QuietProgress, seeding_pass
-from .round import run_ladder
+from .round import run_round
+
+if TYPE_CHECKING:
+    from ..cluster.coordinator import Cluster
 
 MAX_RUNS = 20
 
@@ -221,8 +225,11 @@ def run_compare(config: CompareConfig, progress: Progress | None = None) -> dict
 
 
 def _run_compare(
-    config: CompareConfig, progress: Progress, servers: dict[str, ManagedServer | None], cluster: Any = None
-) -> dict[str, Any]:
+    config: CompareConfig,
+    progress: Progress,
+    servers: dict[str, ManagedServer | None],
+    cluster: Cluster | None = None,
+) -> JsonObject:
     entries = config.entries
     labels = labels_for(entries)
     # A managed server's URL, parsed once for all the runs of its entries.
@@ -269,7 +276,9 @@ def _run_compare(
     try:
         for label, entry in zip(labels, entries, strict=True):
             holder = cluster.data_agent(url_of(entry).kind.has_server) if cluster else None
-            if entry.db_url not in fresh and holder is not None:  # seeded and restored where the data is
+            if (
+                entry.db_url not in fresh and cluster is not None and holder is not None
+            ):  # seeded and restored where the data is
                 where = f" on {agent_words(holder)}"
                 progress.message(f"{label}: seeding the {workload.name} workload once{where}: {sizes}")
                 fresh[entry.db_url] = FreshDataOnAgent(
@@ -307,7 +316,7 @@ def _run_compare(
                     # The app's data is the setup's snapshot, restored: the setup does not run again.
                     app=dataclasses.replace(base.app, setup=None) if base.app is not None else None,
                 )
-                result = run_ladder(run_config, progress, servers[entry.db_url])
+                result = run_round(run_config, progress, servers[entry.db_url]).to_json()
                 result.update(label=label, run=number, fresh=start.to_dict())
                 # The run used the seeded data as restored, not data it seeded itself: say which.
                 result["config"]["seed"] = data.seed

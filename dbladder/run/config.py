@@ -143,7 +143,7 @@ class RunConfig:
     @property
     def url(self) -> DatabaseURL:
         """The parsed database URL the round's steps use: by then a `managed:` spec has given way to
-        its server's URL (`run_ladder`); UsageError before that."""
+        its server's URL (`run_round`); UsageError before that."""
         database = self.database
         if not isinstance(database, DatabaseURL):
             raise UsageError(f"{self.db_url} names a server to start, not yet a database URL")

@@ -1,11 +1,13 @@
-"""`run_ladder`: one whole round, from fresh data to a saved result.
+"""`run_round`: one whole round, from fresh data to a saved result.
 
-    config (RunConfig) -> seed the database (dbladder.data.seeding)
-           -> start the service (dbladder.service)
-           -> generator processes climb the ladder or run the users (dbladder.load.fleet)
+    config (RunConfig) -> where the load runs and the data lives (place.py: this machine or a
+           cluster's agents) and what it is sent to (targets.py), each chosen once
+           -> seed the database where it lives (dbladder.data.seeding)
+           -> start the target (dbladder's service, the user's app, one already running, or none)
+           -> generator processes climb the plan's levels (dbladder.load.fleet)
            -> each level, once every process has finished it, becomes a row judged against the
               pass mark (dbladder.result.levels), with the machine's figures (observation.py)
-           -> the run stops after the first failed level -> result.json (dbladder.result.files)
+           -> the run stops as its plan says -> result.json (dbladder.result.files)
            -> with writes: every acknowledged write looked up, the invariants checked (integrity.py)
            -> the report bundle (dbladder.report.bundle)
 
@@ -20,21 +22,21 @@ goes out through a `Progress` object: the library prints nothing.
 
 from __future__ import annotations
 
-import asyncio
 import contextlib
 import dataclasses
 import os
 import platform
-from contextlib import AbstractContextManager
-from typing import Any
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any
 
 from ..app.errors import AppExited
-from ..load.fleet import Fleet, GeneratorFailed, PartRange, ProcessSpec, spread
+from ..load.fleet import Fleet, GeneratorFailed, spread
 from ..observe import syscalls_unavailable
-from ..observe.database import DatabaseProcesses
 from ..observe.disk import probe_seconds
-from ..observe.processes import nothing
+from ..plans import Stop
 from ..report.bundle import write_bundle
+from ..result.run import RunResult
 from ..result.seconds import beside_samples
 from ..roles import drop_page_cache
 from ..servers import (
@@ -45,39 +47,38 @@ from ..servers import (
     managed_server_for,
     server_for_url,
 )
-from ..workloads.registry import load_workload
-from .agent_data import AgentDataFailed, agent_words, baseline_on_agent, integrity_on_agent, prepare_on_agent
-from .app_target import APP_LOG, app_probe, app_section, run_app_setup, watch_app
+from ..workloads.base import Workload
+from .agent_data import AgentDataFailed
+from .app_target import AppWatch
 from .config import RunConfig
 from .database_route import load_transport
 from .diagnose import LevelDiagnosis, role_cores, service_loops
-from .document import Run, describe_load, ended_on_error, make_out_dir, spike_figures
-from .faults import (
-    FaultActions,
-    FaultInjector,
-    add_faults,
-    direct_probe,
-    http_probe,
-    parse_faults,
-)
-from .integrity import integrity_section, take_baseline
+from .document import INTERRUPTED, Run, describe_load, ended_on_error, make_out_dir, spike_figures
+from .faults import FaultInjector, add_faults, parse_faults
 from .integrity import summary as integrity_summary
-from .interrupts import noting_interrupts
+from .interrupts import Interrupted, noting_interrupts
 from .levels import DatabaseLost, run_plan
-from .load_target import check_remote_route, load_target, service_agent
+from .load_target import LoadTarget
 from .observation import RunObserver, check_idle, idle_check_seconds
-from .preparation import prepare_database
+from .place import Place, place_for
+from .preparation import Prepared
 from .progress import Progress, QuietProgress
 from .role_groups import RoleGroups, role_groups
-from .sizing import generator_processes, process_spec
+from .sizing import process_spec
 from .storage_reads import database_size, reading_role_cap
+from .targets import Target, target_for
+from .this_machine import Generators
 from .warm_up import calibrated, warm_up_target
 
+if TYPE_CHECKING:
+    from ..cluster.coordinator import Cluster
 
-def run_ladder(
+
+def run_round(
     config: RunConfig, progress: Progress | None = None, server: ManagedServer | None = None
-) -> dict[str, Any]:
-    """Run one round and return its result (also written to `config.out_dir / "result.json"`).
+) -> RunResult:
+    """Run one round of the config's plan and return its result (also written to
+    `config.out_dir / "result.json"`, with the report bundle beside it).
 
     Raises DbladderError for what the user can fix; a KeyboardInterrupt during the load is
     absorbed: the levels finished so far are kept, the result says "interrupted". With a
@@ -101,10 +102,10 @@ def run_ladder(
             progress.message(f"{started.kind.title} server {started.name} on {started.url}")
         # An error that stops the round before its end leaves no result.json saying "running".
         with ended_on_error(config.out_dir / "result.json"):
-            return _run_ladder(config, progress, started or server, groups, cluster)
+            return _round(config, progress, started or server, groups, cluster)
 
 
-def _cluster(config: RunConfig, progress: Progress) -> Any:
+def _cluster(config: RunConfig, progress: Progress) -> Cluster:
     """The cluster of `config.cluster`, connected, its agents found and their clocks measured."""
     from ..cluster.coordinator import Cluster  # only a cluster run imports Dask
 
@@ -115,345 +116,330 @@ def _cluster(config: RunConfig, progress: Progress) -> Any:
     return Cluster(config.cluster, tls=config.cluster_tls, db_url=db_url)
 
 
-def _generator(
-    config: RunConfig, spec: ProcessSpec, processes: int, groups: RoleGroups, cluster: Any
-) -> AbstractContextManager[Any]:
-    """The generator fleet: this machine's processes, or the load agents' fleets of a cluster."""
-    if cluster is None:
-        return groups.started_in("generator", Fleet(spec, processes))
-    from ..cluster.fleet import ClusterFleet
+@dataclass
+class Round:
+    """What the round's steps share: the config as served (its managed server's URL), the result
+    being made, where the load runs and what it is sent to, and the data as prepared."""
 
-    return ClusterFleet(cluster, spec, cluster_counts(config, cluster))
-
-
-def cluster_counts(config: RunConfig, cluster: Any) -> dict[str, int]:
-    """The generator processes of each load agent: as configured, or one per agent over HTTP and
-    sized to the agent's cores in direct mode (as `generator_processes` sizes them to this one's)."""
-    agents = cluster.of_role("load")
-    if config.generator_processes:
-        return {agent.name: config.generator_processes for agent in agents}
-    if config.target != "direct":
-        return {agent.name: 1 for agent in agents}
-    share = max(1, config.pool_size // max(1, len(agents)))
-    return {agent.name: max(1, min(agent.machine["cores"] or 1, share, 64)) for agent in agents}
+    config: RunConfig
+    run: Run
+    place: Place
+    target: Target
+    groups: RoleGroups
+    progress: Progress
+    workload: Workload
+    server: ManagedServer | None = None
+    prepared: Prepared | None = None
+    baseline: object = None
 
 
-def _run_ladder(
+@dataclass
+class Ended:
+    """How the load ended: its status and why, the plan's stop, and what it left behind."""
+
+    status: str = "complete"
+    because: str = ""
+    stop: Stop | None = None
+    failure: GeneratorFailed | None = None
+    lost: DatabaseLost | None = None
+    final: dict[str, Any] | None = None
+    watch: AppWatch | None = None
+    flags: list[str] = field(default_factory=list)
+    timeseries: list[dict[str, Any]] = field(default_factory=list)
+
+
+def _round(
     config: RunConfig,
     progress: Progress,
     server: ManagedServer | None,
     groups: RoleGroups,
-    cluster: Any = None,
-) -> dict[str, Any]:
+    cluster: Cluster | None = None,
+) -> RunResult:
     served = dataclasses.replace(config, db_url=server.url) if server is not None else config
-    # A route the app agent's machine cannot make is refused before anything is written or seeded.
-    check_remote_route(served, cluster)
-    # So is a fault no agent may cause: a server stopped by the db agent on its machine, or none.
-    db_agent, db_record = _server_agent(served, cluster)
+    place = place_for(served, cluster)
+    target = target_for(served, place)
+    target.check()  # a route the service's machine cannot make: refused before anything is written
+    place.check(served)  # so is a fault no agent may cause
     run = Run(config, config.out_dir / "result.json")
     run.update(placement=config.placement.describe())
-    config = served
-    if server is None and config.url.kind.has_server:
-        server = server_for_url(config.url)  # one of dbladder's own servers, if it is
-    if server is not None:  # a managed server: its settings travel with the result
-        run.update(database_server=server.record())
-    elif db_record is not None:  # found on the db agent's machine, where its faults act
-        run.update(database_server=db_record | {"agent": db_agent.name})
+    if server is None and served.url.kind.has_server:
+        server = server_for_url(served.url)  # one of dbladder's own servers, if it is
+    if (record := place.server_record(server)) is not None:  # its settings travel with the result
+        run.update(database_server=record)
     run.save()
+    state = Round(served, run, place, target, groups, progress, served.round_workload(), server)
     progress.message("checking that the machine is quiet before the run")
     idle = check_idle()
-    workload = config.round_workload()
-    if config.app is not None:  # the app's own setup makes its data: nothing is seeded
-        run.update(app={"setup_s": run_app_setup(config, progress), "log": APP_LOG})
-    preparing = dataclasses.replace(config, seed=None) if config.app else config
-    seeder = (
-        cluster.data_agent(config.url.kind.has_server) if cluster is not None and not config.app else None
-    )
-    if seeder is not None:  # seeded where the engine keeps its data: the db host, or the app's for SQLite
-        progress.message(f"preparing the data on {agent_words(seeder)}")
-        prepared = prepare_on_agent(cluster, seeder, preparing)
-    else:
-        prepared = asyncio.run(prepare_database(preparing, workload, progress))
-    # SQLite's file on the app agent's machine: not this machine's to open, size or check.
-    remote_file = seeder is not None and not config.url.kind.has_server
-    engine_info, mix = prepared.engine, prepared.mix
-    described = {
-        "name": workload.name,
-        "source": workload.source,
-        "operations": [op.name for op in workload.operations],
-        "writes": [op.name for op in workload.operations if op.write],
-        "mix": mix.to_dict(),
-        "data": prepared.data.to_dict(),
-    }
+    state.prepared = place.prepare(target.make_data(run, progress), state.workload, progress)
+    observer = _observed(state, idle)
+    run.update(**served.plan.headline([]))
+    fleet, ended, started = _load(state, observer)
+    # The service's totals and the relay's figures went into their descriptions as each stopped.
+    run.update(service=started.description)
+    target.finish(run, fleet.acknowledged, ended.watch)
+    if started.transport is not None:
+        run.update(transport=started.transport)
+    agent_failed = _check_integrity(state, fleet, ended)
+    run.finish(ended.status, ended.because, ended.stop if ended.status == "complete" else None)
+    result = run.result.to_json()
+    # The reports are built from the files just written, as `dbladder report` would rebuild them.
+    write_bundle(result, config.out_dir, beside_samples(ended.timeseries, result["levels"]))
+    _raise_for(ended, agent_failed, run)
+    return run.result
+
+
+def _observed(state: Round, idle: dict[str, Any]) -> RunObserver:
+    """The data and the engine described in the result, the integrity check's baseline taken, and
+    the observer of the machine made ready for the load."""
+    config, run, prepared, workload = state.config, state.run, state.prepared, state.workload
+    assert prepared is not None
+    writes = workload.write_share(prepared.mix) > 0
+    described = _workload_section(workload, prepared)
     run.update(workload=described)
-    check = config.integrity and workload.write_share(mix) > 0
-    baseline = None
-    if check and seeder is not None:  # checked where the data is, as it was seeded (agent_data.py)
-        baseline = baseline_on_agent(cluster, seeder, config)
-    elif check:
-        baseline = take_baseline(config.url, workload)
-    if (data_layer := workload.data_layer(engine_info.engine)) is not None:
+    if config.integrity and writes:  # checked where the data is, as it was seeded
+        state.baseline = state.place.baseline(config, workload)
+    if (data_layer := workload.data_layer(prepared.engine.engine)) is not None:
         run.update(workload=described | {"data_layer": data_layer})
-    sqlite_path = None if remote_file else config.url.path  # a server's files are not ours to measure
+    local = state.place.data_url(config.url)  # None: the data's files are another machine's
+    sqlite_path = local.path if local is not None else None  # a server's files are not ours to measure
     data_path = os.path.abspath(sqlite_path) if sqlite_path else None
-    observer = RunObserver(engine_info, config.url, data_path, config.precise_clock, config.syscalls)
-    # The activity probe would open SQLite's file here: on the app agent's machine, there is none.
+    observer = RunObserver(prepared.engine, config.url, data_path, config.precise_clock, config.syscalls)
+    # The activity probe would open SQLite's file: on another machine, there is none here.
     observer.diagnosis = (
-        None
-        if remote_file
-        else LevelDiagnosis(
+        LevelDiagnosis(
             config.url,
             config.pass_mark,
-            [op.name for op in workload.operations if op.write] if workload.write_share(mix) > 0 else [],
+            [op.name for op in workload.operations if op.write] if writes else [],
             os.path.dirname(data_path) if data_path else None,
             generator_cpu=not config.precise_clock,
             cores=role_cores(config.placement, service_loops(config)),
         )
+        if local is not None
+        else None
     )
     if observer.diagnosis is not None and (fsync := observer.diagnosis.measure_disk()) is not None:
         run.update(fsync=fsync)
     if config.syscalls and (unavailable := syscalls_unavailable()):
-        progress.message(unavailable)
+        state.progress.message(unavailable)
         run.flag(unavailable)
     observer.idle = idle
-    if cluster is not None:
-        observer.clocks = cluster.level_clocks
-        cluster.notify = progress.message  # a db agent lost: one line, the run goes on
-    if cluster is not None and (cluster.of_role("db") or cluster.of_role("app")):
-        observer.hosts = cluster.host_figures  # a db or app agent's host is sampled where it runs
-        for name, found in cluster.found.items():
-            if found.get("warning"):
-                run.flag(f"db agent {name}: {found['warning']}")
-            if found.get("pid") is not None:  # found on its host: nothing of it to find here
-                observer.database = DatabaseProcesses(nothing, f"db agent {name}: {found['how']}")
-    observer.storage_url = None if remote_file else config.url
+    state.place.observe(observer, run, state.progress)
+    observer.storage_url = local
+    _describe_storage(state, observer, prepared)
+    return observer
+
+
+def _workload_section(workload: Workload, prepared: Prepared) -> dict[str, Any]:
+    return {
+        "name": workload.name,
+        "source": workload.source,
+        "operations": [op.name for op in workload.operations],
+        "writes": [op.name for op in workload.operations if op.write],
+        "mix": prepared.mix.to_dict(),
+        "data": prepared.data.to_dict(),
+    }
+
+
+def _describe_storage(state: Round, observer: RunObserver, prepared: Prepared) -> None:
+    """The database's size and memory cap, the machine and the engine in the result, saved."""
+    run = state.run
     run.update(
         storage={
             "size_bytes": database_size(observer.storage_url) if observer.storage_url else None,
-            "memory_cap_bytes": reading_role_cap(config),
+            "memory_cap_bytes": reading_role_cap(state.config),
         }
     )
     run.update(
         environment={"platform": platform.platform(), **observer.environment()},
-        engine=engine_info.to_dict(),
+        engine=prepared.engine.to_dict(),
         seeding=prepared.seeding,
     )
-    if engine_info.durability_warning:
-        run.flag(engine_info.durability_warning)
+    if prepared.engine.durability_warning:
+        run.flag(prepared.engine.durability_warning)
     run.save()
 
-    run.update(**config.plan.headline([]))
-    status, stop = "complete", None
-    failure: GeneratorFailed | None = None
-    lost: DatabaseLost | None = None
-    faults = parse_faults(config.faults)
-    # A fault may stop the server on purpose: then only a kill for memory is a loss.
-    watch = ServerWatch(server, process_may_go=bool(faults)) if server is not None else None
-    fault_levels = {fault.level - 1 for fault in faults}
-    counts = cluster_counts(config, cluster) if cluster is not None else None
-    processes = sum(counts.values()) if counts else generator_processes(config)
+
+def _describe_generators(state: Round, generators: Generators) -> None:
+    config, processes = state.config, generators.processes
     connections = spread(config.pool_size, processes)
-    if cluster is not None:
-        run.update(machines=cluster.machines())
-        for line in _machine_lines(cluster, counts or {}):
-            progress.message(line)
-    run.update(
+    direct = config.target == "direct"
+    state.run.update(
         generators={
             "processes": processes,
             "sized_to_machine": config.generator_processes == 0,
             "cores": os.cpu_count(),
-            "connections_per_process": connections if config.target == "direct" else None,
+            "connections_per_process": connections if direct else None,
         }
     )
-    if config.target == "direct":
-        progress.message(
+    if direct:
+        state.progress.message(
             f"direct mode: {processes} generator process(es) on {os.cpu_count()} core(s), "
             f"{config.pool_size} connections in all ({', '.join(map(str, connections))})"
         )
+
+
+def _describe_target(state: Round, started: LoadTarget) -> None:
+    run, config = state.run, state.config
+    run.update(service=started.description)
+    if started.transport is None:
+        return
+    run.update(transport=started.transport)
+    if run.result.engine is not None and (
+        config.transport is not None or config.added_latency_ms is not None
+    ):
+        # The engine described itself over the URL as given; the load went by this route.
+        run.update(engine=run.result.engine.updated({"transport": load_transport(started.transport)}))
+
+
+def _load(state: Round, observer: RunObserver) -> tuple[Fleet, Ended, LoadTarget]:
+    """The plan's levels sent to the target by the generator fleet, the faults caused on the way."""
+    config, place, progress, prepared = state.config, state.place, state.progress, state.prepared
+    assert prepared is not None
+    faults = parse_faults(config.faults)
+    # A fault may stop the server on purpose: then only a kill for memory is a loss.
+    watch = ServerWatch(state.server, process_may_go=bool(faults)) if state.server is not None else None
+    generators = place.generators(config)
+    place.describe(state.run, progress, generators)
+    _describe_generators(state, generators)
     if config.placement.drop_caches:
         progress.message("dropping the page cache (--drop-caches)")
         drop_page_cache()
-    with load_target(config, progress, groups, cluster, workload) as target:
-        run.update(service=target.description)
-        if target.transport is not None:
-            run.update(transport=target.transport)
-            if run.result.engine is not None and (
-                config.transport is not None or config.added_latency_ms is not None
-            ):
-                # The engine described itself over the URL as given; the load went by this route.
-                engine = run.result.engine.updated({"transport": load_transport(target.transport)})
-                run.update(engine=engine)
-        if (warmed := warm_up_target(config, target, workload, prepared.data.sizes, progress)) is not None:
-            run.update(warmup=warmed)
-        config = calibrated(config, run, target, workload, mix, prepared.data.sizes, progress)
-        first = next(iter(counts.values())) if counts else processes
-        parts = PartRange(0, first, processes) if counts else None  # a cluster's agents share the parts
-        spec = process_spec(config, prepared, target, first, parts)
-        progress.message(describe_load(config, workload, mix))
-        if target.workload is not None:  # the app: a read of its request file, on a session
-            probe = app_probe(target.host, target.port, load_workload(target.workload))
-        elif config.target == "http":
-            probe = http_probe(target.host, target.port, workload, prepared.data.sizes)
-        else:
-            probe = direct_probe(config.url, workload, prepared.data.sizes)
-        with (
-            noting_interrupts() as interrupted,
-            _generator(config, spec, processes, groups, cluster) as fleet,
-        ):
-            actions = (
-                FaultActions(target.service, server)
-                if cluster is None
-                else _agent_actions(config, cluster, fleet.origin, db_agent, target.service)
-            )
+    with state.target.started(progress, state.groups.hook("service"), state.workload) as started:
+        _describe_target(state, started)
+        if (
+            warmed := warm_up_target(config, started, state.workload, prepared.data.sizes, progress)
+        ) is not None:
+            state.run.update(warmup=warmed)
+        # A search's start calibrated on the warm target: the rest of the round goes by its plan.
+        config = state.config = calibrated(
+            config, state.run, started, state.workload, prepared.mix, prepared.data.sizes, progress
+        )
+        spec = process_spec(config, prepared, started, generators.first, generators.parts)
+        progress.message(describe_load(config, state.workload, prepared.mix))
+        probe = state.target.probe(started, state.workload, prepared)
+        with noting_interrupts() as interrupted, place.fleet(spec, generators, state.groups) as fleet:
+            actions = place.fault_actions(config, fleet.origin, started, state.server)
             injector = FaultInjector(faults, spec.levels(), fleet.origin, actions, probe)
-            service = target.service
+            service = started.service
             observer.start(
                 spec.levels(),
                 fleet.origin,
                 lambda: fleet.pids,
                 (lambda: service.pid) if service else None,
-                target.stats or getattr(service, "stats", None),  # the user's app has no /stats
+                started.stats or getattr(service, "stats", None),  # the user's app has no /stats
             )
-            try:
-                with injector, watch_app(target, fleet) as app_watch:
-                    stopped_because, stop = run_plan(
-                        config,
-                        fleet,
-                        run,
-                        observer,
-                        progress,
-                        interrupted,
-                        fault_levels,
-                        watch.lost if watch is not None else None,
-                    )
-            except DatabaseLost as exc:  # keep the levels before it; the struck one is flagged
-                lost = exc
-                fleet.stop()
-            except GeneratorFailed as exc:  # a generator process died: keep what finished before it
-                failure = exc
-                fleet.stop()
-            except KeyboardInterrupt:
-                status, stopped_because = "interrupted", "interrupted by the user (Ctrl-C)"
-                progress.message("interrupted: stopping the load and saving the finished levels")
-                fleet.stop()
-            try:
-                final = fleet.finish()
-            except KeyboardInterrupt:
-                status, stopped_because = "interrupted", "interrupted by the user (Ctrl-C)"
-                final = None
-            except GeneratorFailed as exc:
-                failure, final = failure or exc, None
-            finally:
-                run_flags, timeseries = observer.stop()
-        if interrupted:  # also when the KeyboardInterrupt itself was lost (run/interrupts.py)
-            status, stopped_because = "interrupted", "interrupted by the user (Ctrl-C)"
-        elif lost is not None:
-            status, stopped_because = "database lost", str(lost)
-            progress.message(stopped_because)
-        elif app_watch is not None and app_watch.exited:  # the fleet stopped because the app did
-            failure, status = None, "app exited"
-            stopped_because = f"level {len(run.result.levels) + 1}: {app_watch.words}"
-            progress.message(stopped_because)
-        elif failure is not None:
-            status, stopped_because = "generator failed", str(failure)
-            if fleet.struck is not None:  # a lost load agent: its level neither passed nor failed
-                run.update(incomplete_level=fleet.struck)
-        run.flag(*run_flags)
-        if cluster is not None:
-            run.flag(*_lost_agent_flags(cluster, run.result.to_json()["levels"]))
-        if faults:
-            with run.editing() as document:  # the faults' records go into the struck levels' rows too
-                lines = add_faults(document, injector)
-            for line in lines:
-                progress.message(f"fault {line}")
-        if final is not None:
-            if final["errors"]:
-                run.flag("generator errors: " + "; ".join(final["errors"]))
-            if final["late_start"] > 0.05:
-                run.flag(f"the generator started {final['late_start']:.2f} s late")
-            if config.plan.is_spike and "per_second" in final:
-                run.update(spike=spike_figures(final, config.pass_mark))
-    # The service's totals and the relay's figures went into their descriptions as each stopped.
-    run.update(service=target.description)
-    if config.app is not None:
-        run.update(app=app_section(run.result.to_json().get("app"), fleet.acknowledged, app_watch))
-    if target.transport is not None:
-        run.update(transport=target.transport)
-    # After the service has stopped: no request still in its hands can change the data meanwhile.
-    agent_failed = None
-    if check and lost is None:  # a lost server has no data left to check
-        where = f" on {agent_words(seeder)}" if seeder is not None else ""
-        progress.message(
-            f"checking the {fleet.acknowledged.count:,} acknowledged writes and the invariants{where}"
+            lost = watch.lost if watch is not None else None
+            levels = {fault.level - 1 for fault in faults}
+            ended = _drive(state, fleet, observer, interrupted, injector, started, levels, lost)
+        _ended_words(state, ended, interrupted, fleet)
+        _record_load(state, ended, injector if faults else None)
+    return fleet, ended, started
+
+
+def _drive(
+    state: Round,
+    fleet: Fleet,
+    observer: RunObserver,
+    interrupted: Interrupted,
+    injector: FaultInjector,
+    started: LoadTarget,
+    fault_levels: set[int],
+    lost: Callable[[], str | None] | None,
+) -> Ended:
+    """The plan run on the fleet until it stops, the processes finished and the observer stopped."""
+    ended = Ended()
+    try:
+        with injector, state.target.watching(started, fleet) as ended.watch:
+            ended.because, ended.stop = run_plan(
+                state.config, fleet, state.run, observer, state.progress, interrupted, fault_levels, lost
+            )
+    except DatabaseLost as exc:  # keep the levels before it; the struck one is flagged
+        ended.lost = exc
+        fleet.stop()
+    except GeneratorFailed as exc:  # a generator process died: keep what finished before it
+        ended.failure = exc
+        fleet.stop()
+    except KeyboardInterrupt:
+        ended.status, ended.because = "interrupted", INTERRUPTED
+        state.progress.message("interrupted: stopping the load and saving the finished levels")
+        fleet.stop()
+    try:
+        ended.final = fleet.finish()
+    except KeyboardInterrupt:
+        ended.status, ended.because = "interrupted", INTERRUPTED
+    except GeneratorFailed as exc:
+        ended.failure = ended.failure or exc
+    finally:
+        ended.flags, ended.timeseries = observer.stop()
+    return ended
+
+
+def _ended_words(state: Round, ended: Ended, interrupted: Interrupted, fleet: Fleet) -> None:
+    """The status and the reason the load ended with, said when it was not the plan's stop."""
+    if interrupted:  # also when the KeyboardInterrupt itself was lost (run/interrupts.py)
+        ended.status, ended.because = "interrupted", INTERRUPTED
+    elif ended.lost is not None:
+        ended.status, ended.because = "database lost", str(ended.lost)
+        state.progress.message(ended.because)
+    elif ended.watch is not None and ended.watch.exited:  # the fleet stopped because the app did
+        ended.failure, ended.status = None, "app exited"
+        ended.because = f"level {len(state.run.result.levels) + 1}: {ended.watch.words}"
+        state.progress.message(ended.because)
+    elif ended.failure is not None:
+        ended.status, ended.because = "generator failed", str(ended.failure)
+        if fleet.struck is not None:  # a lost load agent: its level neither passed nor failed
+            state.run.update(incomplete_level=fleet.struck)
+
+
+def _record_load(state: Round, ended: Ended, injector: FaultInjector | None) -> None:
+    """The load's flags, the faults' records and the generator's own figures in the result."""
+    run = state.run
+    run.flag(*ended.flags)
+    run.flag(*state.place.flags(run.result.to_json()["levels"]))
+    if injector is not None:
+        with run.editing() as document:  # the faults' records go into the struck levels' rows too
+            lines = add_faults(document, injector)
+        for line in lines:
+            state.progress.message(f"fault {line}")
+    final = ended.final
+    if final is None:
+        return
+    if final["errors"]:
+        run.flag("generator errors: " + "; ".join(final["errors"]))
+    if final["late_start"] > 0.05:
+        run.flag(f"the generator started {final['late_start']:.2f} s late")
+    if state.config.plan.is_spike and "per_second" in final:
+        run.update(spike=spike_figures(final, state.config.pass_mark))
+
+
+def _check_integrity(state: Round, fleet: Fleet, ended: Ended) -> Exception | None:
+    """After the target has stopped (no request still in its hands can change the data): every
+    acknowledged write looked up where the data lives; the failure of the machine that checked."""
+    config, prepared, run = state.config, state.prepared, state.run
+    assert prepared is not None
+    if not (config.integrity and state.workload.write_share(prepared.mix) > 0) or ended.lost is not None:
+        return None  # a lost server has no data left to check
+    state.progress.message(
+        f"checking the {fleet.acknowledged.count:,} acknowledged writes and the invariants"
+        + state.place.data_words()
+    )
+    with run.editing() as document:  # a check that cannot read the database flags the run
+        section, failed = state.place.integrity(
+            config, state.workload, prepared, fleet.acknowledged, state.baseline, document
         )
-        with run.editing() as document:  # a check that cannot read the database flags the run
-            if seeder is not None:
-                section, agent_failed = integrity_on_agent(
-                    cluster, seeder, config, prepared, fleet.acknowledged, baseline, document
-                )
-            else:
-                section = integrity_section(
-                    config.url, workload, prepared.data, fleet.acknowledged, baseline, engine_info, document
-                )
-        run.update(integrity=section)
-        progress.message(integrity_summary(section))
-    result = run.finish(status, stopped_because, stop if status == "complete" else None)
-    # The reports are built from the files just written, as `dbladder report` would rebuild them.
-    write_bundle(result, config.out_dir, beside_samples(timeseries, result["levels"]))
-    if failure is not None and status == "generator failed":
-        raise GeneratorFailed(f"{failure}; the levels finished before it are in {run.path}")
-    if status == "database lost":
-        raise ServerLost(f"{stopped_because}; the levels finished before it are in {run.path}")
-    if status == "app exited":
-        raise AppExited(f"{stopped_because}; the levels finished before it are in {run.path}")
+    run.update(integrity=section)
+    state.progress.message(integrity_summary(section))
+    return failed
+
+
+def _raise_for(ended: Ended, agent_failed: Exception | None, run: Run) -> None:
+    """The load's end as an error, once the result and the reports are written."""
+    where = f"the levels finished before it are in {run.path}"
+    if ended.failure is not None and ended.status == "generator failed":
+        raise GeneratorFailed(f"{ended.failure}; {where}")
+    if ended.status == "database lost":
+        raise ServerLost(f"{ended.because}; {where}")
+    if ended.status == "app exited":
+        raise AppExited(f"{ended.because}; {where}")
     if agent_failed is not None:
         raise AgentDataFailed(f"{agent_failed}; the finished levels are in {run.path}")
-    return result
-
-
-def _server_agent(config: RunConfig, cluster: Any) -> tuple[Any, dict[str, Any] | None]:
-    """The db agent that stops the server for the run's faults, and the server's record (None,
-    None: no cluster, or no such fault); FaultRefused in one line when no agent may."""
-    if cluster is None or not config.faults:
-        return None, None
-    from .cluster_faults import server_agent
-
-    return server_agent(cluster, parse_faults(config.faults), config.db_url)
-
-
-def _agent_actions(
-    config: RunConfig, cluster: Any, origin: float, db_agent: Any, service: Any
-) -> FaultActions:
-    """A cluster run's faults: on the app agent's service (or this machine's), on the db agent's server."""
-    from .cluster_faults import AgentFaultActions
-
-    return AgentFaultActions(
-        cluster, origin, config.db_url, service_agent(config, cluster), db_agent, service
-    )
-
-
-def _lost_agent_flags(cluster: Any, levels: list[dict[str, Any]]) -> list[str]:
-    """A flag per db or app agent lost during the run, from the first level it was not measured in."""
-    flags = []
-    for name, cause in cluster.lost.items():
-        missed = [
-            row["index"] + 1 for row in levels if row.get("hosts", {}).get(name, {}).get("measured") is False
-        ]
-        since = f" from level {missed[0]} on" if missed else ""
-        flags.append(f"agent {name} was lost ({cause}): its host's figures are not measured{since}")
-    return flags
-
-
-def _machine_lines(cluster: Any, counts: dict[str, int]) -> list[str]:
-    """A line per agent of the run: its role, machine and clock offset."""
-    lines = []
-    for agent in cluster.agents:
-        offset = cluster.offsets.get(agent.name)
-        if offset is None:
-            continue
-        what = f"{counts[agent.name]} generator process(es)" if agent.name in counts else "host samples"
-        lines.append(
-            f"{agent.role} agent {agent.name} on {agent.machine['host']} ({agent.machine['cores']} cores): "
-            f"{what}, clock offset {offset.offset * 1000:+.3f} ms +- {offset.bound * 1000:.3f} ms"
-        )
-    return lines

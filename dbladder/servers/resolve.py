@@ -2,7 +2,7 @@
 whether a fault (kill, restart) may be aimed at the server behind a URL.
 
     with managed_url("managed:postgresql?synchronous_commit=off") as url:
-        run_ladder(config_for(url))           # any other URL passes through unchanged
+        run_round(config_for(url))            # any other URL passes through unchanged
 
     reason = fault_permission(url)            # None: dbladder started it, and may kill it
 """

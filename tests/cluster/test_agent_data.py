@@ -25,7 +25,7 @@ from dbladder.run.agent_data import AgentDataFailed
 from dbladder.run.compare import CompareConfig, run_compare
 from dbladder.run.config import RunConfig
 from dbladder.run.progress import QuietProgress
-from dbladder.run.round import run_ladder
+from dbladder.run.round import run_round
 
 pytestmark = pytest.mark.slow
 
@@ -118,7 +118,7 @@ def test_an_app_agent_lost_during_the_integrity_check_is_one_line_with_the_level
             cluster=cluster.address,
         )
         with pytest.raises(AgentDataFailed) as failed:
-            run_ladder(config, Watching(on))
+            run_round(config, Watching(on))
     words = str(failed.value)
     assert "\n" not in words and failed.value.exit_code == 1
     assert words.startswith("the integrity check on app agent app-1 (") and "failed: " in words, words

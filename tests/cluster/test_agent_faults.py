@@ -22,7 +22,7 @@ from managed_support import require_programs
 from dbladder.plans import Ladder
 from dbladder.result.passmark import PassMark
 from dbladder.run.config import RunConfig
-from dbladder.run.round import run_ladder
+from dbladder.run.round import run_round
 from dbladder.servers import server_for_url
 from dbladder.servers.registry import ROOT_ENV
 
@@ -52,7 +52,7 @@ def test_kill_service_on_the_app_agent_kills_its_service_there_and_it_comes_back
             pass_mark=LENIENT,
             continue_after_fail=True,
         )
-        result = run_ladder(config)
+        result = run_round(config).to_json()
     assert result["status"] == "complete" and len(result["levels"]) == 2
     (fault,) = result["faults"]
     assert fault["state"] == "done", fault
@@ -106,7 +106,7 @@ def test_kill_db_by_the_db_agent_on_a_throwaway_managed_postgresql(tmp_path):
                 pass_mark=LENIENT,
                 continue_after_fail=True,
             )
-            result = run_ladder(config)
+            result = run_round(config).to_json()
     finally:
         subprocess.run([*DBLADDER, "db", "stop", server["name"]], env=env, capture_output=True, timeout=120)
         leftovers = sorted(path.name for path in registry.iterdir())

@@ -19,7 +19,7 @@ from cluster_support import loopback_cluster
 
 from dbladder.plans import Ladder
 from dbladder.run.config import RunConfig
-from dbladder.run.round import run_ladder
+from dbladder.run.round import run_round
 
 SMALL = {"products": 2000, "orders": 5000}
 ADDED_MS = 5.0
@@ -40,7 +40,7 @@ def _run(cluster_address: str, url: str, out, added_ms: float) -> dict:
         workers=1,
         pool_size=4,
     )
-    return run_ladder(config)
+    return run_round(config).to_json()
 
 
 def _in_db_ms(result: dict) -> float:

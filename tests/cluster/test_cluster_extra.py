@@ -41,7 +41,7 @@ import dataclasses, json, sys
 from pathlib import Path
 from dbladder.plans import Ladder
 from dbladder.run.config import RunConfig
-from dbladder.run.round import run_ladder
+from dbladder.run.round import run_round
 
 if __name__ == "__main__":
     url, folder = sys.argv[1], Path(sys.argv[2])
@@ -49,7 +49,7 @@ if __name__ == "__main__":
         db_url=f"sqlite:///{folder}/shop.db", plan=Ladder(100, 0, 1, 1.0, warmup=0.2),
         sizes={"products": 200, "orders": 500}, service_url=url, out_dir=folder / "out",
     )
-    result = run_ladder(config)
+    result = run_round(config).to_json()
     print(json.dumps([level["requests"] for level in result["levels"]]))
 """
 

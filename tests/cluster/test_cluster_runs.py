@@ -26,7 +26,7 @@ from known_servers import known_server
 from dbladder.cluster.coordinator import Cluster
 from dbladder.plans import Search
 from dbladder.run.config import RunConfig
-from dbladder.run.round import run_ladder
+from dbladder.run.round import run_round
 
 pytestmark = pytest.mark.slow
 
@@ -73,7 +73,7 @@ def test_the_search_ends_within_5_percent_of_a_fifo_servers_capacity(cluster, tm
     # (tests/run/test_known_answers.py).
     search = Search(start=150, hold=2.5, warmup=0.5, settle=0.5, budget=40)
     with known_server("fifo", service_ms=2.5) as server:
-        result = run_ladder(config(cluster.address, server.url, tmp_path, search))
+        result = run_round(config(cluster.address, server.url, tmp_path, search)).to_json()
     capacity = server.capacity
     probes = result["levels"]
     shown = [(level["offered_rps"], level["passed"], level["reasons"]) for level in probes]
@@ -269,9 +269,9 @@ def test_a_run_over_tls_reaches_the_fifo_servers_ceiling(tmp_path):
     ):
         assert cluster.address.startswith("tls://127.0.0.1:")
         assert "joined tls://" in cluster.agents["load-1"].text()
-        result = run_ladder(
+        result = run_round(
             config(cluster.address, server.url, tmp_path, search, cluster_tls=tmp_path / "tls")
-        )
+        ).to_json()
     shown = [(level["offered_rps"], level["passed"]) for level in result["levels"]]
     assert shown[0] == (150, True) and not all(passed for _, passed in shown), shown
     assert 0.75 * server.capacity <= result["ceiling_rps"] <= 1.05 * server.capacity, shown

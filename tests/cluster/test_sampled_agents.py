@@ -16,7 +16,7 @@ from cluster_support import assert_reached_a_ceiling, loopback_cluster
 from dbladder.plans import Search
 from dbladder.run.config import RunConfig
 from dbladder.run.progress import QuietProgress
-from dbladder.run.round import run_ladder
+from dbladder.run.round import run_round
 
 pytestmark = pytest.mark.slow
 
@@ -43,7 +43,7 @@ def test_the_service_runs_on_the_app_agent_with_sqlite_there_and_the_search_find
             out_dir=tmp_path / "out",
             cluster=cluster.address,
         )
-        result = run_ladder(config)
+        result = run_round(config).to_json()
     assert (app_folder / "shop.db").stat().st_size > 0
     assert not (here / "shop.db").exists()
     levels = result["levels"]
@@ -86,7 +86,7 @@ def test_the_db_agent_samples_the_postgresql_servers_processes_and_seeds_there(t
             def message(self, text: str) -> None:
                 messages.append(text)
 
-        result = run_ladder(config, Said())
+        result = run_round(config, Said()).to_json()
     assert any(message.startswith("preparing the data on db agent db-1") for message in messages)
     assert result["seeding"] is not None
     # The check ran on the db agent, as the seeding did, and found every acknowledged write.

@@ -28,7 +28,7 @@ from dbladder.report.bundle import write_bundle
 from dbladder.report.runs import engine_label
 from dbladder.result.schema import RESULT_SCHEMA, problem
 from dbladder.run.config import RunConfig
-from dbladder.run.round import run_ladder
+from dbladder.run.round import run_round
 
 # Every test here reads bundles of real runs, made once per module (about 50 s together).
 pytestmark = pytest.mark.slow
@@ -52,7 +52,7 @@ def bundles(tmp_path_factory) -> list[Path]:
             engine_settings={"sqlite_writers": writers},
             out_dir=root / "out",
         )
-        result = run_ladder(config)
+        result = run_round(config).to_json()
         write_bundle(result, config.out_dir)
         folders.append(config.out_dir)
     return folders
@@ -356,7 +356,7 @@ def closed_bundles(tmp_path_factory) -> dict[str, Path]:
             pool_size=8,
             out_dir=root / "out",
         )
-        run_ladder(config)  # the runner writes the bundle, reports included
+        run_round(config)  # the runner writes the bundle, reports included
         folders[name] = config.out_dir
     return folders
 

@@ -18,7 +18,7 @@ from dbladder.result.part import Part
 from dbladder.result.run import RunResult, read_result
 from dbladder.result.schema import RESULT_SCHEMA, json_schema, problem
 from dbladder.run.config import RunConfig
-from dbladder.run.round import run_ladder
+from dbladder.run.round import run_round
 
 FIXTURES = Path(__file__).parent / "fixtures"
 PREVIOUS = FIXTURES / "previous-release-users.json"
@@ -114,7 +114,7 @@ def test_a_real_short_run_round_trips_and_validates(sqlite_url, tmp_path):
         pool_size=2,
         out_dir=tmp_path,
     )
-    run_ladder(config)
+    run_round(config)
     document = json.loads((tmp_path / "result.json").read_text())
     result = RunResult.from_json(document)
     assert result.to_json() == document

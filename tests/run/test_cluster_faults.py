@@ -88,13 +88,12 @@ class Agents:
 
     def __init__(self, *names: str):
         self.agents = [Agent(name) for name in names]
-        self.actors = {name: object() for name in names}
 
-    def of_role(self, role: str) -> list[Agent]:
+    def placed(self, role: str) -> list[Agent]:
         return self.agents if role == "db" else []
 
-    def call(self, name: str, method: str, work: functools.partial) -> Any:
-        assert method == "run_here"
+    def run_here(self, agent: Agent, work: functools.partial) -> Any:
+        assert agent in self.agents
         return work()
 
 

@@ -14,7 +14,7 @@ from dbladder.plans import Ladder, Phase, UserPlan
 from dbladder.result.comparison import read_comparison
 from dbladder.run.compare import CompareConfig, labels_for, run_compare
 from dbladder.run.config import RunConfig
-from dbladder.run.round import run_ladder
+from dbladder.run.round import run_round
 
 SMALL = {"products": 2000, "orders": 5000}
 
@@ -75,7 +75,9 @@ def test_labels_name_the_engine_and_number_repeats():
 @pytest.mark.slow
 def test_a_spike_round_reports_three_phases_and_a_recovery_time(sqlite_url, tmp_path):
     plan = UserPlan((Phase(10, 0.5, 2), Phase(80, 0, 2), Phase(10, 0, 3)))
-    result = run_ladder(RunConfig(db_url=sqlite_url, plan=plan, sizes=SMALL, workers=1, out_dir=tmp_path))
+    result = run_round(
+        RunConfig(db_url=sqlite_url, plan=plan, sizes=SMALL, workers=1, out_dir=tmp_path)
+    ).to_json()
     assert result["model"] == "closed"
     assert [level["users"] for level in result["levels"]] == [10, 80, 10]
     assert "spike" in result and set(result["spike"]) >= {"recovery_seconds"}

@@ -15,7 +15,7 @@ from dbladder.plans import Ladder
 from dbladder.result.passmark import PassMark
 from dbladder.run.config import RunConfig
 from dbladder.run.faults import BadFault, Fault, FaultActions, FaultInjector, fault_problems, parse_fault
-from dbladder.run.round import run_ladder
+from dbladder.run.round import run_round
 
 SMALL = {"products": 2000, "orders": 5000}
 # Judged leniently: these tests are about what survives a fault, not about latency on a busy machine.
@@ -84,14 +84,14 @@ def test_a_fault_on_something_dbladder_did_not_start_is_refused_before_the_run(t
 
 @pytest.mark.slow
 def test_sqlite_through_a_killed_service_and_writer_keeps_every_acknowledged_order(sqlite_url, tmp_path):
-    result = run_ladder(
+    result = run_round(
         config(
             sqlite_url,
             tmp_path,
             engine_settings={"sqlite_writers": 1},
             faults=("kill-service@1:1", "kill-writer@2:1"),
         )
-    )
+    ).to_json()
     assert result["status"] == "complete" and len(result["levels"]) == 2
     integrity = result["integrity"]
     assert integrity["checked"] and integrity["acknowledged"] > 20
@@ -115,7 +115,7 @@ def test_sqlite_through_a_killed_service_and_writer_keeps_every_acknowledged_ord
 @pytest.mark.parametrize("engine", ["postgresql", "mariadb"])
 def test_a_killed_managed_server_keeps_every_acknowledged_order(engine, tmp_path):
     require_programs(engine)
-    result = run_ladder(config(f"managed:{engine}", tmp_path, faults=("kill-db@1:1",)))
+    result = run_round(config(f"managed:{engine}", tmp_path, faults=("kill-db@1:1",))).to_json()
     assert result["status"] == "complete" and len(result["levels"]) == 2
     assert result["config"]["db_url"] == f"managed:{engine}"
     assert result["database_server"]["engine"] == engine and result["database_server"]["temporary"]

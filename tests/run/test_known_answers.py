@@ -1,6 +1,6 @@
 """dbladder's figures against servers whose right answers are worked out in advance (tests/known_servers.py).
 
-Each test drives a known server through the whole pipeline (`run_ladder` with `service_url`: real
+Each test drives a known server through the whole pipeline (`run_round` with `service_url`: real
 generator processes, real HTTP over loopback, the real recorder and level rows) and checks the
 figures against the analytic answer, within a stated tolerance. The tolerances allow for the
 event loops' timer resolution (about a millisecond on both sides) and a busy 2-core machine.
@@ -16,7 +16,7 @@ from known_servers import known_server
 
 from dbladder.plans import Ladder, Plan, Search
 from dbladder.run.config import RunConfig
-from dbladder.run.round import run_ladder
+from dbladder.run.round import run_round
 
 pytestmark = pytest.mark.serial
 
@@ -32,7 +32,7 @@ def run(url: str, sqlite_url: str, out: Path, plan: Plan, **changes) -> dict:
         out_dir=out,
         continue_after_fail=True,
     )
-    return run_ladder(dataclasses.replace(config, **changes))
+    return run_round(dataclasses.replace(config, **changes)).to_json()
 
 
 @pytest.mark.slow

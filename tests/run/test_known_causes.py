@@ -38,7 +38,7 @@ from dbladder.result.stall_events import Moment
 from dbladder.run.config import RunConfig
 from dbladder.run.diagnose import level_diagnosis, level_resources, machine_moments
 from dbladder.run.progress import QuietProgress
-from dbladder.run.round import run_ladder
+from dbladder.run.round import run_round
 from dbladder.urls import parse_url
 from dbladder.workloads import shop
 
@@ -216,14 +216,16 @@ def test_a_postgresql_row_held_by_another_connection_is_lock_waits_with_the_wait
         pool_size=60,
         out_dir=tmp_path,
     )
-    result = run_ladder(config, LockingProgress(lock))
+    result = run_round(config, LockingProgress(lock)).to_json()
     level = result["levels"][0]
     assert not level["passed"]
     found = level["diagnosis"]
     assert (found["kind"], found["resource"]) == ("saturation", "lock waits"), found["line"]
     assert "wait event Lock:transactionid" in found["line"], found["line"]
     # The same level with no lock held and reads only: no backend of the run's database waits on one.
-    reading = run_ladder(small_run(postgres_url, tmp_path / "reads", 0.0), QuietProgress())["levels"][0]
+    reading = run_round(small_run(postgres_url, tmp_path / "reads", 0.0), QuietProgress()).to_json()[
+        "levels"
+    ][0]
     assert reading["activity"].get("lock_wait_share", 0.0) == 0.0, reading["activity"]
     assert len(reading["activity_seconds"]) == 6
     assert level["activity"]["lock_wait_share"] > 0.5
@@ -271,7 +273,7 @@ def test_sqlite_commits_beyond_the_disks_fsync_rate_are_the_single_writer_beside
             in_flight=4000,  # the backlog (5 s of it at most, by the pool timeout) never hits the limit
             out_dir=tmp_path / "out",
         )
-        result = run_ladder(config, QuietProgress())
+        result = run_round(config, QuietProgress()).to_json()
     fsyncs = result["fsync"]["per_second"]
     level = result["levels"][0]
     found = level["diagnosis"]
@@ -355,7 +357,7 @@ def test_a_service_that_burns_a_fixed_cpu_per_request_is_the_services_cpu(sqlite
         in_flight=4000,  # the backlog never reaches the limit: every request is sent
         out_dir=tmp_path / "out",
     )
-    result = run_ladder(config, QuietProgress())
+    result = run_round(config, QuietProgress()).to_json()
     level = result["levels"][0]
     figures = f"a read {burn_ms:.1f} ms of CPU, offered {offered}/s, answered {level['achieved_rps']:,.0f}/s"
     assert not level["passed"], figures
@@ -381,7 +383,7 @@ def test_a_pool_of_one_in_front_of_a_slow_query_is_the_pool(postgres_url, tmp_pa
         pool_size=1,
         out_dir=tmp_path / "out",
     )
-    result = run_ladder(config, QuietProgress())
+    result = run_round(config, QuietProgress()).to_json()
     level = result["levels"][0]
     assert not level["passed"]
     found = level["diagnosis"]
@@ -460,7 +462,9 @@ def test_mariadbs_activity_in_a_run_is_no_lock_wait_when_reading_and_lock_waits_
     # Reads only: no session of the run's database can wait for a row lock. Point reads of a
     # fraction of a millisecond are seldom caught running at 4 readings a second, and with no
     # active session seen there is no share at all (a share of nothing is not 0).
-    reading = run_ladder(small_run(mariadb_url, tmp_path / "reads", 0.0), QuietProgress())["levels"][0]
+    reading = run_round(small_run(mariadb_url, tmp_path / "reads", 0.0), QuietProgress()).to_json()["levels"][
+        0
+    ]
     assert reading["activity"].get("lock_wait_share", 0.0) == 0.0, reading["activity"]
     assert "active_sessions" in reading["activity"] and "row_lock_waits" in reading["activity"]
     assert len(reading["activity_seconds"]) == 6
@@ -471,7 +475,7 @@ def test_mariadbs_activity_in_a_run_is_no_lock_wait_when_reading_and_lock_waits_
     # row-lock time counts a wait when it ends, so none of it is in the window.
     lock = MariaDBRowLock(mariadb_url, seconds=12.0)
     config = small_run(mariadb_url, tmp_path / "locked", 0.2, pool_size=60)
-    level = run_ladder(config, LockingProgress(lock))["levels"][0]
+    level = run_round(config, LockingProgress(lock)).to_json()["levels"][0]
     assert level["activity"]["lock_wait_share"] > 0.5, level["activity"]
     assert level["activity"]["row_lock_waits"] >= 24, level["activity"]
     assert level["activity"]["row_lock_current_waits"] > 1.0, level["activity"]
@@ -484,7 +488,9 @@ def test_sqlites_activity_in_a_run_is_no_wal_frame_when_reading_and_a_frame_a_co
     sqlite_url, tmp_path
 ):
     # Reads only: nothing is appended to the WAL and nothing sleeps on the file lock.
-    reading = run_ladder(small_run(sqlite_url, tmp_path / "reads", 0.0), QuietProgress())["levels"][0]
+    reading = run_round(small_run(sqlite_url, tmp_path / "reads", 0.0), QuietProgress()).to_json()["levels"][
+        0
+    ]
     assert reading["activity"]["frames_appended"] == 0.0
     assert reading["activity"]["wal_restarts"] == 0.0
     assert reading["service_breakdown"]["busy_waits"] == 0
@@ -492,7 +498,7 @@ def test_sqlites_activity_in_a_run_is_no_wal_frame_when_reading_and_a_frame_a_co
     # Half the requests writes, through the single writer: every commit appends at least one frame
     # (its pages) to the WAL, and one writer never sleeps on the file lock (readers do not take it).
     config = small_run(sqlite_url, tmp_path / "writes", 0.5, engine_settings={"sqlite_writers": 1})
-    result = run_ladder(config, QuietProgress())
+    result = run_round(config, QuietProgress()).to_json()
     level = result["levels"][0]
     commits = level["service_breakdown"]["writer_writes"]
     assert commits >= 100  # 20 a second for 6 s, less what the busy machine delayed past the window

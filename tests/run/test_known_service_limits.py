@@ -38,7 +38,7 @@ from dbladder.result.passmark import PassMark
 from dbladder.run.config import RunConfig
 from dbladder.run.diagnose import level_diagnosis, level_resources
 from dbladder.run.progress import QuietProgress
-from dbladder.run.round import run_ladder
+from dbladder.run.round import run_round
 from dbladder.workloads import shop
 
 # A backlog that grows a second a second fails every second by a 1 s mark, while a busy machine's
@@ -211,7 +211,7 @@ def test_a_service_whose_loops_sleep_on_sqlite_s_write_lock_is_named_held_by_it(
         integrity=False,
     )
     try:
-        level = run_ladder(config, holder)["levels"][0]
+        level = run_round(config, holder).to_json()["levels"][0]
     finally:
         holder.end()
     found = level["diagnosis"]

@@ -21,7 +21,7 @@ from dbladder.report.runs import rounds_of
 from dbladder.result.passmark import PassMark
 from dbladder.run.compare import CompareConfig, run_compare
 from dbladder.run.config import RunConfig
-from dbladder.run.round import run_ladder
+from dbladder.run.round import run_round
 from dbladder.workloads.orm import data, workload
 
 SIZES = {"users": 12, "controls": 30, "assets": 60, "assessments": 8, "findings": 400}
@@ -72,7 +72,7 @@ def check_queries(level: dict[str, Any], in_process: bool) -> None:
 
 @pytest.mark.slow
 def test_a_round_on_every_engine_reports_queries_per_request(any_url, tmp_path):
-    result = run_ladder(orm_config(any_url, tmp_path))
+    result = run_round(orm_config(any_url, tmp_path)).to_json()
     assert result["status"] == "complete"
     (level,) = result["levels"]
     assert level["fail_pct"] == 0.0
@@ -96,9 +96,9 @@ def test_the_empty_database_round_answers_every_request(sqlite_url, tmp_path):
     # The post's other data set: one user and nothing else, with the endpoints that answer on it.
     preset = get_preset(workload, "ciso-empty")
     assert preset.weights is not None
-    result = run_ladder(
+    result = run_round(
         orm_config(sqlite_url, tmp_path, sizes=dict(preset.sizes), weights=dict(preset.weights))
-    )
+    ).to_json()
     (level,) = result["levels"]
     assert level["fail_pct"] == 0.0 and level["requests"] > 20
     assert result["workload"]["data"]["sizes"] == data.EMPTY
@@ -113,7 +113,7 @@ def test_the_empty_database_round_answers_every_request(sqlite_url, tmp_path):
 
 @pytest.mark.slow
 def test_direct_mode_counts_the_queries_itself(sqlite_url, tmp_path):
-    result = run_ladder(orm_config(sqlite_url, tmp_path, target="direct", generator_processes=2))
+    result = run_round(orm_config(sqlite_url, tmp_path, target="direct", generator_processes=2)).to_json()
     (level,) = result["levels"]
     check_queries(level, in_process=True)
     # Two generator processes counted their own: together every request the level ran.

@@ -1,4 +1,4 @@
-"""`run_ladder` end to end: real SQLite, real service or a real slow HTTP server, real generator processes."""
+"""`run_round` end to end: real SQLite, real service or a real slow HTTP server, real generator processes."""
 
 from __future__ import annotations
 
@@ -24,7 +24,7 @@ from dbladder.result.passmark import PassMark
 from dbladder.result.run import RunResult
 from dbladder.result.schema import RESULT_SCHEMA, problem
 from dbladder.run.config import RunConfig
-from dbladder.run.round import run_ladder
+from dbladder.run.round import run_round
 from dbladder.servers.processes import alive
 
 SMALL = {"products": 2000, "orders": 5000}
@@ -70,7 +70,10 @@ def check_result_file(out: Path, result: dict) -> None:
 
 @pytest.mark.slow
 def test_a_short_ladder_on_sqlite_climbs_and_reports_a_ceiling(sqlite_url, tmp_path):
-    result = run_ladder(config(sqlite_url, tmp_path, pass_mark=MECHANICS))
+    returned = run_round(config(sqlite_url, tmp_path, pass_mark=MECHANICS))
+    assert isinstance(returned, RunResult)  # typed, as made: the file is its JSON
+    assert [level.offered_rps for level in returned.levels] == [50, 100]
+    result = returned.to_json()
     check_result_file(tmp_path, result)
     assert result["status"] == "complete"
     assert [level["offered_rps"] for level in result["levels"]] == [50, 100]
@@ -104,7 +107,7 @@ def test_a_short_ladder_on_sqlite_climbs_and_reports_a_ceiling(sqlite_url, tmp_p
 
 @pytest.mark.slow
 def test_direct_mode_measures_the_engine_without_http(sqlite_url, tmp_path):
-    result = run_ladder(config(sqlite_url, tmp_path, target="direct", write_share=0.5))
+    result = run_round(config(sqlite_url, tmp_path, target="direct", write_share=0.5)).to_json()
     assert result["service"] is None
     assert [level["responses"] for level in result["levels"]] == [50, 100]
     # Both levels pass, unless a commit's fsync on this shared disk held the loop: in direct mode
@@ -172,7 +175,7 @@ class SerialServer:
 def test_the_first_failed_step_stops_the_run_and_the_ceiling_is_the_step_below(sqlite_url, tmp_path):
     # Capacity 200 req/s: 50 and 100 hold easily, 400 cannot.
     with SerialServer(delay=0.005) as server:
-        result = run_ladder(
+        result = run_round(
             config(
                 sqlite_url,
                 tmp_path,
@@ -180,7 +183,7 @@ def test_the_first_failed_step_stops_the_run_and_the_ceiling_is_the_step_below(s
                 service_url=f"http://127.0.0.1:{server.port}",
                 timeout=3.0,
             )
-        )
+        ).to_json()
     offered = [level["offered_rps"] for level in result["levels"]]
     assert offered == [100, 400], "the run stops after the first failed level"
     assert [level["passed"] for level in result["levels"]] == [True, False]
@@ -193,7 +196,7 @@ def test_the_first_failed_step_stops_the_run_and_the_ceiling_is_the_step_below(s
 @pytest.mark.slow
 def test_a_tiny_in_flight_limit_drops_requests_and_fails_the_step(sqlite_url, tmp_path):
     with SerialServer(delay=0.02) as server:
-        result = run_ladder(
+        result = run_round(
             config(
                 sqlite_url,
                 tmp_path,
@@ -202,7 +205,7 @@ def test_a_tiny_in_flight_limit_drops_requests_and_fails_the_step(sqlite_url, tm
                 in_flight=1,
                 pass_mark=PassMark(p95_ms=10_000, max_fail_pct=1),
             )
-        )
+        ).to_json()
     level = result["levels"][0]
     assert level["dropped"] > 0 and level["failures"]["dropped"] == level["dropped"]
     assert level["fail_pct"] >= 1 and not level["passed"]
@@ -274,7 +277,7 @@ def _name(pid: int) -> str:
 @pytest.mark.parametrize("engine", ["postgresql", "mariadb"])
 def test_a_short_ladder_on_each_server_reports_a_ceiling(engine, request, tmp_path):
     url = request.getfixturevalue({"postgresql": "postgres_url", "mariadb": "mariadb_url"}[engine])
-    result = run_ladder(config(url, tmp_path, workers=2, pass_mark=MECHANICS))
+    result = run_round(config(url, tmp_path, workers=2, pass_mark=MECHANICS)).to_json()
     check_result_file(tmp_path, result)
     assert result["engine"]["engine"] == engine
     assert [level["responses"] for level in result["levels"]] == [50, 100]
@@ -283,7 +286,9 @@ def test_a_short_ladder_on_each_server_reports_a_ceiling(engine, request, tmp_pa
 
 @pytest.mark.slow
 def test_syscalls_are_counted_per_request_or_the_run_says_why_not(sqlite_url, tmp_path):
-    result = run_ladder(config(sqlite_url, tmp_path, plan=Ladder(100, 0, 1, 4, warmup=0.5), syscalls=True))
+    result = run_round(
+        config(sqlite_url, tmp_path, plan=Ladder(100, 0, 1, 4, warmup=0.5), syscalls=True)
+    ).to_json()
     check_result_file(tmp_path, result)
     if shutil.which("strace") or shutil.which("bpftrace"):
         counted = result["levels"][0]["syscalls"]

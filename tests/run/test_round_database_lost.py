@@ -23,7 +23,7 @@ from dbladder.result.schema import RESULT_SCHEMA, problem
 from dbladder.roles import Placement, RoleLimits, memory_problem
 from dbladder.run.config import RunConfig
 from dbladder.run.progress import QuietProgress
-from dbladder.run.round import run_ladder
+from dbladder.run.round import run_round
 from dbladder.servers import ServerLost
 
 CAP = 128 << 20  # the floor of --memory
@@ -88,7 +88,7 @@ def test_a_server_killed_for_memory_is_one_line_with_its_level_flagged_and_the_l
         integrity=False,
     )
     with pytest.raises(ServerLost) as caught:
-        run_ladder(config, progress)
+        run_round(config, progress)
     assert progress.hog is not None
     progress.hog.join(30)
     assert progress.hog_error is not None  # the sort never finished: its backend was killed

@@ -20,7 +20,7 @@ from dbladder.plans import Ladder
 from dbladder.result.schema import RESULT_SCHEMA, problem
 from dbladder.roles import Placement, RoleLimits, memory_problem
 from dbladder.run.config import RunConfig
-from dbladder.run.round import run_ladder
+from dbladder.run.round import run_round
 
 CAP = 128 << 20  # the floor of --memory: the smallest cap a server starts under
 # One read level, long enough that the order lookups (a fifth of the reads, at random over every
@@ -42,7 +42,7 @@ def read_round(tmp_path: Path, name: str, db_url: str, orders: int, cap: int | N
         placement=Placement(database=RoleLimits(memory=cap)),
         integrity=False,
     )
-    result = run_ladder(config)
+    result = run_round(config).to_json()
     assert result["status"] == "complete", result["stopped_because"]
     assert problem(result, RESULT_SCHEMA) is None
     return result

@@ -19,7 +19,7 @@ from dbladder.plans import Ladder
 from dbladder.result.schema import RESULT_SCHEMA, problem
 from dbladder.roles import Placement, RoleLimits, format_cpus
 from dbladder.run.config import RunConfig
-from dbladder.run.round import run_ladder
+from dbladder.run.round import run_round
 from dbladder.servers import registry_root
 
 SMALL = {"products": 2000, "orders": 5000}
@@ -91,7 +91,7 @@ def watcher(monkeypatch: pytest.MonkeyPatch) -> Iterator[Watcher]:
 
 def run_watched(config: RunConfig, watcher: Watcher) -> dict:
     try:
-        return run_ladder(config)
+        return run_round(config).to_json()
     finally:
         watcher.stopping.set()
         watcher.join()
@@ -176,7 +176,7 @@ def test_a_managed_server_and_its_backends_run_on_the_databases_cpus(tmp_path, w
 
         finder = threading.Thread(target=servers, daemon=True)
         finder.start()
-        result = run_ladder(config)
+        result = run_round(config).to_json()
     finally:
         stop.set()
         watcher.stopping.set()

@@ -246,7 +246,7 @@ def test_the_example_climbs_a_ladder_through_http_on_every_engine(any_url, tmp_p
     from dbladder.plans import Ladder
     from dbladder.result.passmark import PassMark
     from dbladder.run.config import RunConfig
-    from dbladder.run.round import run_ladder
+    from dbladder.run.round import run_round
 
     config = RunConfig(
         db_url=any_url,
@@ -260,7 +260,7 @@ def test_the_example_climbs_a_ladder_through_http_on_every_engine(any_url, tmp_p
         # req/s read a p95 of 439 ms beside two other workers (load average 7); 2 s is far above.
         pass_mark=PassMark(p95_ms=2000, max_fail_pct=1),
     )
-    result = run_ladder(config)
+    result = run_round(config).to_json()
     assert result["status"] == "complete" and result["ceiling_rps"] == 80, result["stopped_because"]
     assert result["workload"]["name"] == "todo" and result["workload"]["writes"] == ["add_todo", "toggle"]
     for level in result["levels"]:

@@ -1,0 +1,164 @@
+"""What the round's load is sent to, chosen once (`target_for`): dbladder's service (started
+where the place runs it), the user's app (`--app`), a service already running (`--service URL`),
+or the engine itself (`--target direct`). Each is checked before the run, started for the load
+and stopped after it, probed by the faults (is a real request answered again?), and watched
+while the load runs; the round asks its target and never asks which one it has.
+"""
+
+from __future__ import annotations
+
+import contextlib
+from collections.abc import Callable, Iterator
+from contextlib import AbstractContextManager
+from dataclasses import replace
+from typing import TYPE_CHECKING, Protocol, cast
+
+from ..app.workload import AppWorkload
+from ..load.acknowledged import AcknowledgedWrites
+from ..workloads.base import Workload
+from ..workloads.registry import load_workload
+from .app_target import APP_LOG, AppWatch, app_probe, app_section, app_target, run_app_setup
+from .config import RunConfig, parse_service_url
+from .faults import direct_probe, http_probe
+from .load_target import LoadTarget, route_here
+from .place import Place
+from .preparation import Prepared
+from .progress import Progress
+
+if TYPE_CHECKING:
+    from ..app.process import RunningApp
+    from ..load.fleet import Fleet
+    from ..service.server import RunningService
+    from .document import Run
+
+
+class Target(Protocol):
+    """What the load is sent to: what the round asks of it, step by step."""
+
+    def check(self) -> None:
+        """Before anything is written or seeded: what this target cannot reach, refused in one line."""
+
+    def make_data(self, run: Run, progress: Progress) -> RunConfig:
+        """What is done to the data before it is prepared (the app's setup); the config it is prepared by."""
+
+    def started(
+        self, progress: Progress, place: Callable[[], None] | None, workload: Workload
+    ) -> AbstractContextManager[LoadTarget]:
+        """The target started (or found) for the block, stopped after it; `place` puts what is
+        started for it (the service, the relay) in the service role's place."""
+
+    def probe(self, started: LoadTarget, workload: Workload, prepared: Prepared) -> Callable[[], bool]:
+        """The faults' probe: whether a real request is answered now."""
+
+    def watching(self, started: LoadTarget, fleet: Fleet) -> AbstractContextManager[AppWatch | None]:
+        """A watch on the target while the load runs (an app that exits stops the load)."""
+
+    def finish(self, run: Run, acknowledged: AcknowledgedWrites, watch: AppWatch | None) -> None:
+        """The target's part of the result, once it has stopped."""
+
+
+class ServiceTarget:
+    """dbladder's service, started where the round's place runs it."""
+
+    def __init__(self, config: RunConfig, place: Place):
+        self.config, self.place = config, place
+
+    def check(self) -> None:
+        self.place.check_service_route(self.config)
+
+    def make_data(self, run: Run, progress: Progress) -> RunConfig:
+        return self.config
+
+    def started(
+        self, progress: Progress, place: Callable[[], None] | None, workload: Workload
+    ) -> AbstractContextManager[LoadTarget]:
+        return self.place.service(self.config, progress, place)
+
+    def probe(self, started: LoadTarget, workload: Workload, prepared: Prepared) -> Callable[[], bool]:
+        return http_probe(started.host, started.port, workload, prepared.data.sizes)
+
+    def watching(self, started: LoadTarget, fleet: Fleet) -> AbstractContextManager[AppWatch | None]:
+        return contextlib.nullcontext()
+
+    def finish(self, run: Run, acknowledged: AcknowledgedWrites, watch: AppWatch | None) -> None:
+        return None
+
+
+class RunningServiceTarget(ServiceTarget):
+    """A service already running (`--service URL`): taken as it is, nothing started or stopped."""
+
+    def check(self) -> None:
+        return None
+
+    @contextlib.contextmanager
+    def started(
+        self, progress: Progress, place: Callable[[], None] | None, workload: Workload
+    ) -> Iterator[LoadTarget]:
+        service_url = cast(str, self.config.service_url)
+        with route_here(self.config, progress, place) as route:
+            host, port = parse_service_url(service_url)
+            progress.message(f"load goes to the service already running at {service_url}")
+            description = {"url": service_url, "started_by_dbladder": False}
+            yield LoadTarget(host, port, description, db_url=route.url.raw, transport=route.description)
+
+
+class DirectTarget(ServiceTarget):
+    """The engine itself (`--target direct`): the generator processes hold the connections."""
+
+    def check(self) -> None:
+        return None
+
+    @contextlib.contextmanager
+    def started(
+        self, progress: Progress, place: Callable[[], None] | None, workload: Workload
+    ) -> Iterator[LoadTarget]:
+        with route_here(self.config, progress, place) as route:
+            yield LoadTarget(db_url=route.url.raw, transport=route.description)
+
+    def probe(self, started: LoadTarget, workload: Workload, prepared: Prepared) -> Callable[[], bool]:
+        return direct_probe(self.config.url, workload, prepared.data.sizes)
+
+
+class AppTarget(ServiceTarget):
+    """The user's app (`--app`) on the run's database: its setup makes the data, nothing is seeded."""
+
+    def check(self) -> None:
+        return None
+
+    def make_data(self, run: Run, progress: Progress) -> RunConfig:
+        run.update(app={"setup_s": run_app_setup(self.config, progress), "log": APP_LOG})
+        return replace(self.config, seed=None)
+
+    @contextlib.contextmanager
+    def started(
+        self, progress: Progress, place: Callable[[], None] | None, workload: Workload
+    ) -> Iterator[LoadTarget]:
+        # The round's workload: its SQL checked and its `Param.rows` read once (`app_target`).
+        with app_target(self.config, cast(AppWorkload, workload), progress) as (app, description, text):
+            # The app is stopped and started by the service faults as dbladder's service is.
+            yield LoadTarget(
+                app.config.host, app.port, description, cast("RunningService", app), workload=text
+            )
+
+    def probe(self, started: LoadTarget, workload: Workload, prepared: Prepared) -> Callable[[], bool]:
+        # A read of its request file, on a session.
+        return app_probe(started.host, started.port, load_workload(cast(str, started.workload)))
+
+    @contextlib.contextmanager
+    def watching(self, started: LoadTarget, fleet: Fleet) -> Iterator[AppWatch | None]:
+        with AppWatch(cast("RunningApp", started.service), fleet.stop, lambda: fleet.origin) as watch:
+            yield watch
+
+    def finish(self, run: Run, acknowledged: AcknowledgedWrites, watch: AppWatch | None) -> None:
+        run.update(app=app_section(run.result.to_json().get("app"), acknowledged, watch))
+
+
+def target_for(config: RunConfig, place: Place) -> Target:
+    """The round's target, as the config chooses it."""
+    if config.app is not None:
+        return AppTarget(config, place)
+    if config.target == "direct":
+        return DirectTarget(config, place)
+    if config.service_url is not None:
+        return RunningServiceTarget(config, place)
+    return ServiceTarget(config, place)

@@ -1,0 +1,108 @@
+"""The round's place on this machine (`ThisMachine`): the generator processes, the data (seeded,
+its baseline, its check after the load), the service, the faults and the samples, all here; and
+the run's generator processes as a place counts them (`Generators`)."""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import Callable, Sequence
+from contextlib import AbstractContextManager
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any
+
+from ..errors import DbladderError
+from ..load.acknowledged import AcknowledgedWrites
+from ..load.fleet import Fleet, PartRange, ProcessSpec
+from ..servers import ManagedServer
+from ..urls import DatabaseURL
+from ..workloads.base import Workload
+from .config import RunConfig
+from .faults import FaultActions
+from .integrity import integrity_section, take_baseline
+from .load_target import LoadTarget, service_here
+from .preparation import Prepared, prepare_database
+from .progress import Progress
+from .role_groups import RoleGroups
+from .sizing import generator_processes
+
+if TYPE_CHECKING:
+    from .document import Run
+    from .observation import RunObserver
+
+
+@dataclass(frozen=True)
+class Generators:
+    """The run's generator processes: in all, the first fleet's (this machine's, or the first load
+    agent's), the range of the run's parts it sends (None: all, one machine) and each load agent's."""
+
+    processes: int
+    first: int
+    parts: PartRange | None = None
+    counts: dict[str, int] = field(default_factory=dict)
+
+
+class ThisMachine:
+    """Everything on this machine."""
+
+    def check(self, config: RunConfig) -> None:
+        return None
+
+    def server_record(self, server: ManagedServer | None) -> dict[str, Any] | None:
+        return server.record() if server is not None else None
+
+    def prepare(self, config: RunConfig, workload: Workload, progress: Progress) -> Prepared:
+        return asyncio.run(prepare_database(config, workload, progress))
+
+    def data_url(self, url: DatabaseURL) -> DatabaseURL | None:
+        return url
+
+    def baseline(self, config: RunConfig, workload: Workload) -> object:
+        return take_baseline(config.url, workload)
+
+    def observe(self, observer: RunObserver, run: Run, progress: Progress) -> None:
+        return None
+
+    def generators(self, config: RunConfig) -> Generators:
+        processes = generator_processes(config)
+        return Generators(processes, processes)
+
+    def describe(self, run: Run, progress: Progress, generators: Generators) -> None:
+        return None
+
+    def fleet(
+        self, spec: ProcessSpec, generators: Generators, groups: RoleGroups
+    ) -> AbstractContextManager[Fleet]:
+        return groups.started_in("generator", Fleet(spec, generators.processes))
+
+    def service(
+        self, config: RunConfig, progress: Progress, place: Callable[[], None] | None
+    ) -> AbstractContextManager[LoadTarget]:
+        return service_here(config, progress, place)
+
+    def check_service_route(self, config: RunConfig) -> None:
+        return None
+
+    def fault_actions(
+        self, config: RunConfig, origin: float, target: LoadTarget, server: ManagedServer | None
+    ) -> FaultActions:
+        return FaultActions(target.service, server)
+
+    def flags(self, levels: Sequence[dict[str, Any]]) -> list[str]:
+        return []
+
+    def data_words(self) -> str:
+        return ""
+
+    def integrity(
+        self,
+        config: RunConfig,
+        workload: Workload,
+        prepared: Prepared,
+        acknowledged: AcknowledgedWrites,
+        baseline: object,
+        document: dict[str, Any],
+    ) -> tuple[dict[str, Any], DbladderError | None]:
+        section = integrity_section(
+            config.url, workload, prepared.data, acknowledged, baseline, prepared.engine, document
+        )
+        return section, None

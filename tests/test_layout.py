@@ -11,8 +11,9 @@ from __future__ import annotations
 
 import ast
 import re
+from pathlib import Path
 
-from source_support import ROOT, imports_of, module_name, module_paths, tree_of
+from source_support import ROOT, imports_of, module_name, module_paths, nodes_of, tree_of
 
 LEAVES = {
     "dbladder",
@@ -265,3 +266,130 @@ def test_no_public_class_name_is_defined_twice() -> None:
     assert set(CLASS_NAMES_TWICE) - set(twice) == set(), (
         "a name no longer defined twice: take it off the list"
     )
+
+
+MAX_RUN_FUNCTION_LINES = 80
+"""No function in dbladder/run/ is longer (issue 33): the round's middle stays a chain of steps."""
+
+
+def run_modules() -> list[Path]:
+    return [path for path in module_paths() if path.parent == ROOT / "run"]
+
+
+def functions_of(path: Path) -> list[ast.FunctionDef | ast.AsyncFunctionDef]:
+    return [node for node in nodes_of(path) if isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef)]
+
+
+def test_no_function_in_run_is_over_80_lines() -> None:
+    long = {
+        f"{module_name(path)}.{function.name}": lines
+        for path in run_modules()
+        for function in functions_of(path)
+        if (lines := (function.end_lineno or function.lineno) - function.lineno + 1) > MAX_RUN_FUNCTION_LINES
+    }
+    assert long == {}
+
+
+CHOOSERS = {
+    ("dbladder.run.place", "place_for"),
+    ("dbladder.run.place", "cluster_for"),
+    ("dbladder.run.place", "data_cluster_for"),
+    ("dbladder.run.targets", "target_for"),
+}
+"""The functions that make the round's two choices, once: where the load runs and the data lives
+(this machine or a cluster's agents), and what the load is sent to (the user's app among others)."""
+
+SETTINGS = "dbladder.run.config"
+"""The run's settings: their own checks say which settings go together (--tls with --cluster,
+--requests with --app) and their JSON writes each one; they choose nothing for the round."""
+
+
+def presence_tested(test: ast.expr) -> set[str]:
+    """What `test` asks the presence of, among the cluster (`cluster`, `x.cluster`) and the user's
+    app (`x.app`): `X is None`, `X is not None`, `X` or `not X`, alone or in an and/or."""
+    if isinstance(test, ast.BoolOp):
+        return set().union(*(presence_tested(value) for value in test.values))
+    if isinstance(test, ast.UnaryOp) and isinstance(test.op, ast.Not):
+        return presence_tested(test.operand)
+    if (
+        isinstance(test, ast.Compare)
+        and len(test.ops) == 1
+        and isinstance(test.ops[0], ast.Is | ast.IsNot)
+        and isinstance(test.comparators[0], ast.Constant)
+        and test.comparators[0].value is None
+    ):
+        test = test.left
+    if isinstance(test, ast.Name) and test.id == "cluster":
+        return {"cluster"}
+    if isinstance(test, ast.Attribute) and test.attr in ("cluster", "app"):
+        return {f".{test.attr}"}
+    return set()
+
+
+def test_no_run_module_branches_on_the_cluster_or_the_app() -> None:
+    # The round asks its place and its target (run/place.py, run/targets.py); only their choosers
+    # ask which one the config names.
+    found = []
+    for path in run_modules():
+        module = module_name(path)
+        if module == SETTINGS:
+            continue
+        for function in functions_of(path):
+            if (module, function.name) in CHOOSERS:
+                continue
+            for node in ast.walk(function):
+                tests: list[ast.expr] = []
+                if isinstance(node, ast.If | ast.IfExp | ast.While | ast.Assert):
+                    tests = [node.test]
+                elif isinstance(node, ast.comprehension):
+                    tests = list(node.ifs)
+                for test in tests:
+                    if asked := presence_tested(test):
+                        found.append(f"{module}.{function.name}:{node.lineno} {sorted(asked)}")
+    assert sorted(set(found)) == []
+
+
+def test_the_branch_check_sees_a_branch_on_the_cluster_and_the_app() -> None:
+    def asked(source: str) -> set[str]:
+        return presence_tested(ast.parse(source, mode="eval").body)
+
+    assert asked("cluster is not None") == {"cluster"}
+    assert asked("config.app is None or x") == {".app"}
+    assert asked("not self.config.cluster") == {".cluster"}
+    assert asked("cluster.app_agent() is None") == set()  # a question to the cluster, not about it
+
+
+def takes_the_cluster(function: ast.FunctionDef | ast.AsyncFunctionDef) -> bool:
+    arguments = [*function.args.posonlyargs, *function.args.args, *function.args.kwonlyargs]
+    return any(
+        argument.arg == "cluster"
+        or (argument.annotation is not None and "Cluster" in ast.unparse(argument.annotation).split(" | "))
+        for argument in arguments
+    )
+
+
+def test_no_any_in_a_signature_that_takes_the_cluster() -> None:
+    # The cluster is a typed object (dbladder.cluster.coordinator.Cluster); what goes with it is too.
+    found = []
+    for path in module_paths():
+        for function in functions_of(path):
+            if not takes_the_cluster(function):
+                continue
+            arguments = function.args
+            annotations = [
+                argument.annotation
+                for argument in [
+                    *arguments.posonlyargs,
+                    *arguments.args,
+                    *arguments.kwonlyargs,
+                    *filter(None, [arguments.vararg, arguments.kwarg]),
+                ]
+            ] + [function.returns]
+            if any(
+                isinstance(node, ast.Name) and node.id == "Any"
+                for annotation in annotations
+                if annotation is not None
+                for node in ast.walk(annotation)
+            ):
+                found.append(f"{module_name(path)}.{function.name}")
+    assert found == []

@@ -14,6 +14,7 @@ from contextlib import AbstractContextManager, contextmanager, suppress
 from typing import TYPE_CHECKING, Any, cast
 from urllib.parse import urlsplit
 
+from ..data.fresh import FreshData
 from ..errors import DbladderError, UsageError
 from ..load.acknowledged import AcknowledgedWrites
 from ..load.fleet import Fleet, PartRange, ProcessSpec
@@ -23,8 +24,8 @@ from ..servers import ManagedServer
 from ..service import running_service
 from ..types import JsonObject
 from ..urls import DatabaseURL
-from ..workloads.base import Workload
-from .agent_data import agent_words, baseline_on_agent, integrity_on_agent, prepare_on_agent
+from ..workloads.base import DataSpec, Workload
+from .agent_data import FreshDataOnAgent, agent_words, baseline_on_agent, integrity_on_agent, prepare_on_agent
 from .cluster_faults import AgentFaultActions, server_agent
 from .config import RunConfig
 from .database_route import database_route, remote_route_problems, route_words
@@ -33,7 +34,7 @@ from .load_target import LoadTarget, route_timeout, service_config, service_desc
 from .preparation import Prepared
 from .progress import Progress
 from .role_groups import RoleGroups
-from .this_machine import Generators, ThisMachine
+from .this_machine import DataMaker, Generators, ThisMachine
 
 if TYPE_CHECKING:
     from ..cluster.coordinator import Agent, Cluster
@@ -142,6 +143,13 @@ class OnAgents:
     def data_words(self) -> str:
         return f" on {agent_words(self.holder)}" if self.holder is not None else ""
 
+    def fresh_data(
+        self, label: str, url: DatabaseURL, config: RunConfig, data: DataSpec, make: DataMaker, verify: bool
+    ) -> FreshData | FreshDataOnAgent:
+        if self.holder is None:
+            return self.here.fresh_data(label, url, config, data, make, verify)
+        return FreshDataOnAgent(self.cluster, self.holder, label, url, config, verify=verify)
+
     def integrity(
         self,
         config: RunConfig,
@@ -204,7 +212,7 @@ def cluster_counts(config: RunConfig, cluster: Cluster) -> dict[str, int]:
     return {agent.name: max(1, min(agent.machine["cores"] or 1, share, 64)) for agent in agents}
 
 
-def lost_agent_flags(cluster: Cluster, levels: Sequence[dict[str, Any]]) -> list[str]:
+def lost_agent_flags(cluster: Cluster, levels: Sequence[JsonObject]) -> list[str]:
     """A flag per db or app agent lost during the run, from the first level it was not measured in."""
     flags = []
     for name, cause in cluster.lost.items():

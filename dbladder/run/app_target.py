@@ -5,7 +5,7 @@ that exits mid-level stops the load with one line.
 
     run_app_setup(config, progress)            # --app-setup, before anything is loaded
     ... workload.check_sql(engine) ...         # the rows read, every query tried (run/preparation.py)
-    with app_target(config, workload, progress) as target:   # the app ready, its sessions made
+    with app_target(config, config.app, workload, progress) as target:   # ready, its sessions made
         with AppWatch(target.service, fleet.stop, lambda: fleet.origin):
             ... the load ...
 
@@ -27,7 +27,7 @@ from pathlib import Path
 from typing import Any, cast
 
 from ..app import app_environment, run_setup, running_app
-from ..app.process import RunningApp
+from ..app.process import AppCommand, RunningApp
 from ..app.sessions import make_sessions
 from ..app.workload import AppWorkload, save_state
 from ..data.seeding import SeedReport
@@ -62,15 +62,15 @@ async def _checked(url: DatabaseURL, workload: AppWorkload) -> None:
 
 @contextlib.contextmanager
 def app_target(
-    config: RunConfig, workload: AppWorkload, progress: Progress
+    config: RunConfig, command: AppCommand, workload: AppWorkload, progress: Progress
 ) -> Iterator[tuple[RunningApp, dict[str, Any], str]]:
     """The app running and ready for the block, its sessions logged in: the app, its description
     for the result, and the workload text the generator processes load it by; stopped on any exit.
 
     `workload` is the round's, whose SQL the round checked when it prepared the database
     (`AppWorkload.check_sql`): the `Param.rows` values read then go on to the load as they are,
-    not read again. A workload not checked yet is checked here, before the app starts."""
-    assert config.app is not None  # the caller's check: only a round with --app comes here
+    not read again. A workload not checked yet is checked here, before the app starts. `command`
+    is the config's --app."""
     declared = workload.declared
     if not set(declared.row_queries()) <= set(workload.rows):
         asyncio.run(_checked(config.url, workload))
@@ -78,9 +78,9 @@ def app_target(
     environment = app_environment(config.url)
     with (
         tempfile.TemporaryDirectory(prefix="dbladder-app-") as folder,
-        running_app(config.app, environment, config.out_dir / APP_LOG) as app,
+        running_app(command, environment, config.out_dir / APP_LOG) as app,
     ):
-        progress.message(f"the app answers {config.app.ready_path} on {app.url}: {app.command}")
+        progress.message(f"the app answers {command.ready_path} on {app.url}: {app.command}")
         sessions = make_sessions(
             app.config.host, app.port, declared.start, declared.sessions, declared.headers
         )

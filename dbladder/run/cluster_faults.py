@@ -113,31 +113,32 @@ def server_agent(
 
 
 class AgentFaultActions(FaultActions):
-    """The faults of a cluster run: the service's on the app agent (`app`; None: the service is
-    this machine's, `service`), the server's on the db agent `db` (dbladder.cluster.coordinator's
-    `Agent`s). `origin` is the run start (this process's time.perf_counter())."""
+    """The faults of a cluster run: the service's on the app agent (`app_agent`; None: the service
+    is this machine's, `service`), the server's on the db agent `db_agent`
+    (dbladder.cluster.coordinator's `Agent`s). `origin` is the run start (this process's
+    time.perf_counter())."""
 
     def __init__(
         self,
         cluster: Cluster,
         origin: float,
         db_url: str,
-        app: Agent | None = None,
-        db: Agent | None = None,
+        app_agent: Agent | None = None,
+        db_agent: Agent | None = None,
         service: RunningService | None = None,
     ):
         super().__init__(service=service)
         self.cluster = cluster
         self.origin = origin
         self.db_url = db_url
-        self.app = app
-        self.db = db
+        self.app_agent = app_agent
+        self.db_agent = db_agent
 
     def run(self, kind: str) -> str:
         self.noted = {}
-        if kind in SERVICE_KINDS and self.app is None:
+        if kind in SERVICE_KINDS and self.app_agent is None:
             return super().run(kind)  # the service runs on this machine
-        agent = self.app if kind in SERVICE_KINDS else self.db
+        agent = self.app_agent if kind in SERVICE_KINDS else self.db_agent
         if agent is None:
             raise FaultRefused("no db agent may stop this run's database server")
         self.noted = {"agent": agent.name, "agent_role": agent.role, "agent_host": agent.machine["host"]}

@@ -44,12 +44,14 @@ from ..servers import Database, ManagedServer, is_managed_spec, managed_server_f
 from ..types import JsonObject
 from ..urls import DatabaseURL, parse_url
 from ..workloads.base import DataSpec, Workload
-from .agent_data import FreshDataOnAgent, agent_words
-from .app_target import setup_maker
+from .agent_data import FreshDataOnAgent
 from .config import RunConfig
 from .document import make_out_dir, stop_words
+from .place import data_cluster_for, place_for
 from .progress import Progress, QuietProgress, seeding_pass
 from .round import run_round
+from .targets import Target, target_for
+from .this_machine import ThisMachine
 
 if TYPE_CHECKING:
     from ..cluster.coordinator import Cluster
@@ -196,23 +198,9 @@ def run_compare(config: CompareConfig, progress: Progress | None = None) -> dict
     config = config.checked()
     progress = progress or QuietProgress()
     make_out_dir(config.out_dir)
-    holds_data = False
-    if config.base.cluster is not None:  # a scheduler that does not answer stops it before any seeding
-        from ..cluster.coordinator import Cluster  # only a cluster comparison imports Dask
-
-        progress.message(f"checking the cluster's scheduler at {config.base.cluster} and its agents")
-        with Cluster(config.base.cluster, tls=config.base.cluster_tls, place=False) as checked:
-            # The app's own setup makes its data here; otherwise an app or db agent may hold it.
-            holds_data = config.base.app is None and bool(checked.of_role("app") or checked.of_role("db"))
     with contextlib.ExitStack() as stack:
         # The data's agent keeps each database's snapshot for the whole comparison (agent_data.py).
-        cluster = (
-            stack.enter_context(
-                Cluster(config.base.cluster, ("app", "db"), tls=config.base.cluster_tls, sample=False)
-            )
-            if holds_data and config.base.cluster is not None
-            else None
-        )
+        cluster = stack.enter_context(data_cluster_for(config.base, progress))
         # One throwaway server per managed:ENGINE text, shared by the entries that name it.
         servers: dict[str, ManagedServer | None] = {}
         for text in dict.fromkeys(entry.db_url for entry in config.entries):
@@ -230,109 +218,42 @@ def _run_compare(
     servers: dict[str, ManagedServer | None],
     cluster: Cluster | None = None,
 ) -> JsonObject:
-    entries = config.entries
-    labels = labels_for(entries)
+    labels = labels_for(config.entries)
     # A managed server's URL, parsed once for all the runs of its entries.
     server_urls = {text: parse_url(server.url) for text, server in servers.items() if server is not None}
-
-    def url_of(entry: Entry) -> DatabaseURL:
-        """The entry's database as every run and its data use it: its URL, or its server's."""
-        database = server_urls.get(entry.db_url) or entry.parsed
-        if not isinstance(database, DatabaseURL):  # a managed: spec whose server is started above
-            raise TypeError(f"no server started for {entry.db_url}")
-        return database
-
     base = config.base
     workload = base.round_workload()
+    target = target_for(base, ThisMachine())  # what the load is sent to decides how the data is made
     # checked() refuses a comparison without a seed: every run starts from the data as seeded.
     data = DataSpec(cast(int, base.seed), workload.scaled_sizes(base.scale, base.sizes))
-    planned = workload.planned_rows(data.sizes)
     sizes = ", ".join(f"{count:,} {name}" for name, count in data.sizes.items())
-    if base.app is not None:  # the app's setup makes the data once per database, then a snapshot
-        data, sizes = DataSpec(data.seed, {}), f"the app's setup: {base.app.setup}"
-    document: dict[str, Any] = {
-        "schema": COMPARE_SCHEMA,
-        "kind": "compare",
-        "dbladder_version": __version__,
-        "created_at": _now(),
-        "status": "running",
-        "databases": [
-            {
-                "label": label,
-                "db_url": entry.parsed.redacted,
-                "transport": entry.transport,
-                "added_latency_ms": entry.added_latency_ms,
-            }
-            for label, entry in zip(labels, entries, strict=True)
-        ],
-        "runs_per_database": config.runs,
-        "preparation": {},
-        "runs": [],
-    }
+    planned = workload.planned_rows(data.sizes)
+    data, sizes = target.comparison_data(data, sizes)
+    document = _document(config, labels)
     path = config.out_dir / "compare.json"
     write_json(path, document)
     fresh: dict[str, FreshData | FreshDataOnAgent] = {}  # by database: its entries share its data
-    prepared: dict[str, dict[str, Any]] = {}
+    prepared: dict[str, JsonObject] = {}
     try:
-        for label, entry in zip(labels, entries, strict=True):
-            holder = cluster.data_agent(url_of(entry).kind.has_server) if cluster else None
-            if (
-                entry.db_url not in fresh and cluster is not None and holder is not None
-            ):  # seeded and restored where the data is
-                where = f" on {agent_words(holder)}"
-                progress.message(f"{label}: seeding the {workload.name} workload once{where}: {sizes}")
-                fresh[entry.db_url] = FreshDataOnAgent(
-                    cluster, holder, label, url_of(entry), base, verify=config.verify
+        for label, entry in zip(labels, config.entries, strict=True):
+            url = _url_of(entry, server_urls)
+            if entry.db_url not in fresh:
+                # Seeded and restored where the data is (agent_data.py on a cluster).
+                place = place_for(config.run_config(entry), cluster)
+                progress.message(
+                    f"{label}: seeding the {workload.name} workload once{place.data_words()}: {sizes}"
                 )
-            elif entry.db_url not in fresh:
-                where = ""
-                progress.message(f"{label}: seeding the {workload.name} workload once: {sizes}")
-                fresh[entry.db_url] = FreshData(
-                    url_of(entry),
-                    workload,
-                    data,
-                    verify=config.verify,
-                    make=(
-                        setup_maker(base, url_of(entry), config.out_dir / f"app-setup-{label}.log")
-                        if base.app is not None
-                        else seeder(workload, data, progress, label, planned)
-                    ),
-                )
-            if entry.db_url not in prepared:
+                seeding = seeder(workload, data, progress, label, planned)
+                make = target.data_maker(url, config.out_dir / f"app-setup-{label}.log", seeding)
+                fresh[entry.db_url] = place.fresh_data(label, url, base, data, make, config.verify)
                 preparation = asyncio.run(fresh[entry.db_url].prepare())
+                progress.message(
+                    f"{label}: every run gets its data by {preparation.method}{place.data_words()}"
+                )
                 prepared[entry.db_url] = preparation.to_dict()
-                progress.message(f"{label}: every run gets its data by {preparation.method}{where}")
             document["preparation"][label] = prepared[entry.db_url]
             write_json(path, document)
-        interrupted = False
-        for number in range(1, config.runs + 1):
-            for label, entry in zip(labels, entries, strict=True):
-                progress.message(f"run {number} of {config.runs}: {label}")
-                start = asyncio.run(fresh[entry.db_url].before_run())
-                run_config = dataclasses.replace(
-                    config.run_config(entry).with_url(url_of(entry)),
-                    seed=None,
-                    out_dir=config.out_dir / f"{label}-run{number}",
-                    # The app's data is the setup's snapshot, restored: the setup does not run again.
-                    app=dataclasses.replace(base.app, setup=None) if base.app is not None else None,
-                )
-                result = run_round(run_config, progress, servers[entry.db_url]).to_json()
-                result.update(label=label, run=number, fresh=start.to_dict())
-                # The run used the seeded data as restored, not data it seeded itself: say which.
-                result["config"]["seed"] = data.seed
-                result["workload"]["data"] = data.to_dict()
-                write_json(run_config.out_dir / "result.json", result)
-                document["runs"].append(result)
-                if base.expectations.any:
-                    outcomes = per_database(labels, document["runs"])
-                    for database, outcome in zip(document["databases"], outcomes, strict=True):
-                        database["expectations"] = outcome.to_dict()
-                write_json(path, document)
-                if result["status"] == "interrupted":
-                    interrupted = True
-                    break
-            if interrupted:
-                break
+        interrupted = _runs(config, labels, document, fresh, target, data, servers, server_urls, progress)
         document["status"] = "interrupted" if interrupted else "complete"
     except KeyboardInterrupt:
         document["status"] = "interrupted"
@@ -347,6 +268,75 @@ def _run_compare(
     if document["runs"]:
         build_reports([config.out_dir], config.out_dir)
     return document
+
+
+def _url_of(entry: Entry, server_urls: dict[str, DatabaseURL]) -> DatabaseURL:
+    """The entry's database as every run and its data use it: its URL, or its server's."""
+    database = server_urls.get(entry.db_url) or entry.parsed
+    if not isinstance(database, DatabaseURL):  # a managed: spec whose server is started above
+        raise TypeError(f"no server started for {entry.db_url}")
+    return database
+
+
+def _document(config: CompareConfig, labels: list[str]) -> JsonObject:
+    """compare.json as it starts: its databases, no run yet."""
+    return {
+        "schema": COMPARE_SCHEMA,
+        "kind": "compare",
+        "dbladder_version": __version__,
+        "created_at": _now(),
+        "status": "running",
+        "databases": [
+            {
+                "label": label,
+                "db_url": entry.parsed.redacted,
+                "transport": entry.transport,
+                "added_latency_ms": entry.added_latency_ms,
+            }
+            for label, entry in zip(labels, config.entries, strict=True)
+        ],
+        "runs_per_database": config.runs,
+        "preparation": {},
+        "runs": [],
+    }
+
+
+def _runs(
+    config: CompareConfig,
+    labels: list[str],
+    document: JsonObject,
+    fresh: dict[str, FreshData | FreshDataOnAgent],
+    target: Target,
+    data: DataSpec,
+    servers: dict[str, ManagedServer | None],
+    server_urls: dict[str, DatabaseURL],
+    progress: Progress,
+) -> bool:
+    """Every run of every database, in turn, each on its data restored; whether one was interrupted."""
+    path = config.out_dir / "compare.json"
+    for number in range(1, config.runs + 1):
+        for label, entry in zip(labels, config.entries, strict=True):
+            progress.message(f"run {number} of {config.runs}: {label}")
+            start = asyncio.run(fresh[entry.db_url].before_run())
+            run_config = dataclasses.replace(
+                target.rerun(config.run_config(entry).with_url(_url_of(entry, server_urls))),
+                out_dir=config.out_dir / f"{label}-run{number}",
+            )
+            result = run_round(run_config, progress, servers[entry.db_url]).to_json()
+            result.update(label=label, run=number, fresh=start.to_dict())
+            # The run used the seeded data as restored, not data it seeded itself: say which.
+            result["config"]["seed"] = data.seed
+            result["workload"]["data"] = data.to_dict()
+            write_json(run_config.out_dir / "result.json", result)
+            document["runs"].append(result)
+            if config.base.expectations.any:
+                outcomes = per_database(labels, document["runs"])
+                for database, outcome in zip(document["databases"], outcomes, strict=True):
+                    database["expectations"] = outcome.to_dict()
+            write_json(path, document)
+            if result["status"] == "interrupted":
+                return True
+    return False
 
 
 def _now() -> str:

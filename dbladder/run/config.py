@@ -162,23 +162,7 @@ class RunConfig:
         problems += self._app_problems()
         problems += self._warm_up_problems()
         problems += self.expectations.validate()
-        try:
-            workload = self.round_workload()
-        except DbladderError as exc:
-            problems.append(str(exc))
-        else:
-            if self.seed is not None and not (isinstance(self.seed, int) and 0 <= self.seed < 2**63):
-                problems.append(f"seed must be a whole number from 0 to 2**63-1, not {self.seed!r}")
-            if not (isinstance(self.scale, int | float) and 0 < self.scale <= 10_000):
-                problems.append(f"scale must be above 0 and at most 10,000, not {self.scale!r}")
-            elif self.app is None:
-                problems += workload.validate_sizes(workload.scaled_sizes(self.scale, self.sizes))
-            operations = [operation.name for operation in workload.operations]
-            problems += self.expectations.operation_problems(workload.name, operations)
-            try:
-                workload.mix(self.write_share, self.weights)
-            except InvalidConfig as exc:
-                problems += exc.problems
+        problems += self._workload_problems()
         if self.target not in TARGETS:
             problems.append(f"target must be one of {', '.join(TARGETS)}, not {self.target!r}")
         url = database if isinstance(database, DatabaseURL) else self.db_url
@@ -197,19 +181,8 @@ class RunConfig:
         )
         if not self.timeout > 0:
             problems.append(f"timeout must be above 0 seconds, not {self.timeout}")
+        problems += self._cluster_problems()
         service = None
-        if self.cluster is not None:
-            problems += cluster_address_problems(
-                self.cluster, self.cluster_tls, "the run's coordinator would connect to the scheduler"
-            )
-            if self.target == "direct" and (self.transport is not None or self.added_latency_ms is not None):
-                problems.append(
-                    "added latency and transport (--transport) go with the service's route, not with "
-                    "cluster direct mode (--cluster --target direct): the load agents connect to the "
-                    "database from their own machines, where this machine's relay or socket is not"
-                )
-        elif self.cluster_tls is not None:
-            problems.append("cluster_tls (--tls) goes with cluster (--cluster), which is not given")
         if self.service_url is not None:
             try:
                 service = parse_service_url(self.service_url)
@@ -236,6 +209,44 @@ class RunConfig:
                 )
         problems += self._fault_problems(engine)
         problems += placement_problems(self.placement, self.db_url, self.target, self.service_url)
+        return problems
+
+    def _workload_problems(self) -> list[str]:
+        """The workload's: it loads, the seed, scale and sizes, the mix, the expectations' operations."""
+        try:
+            workload = self.round_workload()
+        except DbladderError as exc:
+            return [str(exc)]
+        problems: list[str] = []
+        if self.seed is not None and not (isinstance(self.seed, int) and 0 <= self.seed < 2**63):
+            problems.append(f"seed must be a whole number from 0 to 2**63-1, not {self.seed!r}")
+        if not (isinstance(self.scale, int | float) and 0 < self.scale <= 10_000):
+            problems.append(f"scale must be above 0 and at most 10,000, not {self.scale!r}")
+        elif self.app is None:
+            problems += workload.validate_sizes(workload.scaled_sizes(self.scale, self.sizes))
+        operations = [operation.name for operation in workload.operations]
+        problems += self.expectations.operation_problems(workload.name, operations)
+        try:
+            workload.mix(self.write_share, self.weights)
+        except InvalidConfig as exc:
+            problems += exc.problems
+        return problems
+
+    def _cluster_problems(self) -> list[str]:
+        """The cluster's: its address and TLS, and a route this machine would make for agents."""
+        if self.cluster is None:
+            if self.cluster_tls is not None:
+                return ["cluster_tls (--tls) goes with cluster (--cluster), which is not given"]
+            return []
+        problems = cluster_address_problems(
+            self.cluster, self.cluster_tls, "the run's coordinator would connect to the scheduler"
+        )
+        if self.target == "direct" and (self.transport is not None or self.added_latency_ms is not None):
+            problems.append(
+                "added latency and transport (--transport) go with the service's route, not with "
+                "cluster direct mode (--cluster --target direct): the load agents connect to the "
+                "database from their own machines, where this machine's relay or socket is not"
+            )
         return problems
 
     def round_workload(self) -> Workload:

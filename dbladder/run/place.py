@@ -1,4 +1,5 @@
-"""Where the round's load runs and where its data lives, chosen once (`place_for`):
+"""Where the round's load runs and where its data lives, chosen once (`place_for`, on the cluster
+`cluster_for` connects, if any):
 
     ThisMachine   the generator processes, the data (seeded, its baseline, its check after the
                   load), the service, the faults and the samples, all on this machine
@@ -14,15 +15,15 @@ The round asks its place at each step (`Place`) and never asks which one it has.
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
-from contextlib import AbstractContextManager
+from contextlib import AbstractContextManager, nullcontext
 from typing import TYPE_CHECKING, Any, Protocol
 
 from ..errors import DbladderError
 from ..load.acknowledged import AcknowledgedWrites
 from ..load.fleet import Fleet, ProcessSpec
-from ..servers import ManagedServer
+from ..servers import ManagedServer, is_managed_spec
 from ..urls import DatabaseURL
-from ..workloads.base import Workload
+from ..workloads.base import DataSpec, Workload
 from .agents_place import OnAgents
 from .config import RunConfig
 from .faults import FaultActions
@@ -30,10 +31,12 @@ from .load_target import LoadTarget
 from .preparation import Prepared
 from .progress import Progress
 from .role_groups import RoleGroups
-from .this_machine import Generators, ThisMachine
+from .this_machine import DataMaker, Generators, ThisMachine
 
 if TYPE_CHECKING:
     from ..cluster.coordinator import Cluster
+    from ..data.fresh import FreshData
+    from .agent_data import FreshDataOnAgent
     from .document import Run
     from .observation import RunObserver
 
@@ -89,6 +92,12 @@ class Place(Protocol):
     def data_words(self) -> str:
         """Where the data lives, for a line ("" here, " on app agent app-1 (10.0.0.4)")."""
 
+    def fresh_data(
+        self, label: str, url: DatabaseURL, config: RunConfig, data: DataSpec, make: DataMaker, verify: bool
+    ) -> FreshData | FreshDataOnAgent:
+        """A comparison's data for one database, seeded once (by `make` where it is this machine's)
+        and restored before every run, where the data lives."""
+
     def integrity(
         self,
         config: RunConfig,
@@ -109,3 +118,33 @@ def place_for(config: RunConfig, cluster: Cluster | None) -> Place:
         return ThisMachine()
     holder = None if config.app is not None else cluster.data_agent(config.url.kind.has_server)
     return OnAgents(cluster, holder)
+
+
+def cluster_for(config: RunConfig, progress: Progress) -> AbstractContextManager[Cluster | None]:
+    """The cluster of `config.cluster` for the block, connected, its agents found and their clocks
+    measured; None without one."""
+    if config.cluster is None:
+        return nullcontext()
+    from ..cluster.coordinator import Cluster  # only a cluster run imports Dask
+
+    progress.message(f"connecting to the cluster's scheduler at {config.cluster}")
+    # A managed server is started here after the agents join: no db agent's host to find it on.
+    db_url = None if is_managed_spec(config.db_url) else config.db_url
+    return Cluster(config.cluster, tls=config.cluster_tls, db_url=db_url)
+
+
+def data_cluster_for(config: RunConfig, progress: Progress) -> AbstractContextManager[Cluster | None]:
+    """A comparison's cluster for the block, when one of its agents holds the data (an app or a db
+    agent, and no app whose own setup makes the data here): connected to its app and db agents,
+    which keep each database's snapshot; None without one. A scheduler that does not answer
+    stops the comparison here, before anything is seeded."""
+    if config.cluster is None:
+        return nullcontext()
+    from ..cluster.coordinator import Cluster  # only a cluster comparison imports Dask
+
+    progress.message(f"checking the cluster's scheduler at {config.cluster} and its agents")
+    with Cluster(config.cluster, tls=config.cluster_tls, place=False) as checked:
+        holders = checked.of_role("app") or checked.of_role("db")
+    if config.app is not None or not holders:
+        return nullcontext()
+    return Cluster(config.cluster, ("app", "db"), tls=config.cluster_tls, sample=False)

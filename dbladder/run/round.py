@@ -60,7 +60,7 @@ from .interrupts import Interrupted, noting_interrupts
 from .levels import DatabaseLost, run_plan
 from .load_target import LoadTarget
 from .observation import RunObserver, check_idle, idle_check_seconds
-from .place import Place, place_for
+from .place import Place, cluster_for, place_for
 from .preparation import Prepared
 from .progress import Progress, QuietProgress
 from .role_groups import RoleGroups, role_groups
@@ -95,7 +95,7 @@ def run_round(
         progress.message(f"starting a throwaway server for the run: {config.db_url}")
     with contextlib.ExitStack() as stack:
         # First the agents: a scheduler that does not answer stops the run before anything starts.
-        cluster = stack.enter_context(_cluster(config, progress)) if config.cluster else None
+        cluster = stack.enter_context(cluster_for(config, progress))
         started = stack.enter_context(managed_server_for(config.db_url, limits=config.placement.database))
         groups = stack.enter_context(role_groups(config.placement))
         if started is not None:
@@ -103,17 +103,6 @@ def run_round(
         # An error that stops the round before its end leaves no result.json saying "running".
         with ended_on_error(config.out_dir / "result.json"):
             return _round(config, progress, started or server, groups, cluster)
-
-
-def _cluster(config: RunConfig, progress: Progress) -> Cluster:
-    """The cluster of `config.cluster`, connected, its agents found and their clocks measured."""
-    from ..cluster.coordinator import Cluster  # only a cluster run imports Dask
-
-    assert config.cluster is not None
-    progress.message(f"connecting to the cluster's scheduler at {config.cluster}")
-    # A managed server is started here after the agents join: no db agent's host to find it on.
-    db_url = None if is_managed_spec(config.db_url) else config.db_url
-    return Cluster(config.cluster, tls=config.cluster_tls, db_url=db_url)
 
 
 @dataclass

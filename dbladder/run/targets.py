@@ -11,19 +11,23 @@ import contextlib
 from collections.abc import Callable, Iterator
 from contextlib import AbstractContextManager
 from dataclasses import replace
+from pathlib import Path
 from typing import TYPE_CHECKING, Protocol, cast
 
+from ..app.process import AppCommand
 from ..app.workload import AppWorkload
 from ..load.acknowledged import AcknowledgedWrites
-from ..workloads.base import Workload
+from ..urls import DatabaseURL
+from ..workloads.base import DataSpec, Workload
 from ..workloads.registry import load_workload
-from .app_target import APP_LOG, AppWatch, app_probe, app_section, app_target, run_app_setup
+from .app_target import APP_LOG, AppWatch, app_probe, app_section, app_target, run_app_setup, setup_maker
 from .config import RunConfig, parse_service_url
 from .faults import direct_probe, http_probe
 from .load_target import LoadTarget, route_here
 from .place import Place
 from .preparation import Prepared
 from .progress import Progress
+from .this_machine import DataMaker
 
 if TYPE_CHECKING:
     from ..app.process import RunningApp
@@ -56,6 +60,16 @@ class Target(Protocol):
     def finish(self, run: Run, acknowledged: AcknowledgedWrites, watch: AppWatch | None) -> None:
         """The target's part of the result, once it has stopped."""
 
+    def comparison_data(self, data: DataSpec, sizes: str) -> tuple[DataSpec, str]:
+        """A comparison's data as it says it, and its words: the seed's, or the app's setup."""
+
+    def data_maker(self, url: DatabaseURL, log: Path, seeding: DataMaker) -> DataMaker:
+        """How a comparison makes a database's data once: `seeding`, or the app's setup (its
+        output in `log`)."""
+
+    def rerun(self, config: RunConfig) -> RunConfig:
+        """A comparison's run on the data as made once and restored: nothing seeded or set up again."""
+
 
 class ServiceTarget:
     """dbladder's service, started where the round's place runs it."""
@@ -82,6 +96,15 @@ class ServiceTarget:
 
     def finish(self, run: Run, acknowledged: AcknowledgedWrites, watch: AppWatch | None) -> None:
         return None
+
+    def comparison_data(self, data: DataSpec, sizes: str) -> tuple[DataSpec, str]:
+        return data, sizes
+
+    def data_maker(self, url: DatabaseURL, log: Path, seeding: DataMaker) -> DataMaker:
+        return seeding
+
+    def rerun(self, config: RunConfig) -> RunConfig:
+        return replace(config, seed=None)
 
 
 class RunningServiceTarget(ServiceTarget):
@@ -134,7 +157,8 @@ class AppTarget(ServiceTarget):
         self, progress: Progress, place: Callable[[], None] | None, workload: Workload
     ) -> Iterator[LoadTarget]:
         # The round's workload: its SQL checked and its `Param.rows` read once (`app_target`).
-        with app_target(self.config, cast(AppWorkload, workload), progress) as (app, description, text):
+        with app_target(self.config, self._app, cast(AppWorkload, workload), progress) as started:
+            app, description, text = started
             # The app is stopped and started by the service faults as dbladder's service is.
             yield LoadTarget(
                 app.config.host, app.port, description, cast("RunningService", app), workload=text
@@ -151,6 +175,21 @@ class AppTarget(ServiceTarget):
 
     def finish(self, run: Run, acknowledged: AcknowledgedWrites, watch: AppWatch | None) -> None:
         run.update(app=app_section(run.result.to_json().get("app"), acknowledged, watch))
+
+    def comparison_data(self, data: DataSpec, sizes: str) -> tuple[DataSpec, str]:
+        # The app's setup makes the data once per database, then a snapshot.
+        return DataSpec(data.seed, {}), f"the app's setup: {self._app.setup}"
+
+    def data_maker(self, url: DatabaseURL, log: Path, seeding: DataMaker) -> DataMaker:
+        return setup_maker(self.config, url, log)
+
+    def rerun(self, config: RunConfig) -> RunConfig:
+        # The app's data is the setup's snapshot, restored: the setup does not run again.
+        return replace(config, seed=None, app=replace(self._app, setup=None))
+
+    @property
+    def _app(self) -> AppCommand:
+        return cast(AppCommand, self.config.app)
 
 
 def target_for(config: RunConfig, place: Place) -> Target:

@@ -5,17 +5,20 @@ the run's generator processes as a place counts them (`Generators`)."""
 from __future__ import annotations
 
 import asyncio
-from collections.abc import Callable, Sequence
+from collections.abc import Awaitable, Callable, Sequence
 from contextlib import AbstractContextManager
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
+from ..data.fresh import FreshData
+from ..data.seeding import SeedReport
+from ..engines.base import Engine
 from ..errors import DbladderError
 from ..load.acknowledged import AcknowledgedWrites
 from ..load.fleet import Fleet, PartRange, ProcessSpec
 from ..servers import ManagedServer
 from ..urls import DatabaseURL
-from ..workloads.base import Workload
+from ..workloads.base import DataSpec, Workload
 from .config import RunConfig
 from .faults import FaultActions
 from .integrity import integrity_section, take_baseline
@@ -28,6 +31,10 @@ from .sizing import generator_processes
 if TYPE_CHECKING:
     from .document import Run
     from .observation import RunObserver
+
+
+DataMaker = Callable[[Engine], Awaitable[SeedReport]]
+"""How a comparison makes a database's data once (FreshData's `make`): seeded, or the app's setup."""
 
 
 @dataclass(frozen=True)
@@ -92,6 +99,11 @@ class ThisMachine:
 
     def data_words(self) -> str:
         return ""
+
+    def fresh_data(
+        self, label: str, url: DatabaseURL, config: RunConfig, data: DataSpec, make: DataMaker, verify: bool
+    ) -> FreshData:
+        return FreshData(url, config.round_workload(), data, verify=verify, make=make)
 
     def integrity(
         self,

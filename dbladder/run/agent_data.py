@@ -25,9 +25,10 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import dataclasses
 import functools
-from collections.abc import Callable
-from typing import TYPE_CHECKING, Any, TypeVar
+from collections.abc import Callable, Sequence
+from typing import TYPE_CHECKING, TypeVar
 
 from ..data.fresh import FreshData, FreshStart, Preparation
 from ..engines.base import EngineInfo
@@ -37,7 +38,7 @@ from ..types import JsonObject
 from ..urls import DatabaseURL
 from ..workloads.base import DataSpec
 from .config import RunConfig
-from .integrity import integrity_section, not_checked, take_baseline
+from .integrity import IntegrityChecked, integrity_section, not_checked, take_baseline
 from .preparation import Prepared, prepare_here
 
 if TYPE_CHECKING:
@@ -101,14 +102,11 @@ def integrity_here(
     acknowledged: AcknowledgedWrites,
     before: object,
     engine: EngineInfo,
-    faults: list[dict[str, Any]],
-) -> tuple[dict[str, Any], list[str]]:
-    """`integrity_section` on the machine that calls it (the data's agent): the section, and the
-    flags it would add to the result (a database that could not be read)."""
-    document: dict[str, Any] = {"faults": faults, "flags": []}
+    faults: Sequence[JsonObject],
+) -> IntegrityChecked:
+    """`integrity_section` on the machine that calls it (the data's agent)."""
     workload = config.round_workload()
-    section = integrity_section(config.url, workload, data, acknowledged, before, engine, document)
-    return section, document["flags"]
+    return integrity_section(config.url, workload, data, acknowledged, before, engine, faults)
 
 
 def integrity_on_agent(
@@ -118,27 +116,19 @@ def integrity_on_agent(
     prepared: Prepared,
     acknowledged: AcknowledgedWrites,
     before: object,
-    document: JsonObject,
-) -> tuple[JsonObject, AgentDataFailed | None]:
-    """The run's integrity section, checked on `agent`'s machine, with `checked_on` naming it; its
-    flags go into `document`. When the agent fails there, a section that says it was not checked
-    (and a flag), and the failure for the round to raise once its result is written."""
+    faults: Sequence[JsonObject],
+) -> IntegrityChecked:
+    """The run's integrity check on `agent`'s machine, its section's `checked_on` naming it. When
+    the agent fails there, a section that says it was not checked, a flag, and the failure."""
     work = functools.partial(
-        integrity_here,
-        config,
-        prepared.data,
-        acknowledged,
-        before,
-        prepared.engine,
-        list(document.get("faults") or ()),
+        integrity_here, config, prepared.data, acknowledged, before, prepared.engine, list(faults)
     )
     try:
-        section, flags = data_call(cluster, agent, "the integrity check", work)
+        checked = data_call(cluster, agent, "the integrity check", work)
     except AgentDataFailed as exc:
-        document["flags"].append(str(exc))
-        return not_checked(str(exc), acknowledged.count + acknowledged.unreadable), exc
-    document["flags"].extend(flags)
-    return {**section, "checked_on": agent_words(agent)}, None
+        section = not_checked(str(exc), acknowledged.count + acknowledged.unreadable)
+        return IntegrityChecked(section, (str(exc),), exc)
+    return dataclasses.replace(checked, section={**checked.section, "checked_on": agent_words(agent)})
 
 
 def fresh_here(url: str | DatabaseURL, config: RunConfig, verify: bool) -> FreshData:

@@ -15,7 +15,7 @@ from typing import TYPE_CHECKING, Any, cast
 from urllib.parse import urlsplit
 
 from ..data.fresh import FreshData
-from ..errors import DbladderError, UsageError
+from ..errors import UsageError
 from ..load.acknowledged import AcknowledgedWrites
 from ..load.fleet import Fleet, PartRange, ProcessSpec
 from ..observe.database import DatabaseProcesses
@@ -30,6 +30,7 @@ from .cluster_faults import AgentFaultActions, server_agent
 from .config import RunConfig
 from .database_route import database_route, remote_route_problems, route_words
 from .faults import FaultActions, parse_faults
+from .integrity import IntegrityChecked
 from .load_target import LoadTarget, route_timeout, service_config, service_description, service_words
 from .preparation import Prepared
 from .progress import Progress
@@ -157,13 +158,11 @@ class OnAgents:
         prepared: Prepared,
         acknowledged: AcknowledgedWrites,
         baseline: object,
-        document: dict[str, Any],
-    ) -> tuple[dict[str, Any], DbladderError | None]:
+        faults: Sequence[JsonObject],
+    ) -> IntegrityChecked:
         if self.holder is None:
-            return self.here.integrity(config, workload, prepared, acknowledged, baseline, document)
-        return integrity_on_agent(
-            self.cluster, self.holder, config, prepared, acknowledged, baseline, document
-        )
+            return self.here.integrity(config, workload, prepared, acknowledged, baseline, faults)
+        return integrity_on_agent(self.cluster, self.holder, config, prepared, acknowledged, baseline, faults)
 
 
 @contextmanager

@@ -10,7 +10,7 @@ from __future__ import annotations
 import contextlib
 import json
 import os
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import asdict, replace
 from datetime import UTC, datetime
 from pathlib import Path
@@ -80,13 +80,25 @@ class Run:
         """Add flags to the run's own."""
         self.update(flags=(*self.result.flags, *flags))
 
-    @contextlib.contextmanager
-    def editing(self) -> Iterator[dict[str, Any]]:
-        """The result as JSON data for a step that writes into the document itself (faults, the
-        integrity check); what it wrote is read back into the typed result."""
-        document = self.result.to_json()
-        yield document
-        self.result = RunResult.from_json(document)
+    def flag_last_level(self, words: str) -> None:
+        """A flag on the last level's row (the level a lost server struck)."""
+        *before, last = self.result.levels
+        self.update(levels=(*before, last.updated({"flags": (*last.flags, words)})))
+
+    def add_faults(
+        self, records: Sequence[Mapping[str, Any]], struck: Callable[[int], Sequence[Mapping[str, Any]]]
+    ) -> None:
+        """The faults' records in the result, at the top and in the rows of the levels they struck
+        (`struck`: a level's, by its index), with a flag."""
+        levels = tuple(
+            level.updated({"faults": found}) if (found := struck(level.index)) else level
+            for level in self.result.levels
+        )
+        self.update(faults=tuple(records), levels=levels)
+        self.flag(
+            "faults were injected (" + ", ".join(record["fault"] for record in records) + "): "
+            "the ceiling is not a capacity figure"
+        )
 
     def save(self) -> None:
         write_json(self.path, self.result.to_json())

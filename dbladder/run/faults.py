@@ -403,18 +403,3 @@ class FaultInjector:
 def describe(records: Sequence[dict[str, Any]]) -> list[str]:
     """One line per fault, for the terminal and the report (`report.integrity.fault_line`)."""
     return [fault_line(record) for record in records]
-
-
-def add_faults(result: dict[str, Any], injector: FaultInjector) -> list[str]:
-    """The faults' records into a result (top level, and the rows of the levels they struck), with
-    a flag; the lines that describe them."""
-    result["faults"] = injector.records
-    for row in result["levels"]:
-        struck = injector.records_for(row["index"])
-        if struck:
-            row["faults"] = struck
-    result["flags"].append(
-        "faults were injected (" + ", ".join(record["fault"] for record in injector.records) + "): "
-        "the ceiling is not a capacity figure"
-    )
-    return describe(injector.records)

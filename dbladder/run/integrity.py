@@ -17,7 +17,8 @@ from __future__ import annotations
 
 import asyncio
 import time
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
 from typing import Any
 
 from ..engines import opened
@@ -59,7 +60,7 @@ def check_integrity(
     acknowledged: AcknowledgedWrites,
     before: Any = None,
     engine: EngineInfo | None = None,
-    faults: Sequence[dict[str, Any]] = (),
+    faults: Sequence[Mapping[str, Any]] = (),
 ) -> dict[str, Any]:
     """The integrity section of a result: the workload's verdict, with `seconds` (how long the check
     took), `unreadable` (2xx answers that did not say what was written), `passed` (nothing lost or
@@ -97,6 +98,17 @@ def check_integrity(
     return report
 
 
+@dataclass(frozen=True)
+class IntegrityChecked:
+    """A run's integrity check as it went: the result's section, the flags it adds to the run (a
+    database that could not be read), and the failure of the machine that was to check, which
+    the round raises once its result is written (None: it checked)."""
+
+    section: dict[str, Any]
+    flags: tuple[str, ...] = ()
+    failure: DbladderError | None = None
+
+
 def integrity_section(
     db_url: str | DatabaseURL,
     workload: Workload,
@@ -104,15 +116,16 @@ def integrity_section(
     acknowledged: AcknowledgedWrites,
     before: Any,
     engine: EngineInfo,
-    result: dict[str, Any],
-) -> dict[str, Any]:
-    """`check_integrity` for a run's result (its faults read from it); when the database cannot be
+    faults: Sequence[Mapping[str, Any]] = (),
+) -> IntegrityChecked:
+    """`check_integrity` for a run's result, with the run's `faults`; when the database cannot be
     read, a section that says so, and a flag."""
     try:
-        return check_integrity(db_url, workload, data, acknowledged, before, engine, result.get("faults", ()))
+        return IntegrityChecked(check_integrity(db_url, workload, data, acknowledged, before, engine, faults))
     except IntegrityCheckFailed as exc:
-        result["flags"].append(str(exc))
-        return not_checked(str(exc), acknowledged.count + acknowledged.unreadable)
+        return IntegrityChecked(
+            not_checked(str(exc), acknowledged.count + acknowledged.unreadable), (str(exc),)
+        )
 
 
 def not_checked(reason: str, acknowledged: int) -> dict[str, Any]:
@@ -159,7 +172,7 @@ def summary(report: dict[str, Any]) -> str:
 # leaves the kernel's page cache alone: data handed to the kernel (write()) survives it even
 # without fsync; only data still in the process's own memory is lost. A crash of the machine or
 # a power cut would lose what was not fsynced too; dbladder never causes one.
-def durability_note(engine: EngineInfo, faults: Sequence[dict[str, Any]] = ()) -> str:
+def durability_note(engine: EngineInfo, faults: Sequence[Mapping[str, Any]] = ()) -> str:
     """One or two sentences: what the engine's durability settings promise, and what the faults of
     this run (if any) could therefore have lost."""
     kinds = [str(fault.get("kind")) for fault in faults]

@@ -78,9 +78,7 @@ def run_plan(
             )
         if database_lost is not None and (words := database_lost()) is not None:
             words = f"level {level.index + 1}: {words}"
-            with run.editing() as document:
-                struck = document["levels"][-1]
-                struck["flags"] = [*struck.get("flags", []), words]
+            run.flag_last_level(words)
             raise DatabaseLost(words)
         time.sleep(plan.settle)
     fleet.end_schedule()

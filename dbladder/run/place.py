@@ -18,15 +18,16 @@ from collections.abc import Callable, Sequence
 from contextlib import AbstractContextManager, nullcontext
 from typing import TYPE_CHECKING, Any, Protocol
 
-from ..errors import DbladderError
 from ..load.acknowledged import AcknowledgedWrites
 from ..load.fleet import Fleet, ProcessSpec
 from ..servers import ManagedServer, is_managed_spec
+from ..types import JsonObject
 from ..urls import DatabaseURL
 from ..workloads.base import DataSpec, Workload
 from .agents_place import OnAgents
 from .config import RunConfig
 from .faults import FaultActions
+from .integrity import IntegrityChecked
 from .load_target import LoadTarget
 from .preparation import Prepared
 from .progress import Progress
@@ -105,10 +106,9 @@ class Place(Protocol):
         prepared: Prepared,
         acknowledged: AcknowledgedWrites,
         baseline: object,
-        document: dict[str, Any],
-    ) -> tuple[dict[str, Any], DbladderError | None]:
-        """The integrity section, checked where the data lives, its flags into `document`; and the
-        failure of the machine that checked, for the round to raise once its result is written."""
+        faults: Sequence[JsonObject],
+    ) -> IntegrityChecked:
+        """The integrity check where the data lives, with the run's `faults` records."""
 
 
 def place_for(config: RunConfig, cluster: Cluster | None) -> Place:

@@ -54,7 +54,8 @@ from .config import RunConfig
 from .database_route import load_transport
 from .diagnose import LevelDiagnosis, role_cores, service_loops
 from .document import INTERRUPTED, Run, describe_load, ended_on_error, make_out_dir, spike_figures
-from .faults import FaultInjector, add_faults, parse_faults
+from .faults import FaultInjector, parse_faults
+from .faults import describe as describe_faults
 from .integrity import summary as integrity_summary
 from .interrupts import Interrupted, noting_interrupts
 from .levels import DatabaseLost, run_plan
@@ -144,6 +145,8 @@ def _round(
     groups: RoleGroups,
     cluster: Cluster | None = None,
 ) -> RunResult:
+    """The round's steps, in order: the place and the target chosen and checked, the data
+    prepared, the machine observed, the load sent, the writes checked, the result finished."""
     served = dataclasses.replace(config, db_url=server.url) if server is not None else config
     place = place_for(served, cluster)
     target = target_for(served, place)
@@ -219,6 +222,7 @@ def _observed(state: Round, idle: dict[str, Any]) -> RunObserver:
 
 
 def _workload_section(workload: Workload, prepared: Prepared) -> dict[str, Any]:
+    """The result's `workload`: its operations, the mix and the data as prepared."""
     return {
         "name": workload.name,
         "source": workload.source,
@@ -249,6 +253,7 @@ def _describe_storage(state: Round, observer: RunObserver, prepared: Prepared) -
 
 
 def _describe_generators(state: Round, generators: Generators) -> None:
+    """The result's `generators`, and in direct mode a line on how the connections are spread."""
     config, processes = state.config, generators.processes
     connections = spread(config.pool_size, processes)
     direct = config.target == "direct"
@@ -268,6 +273,7 @@ def _describe_generators(state: Round, generators: Generators) -> None:
 
 
 def _describe_target(state: Round, started: LoadTarget) -> None:
+    """The started target and the load's route in the result (the engine's transport as it went)."""
     run, config = state.run, state.config
     run.update(service=started.description)
     if started.transport is None:
@@ -385,10 +391,9 @@ def _record_load(state: Round, ended: Ended, injector: FaultInjector | None) -> 
     run = state.run
     run.flag(*ended.flags)
     run.flag(*state.place.flags(run.result.to_json()["levels"]))
-    if injector is not None:
-        with run.editing() as document:  # the faults' records go into the struck levels' rows too
-            lines = add_faults(document, injector)
-        for line in lines:
+    if injector is not None:  # the faults' records go into the struck levels' rows too
+        run.add_faults(injector.records, injector.records_for)
+        for line in describe_faults(injector.records):
             state.progress.message(f"fault {line}")
     final = ended.final
     if final is None:
@@ -412,13 +417,14 @@ def _check_integrity(state: Round, fleet: Fleet, ended: Ended) -> Exception | No
         f"checking the {fleet.acknowledged.count:,} acknowledged writes and the invariants"
         + state.place.data_words()
     )
-    with run.editing() as document:  # a check that cannot read the database flags the run
-        section, failed = state.place.integrity(
-            config, state.workload, prepared, fleet.acknowledged, state.baseline, document
-        )
-    run.update(integrity=section)
-    state.progress.message(integrity_summary(section))
-    return failed
+    faults = [dict(record) for record in run.result.faults or ()]
+    checked = state.place.integrity(
+        config, state.workload, prepared, fleet.acknowledged, state.baseline, faults
+    )
+    run.flag(*checked.flags)  # a check that cannot read the database flags the run
+    run.update(integrity=checked.section)
+    state.progress.message(integrity_summary(checked.section))
+    return checked.failure
 
 
 def _raise_for(ended: Ended, agent_failed: Exception | None, run: Run) -> None:

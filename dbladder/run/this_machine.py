@@ -13,15 +13,15 @@ from typing import TYPE_CHECKING, Any
 from ..data.fresh import FreshData
 from ..data.seeding import SeedReport
 from ..engines.base import Engine
-from ..errors import DbladderError
 from ..load.acknowledged import AcknowledgedWrites
 from ..load.fleet import Fleet, PartRange, ProcessSpec
 from ..servers import ManagedServer
+from ..types import JsonObject
 from ..urls import DatabaseURL
 from ..workloads.base import DataSpec, Workload
 from .config import RunConfig
 from .faults import FaultActions
-from .integrity import integrity_section, take_baseline
+from .integrity import IntegrityChecked, integrity_section, take_baseline
 from .load_target import LoadTarget, service_here
 from .preparation import Prepared, prepare_database
 from .progress import Progress
@@ -112,9 +112,8 @@ class ThisMachine:
         prepared: Prepared,
         acknowledged: AcknowledgedWrites,
         baseline: object,
-        document: dict[str, Any],
-    ) -> tuple[dict[str, Any], DbladderError | None]:
-        section = integrity_section(
-            config.url, workload, prepared.data, acknowledged, baseline, prepared.engine, document
+        faults: Sequence[JsonObject],
+    ) -> IntegrityChecked:
+        return integrity_section(
+            config.url, workload, prepared.data, acknowledged, baseline, prepared.engine, faults
         )
-        return section, None

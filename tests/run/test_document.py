@@ -103,8 +103,7 @@ def test_the_run_fills_its_typed_result_and_keeps_the_order_it_was_filled_in(tmp
     run.update(workload={"name": "shop"}, engine={"engine": "sqlite", "transport": "file"})
     run.flag("first", "second")
     run.update(engine=run.result.engine.updated({"transport": "tcp"}) if run.result.engine else None)
-    with run.editing() as document:
-        document["flags"].append("third")
+    run.flag("third")
     run.save()
     on_disk = json.loads((tmp_path / "result.json").read_text())
     # engine was in the opening document and keeps its place; workload is new and comes last.
@@ -112,6 +111,23 @@ def test_the_run_fills_its_typed_result_and_keeps_the_order_it_was_filled_in(tmp
     assert on_disk["flags"] == ["first", "second", "third"]
     assert on_disk["engine"] == {"engine": "sqlite", "transport": "tcp"}
     assert run.result.workload is not None and run.result.workload.name == "shop"
+
+
+def test_faults_and_a_struck_levels_flag_go_into_the_typed_rows_in_the_order_they_came(
+    tmp_path: Path,
+) -> None:
+    run = Run(RunConfig(plan=Ladder(100, 100, 2, 1), out_dir=tmp_path), tmp_path / "result.json")
+    rows = [{"index": index, "offered_rps": 100.0 * (index + 1), "passed": True} for index in range(2)]
+    run.update(levels=rows)
+    record = {"fault": "kill-db@2", "kind": "kill-db", "level": 2}
+    run.add_faults([record], lambda index: [record] if index == 1 else [])
+    run.flag_last_level("level 2: the database server was lost")
+    document = run.result.to_json()
+    assert document["faults"] == [record] and list(document)[-1] == "faults"
+    assert "faults" not in document["levels"][0]
+    assert document["levels"][1]["faults"] == [record]
+    assert document["levels"][1]["flags"] == ["level 2: the database server was lost"]
+    assert document["flags"] == ["faults were injected (kill-db@2): the ceiling is not a capacity figure"]
 
 
 class Broken(Exception):

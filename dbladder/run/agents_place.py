@@ -145,10 +145,17 @@ class OnAgents:
         return f" on {agent_words(self.holder)}" if self.holder is not None else ""
 
     def fresh_data(
-        self, label: str, url: DatabaseURL, config: RunConfig, data: DataSpec, make: DataMaker, verify: bool
+        self,
+        label: str,
+        url: DatabaseURL,
+        config: RunConfig,
+        workload: Workload,
+        data: DataSpec,
+        make: DataMaker,
+        verify: bool,
     ) -> FreshData | FreshDataOnAgent:
         if self.holder is None:
-            return self.here.fresh_data(label, url, config, data, make, verify)
+            return self.here.fresh_data(label, url, config, workload, data, make, verify)
         return FreshDataOnAgent(self.cluster, self.holder, label, url, config, verify=verify)
 
     def integrity(

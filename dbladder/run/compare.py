@@ -39,6 +39,8 @@ from ..errors import DbladderError, InvalidConfig
 from ..report.bundle import build_reports
 from ..result.expectations import per_database
 from ..result.files import write_json
+from ..result.run import RunResult
+from ..result.run import Workload as ResultWorkload
 from ..result.schema import COMPARE_SCHEMA
 from ..servers import Database, ManagedServer, is_managed_spec, managed_server_for, parse_database
 from ..types import JsonObject
@@ -239,13 +241,13 @@ def _run_compare(
             url = _url_of(entry, server_urls)
             if entry.db_url not in fresh:
                 # Seeded and restored where the data is (agent_data.py on a cluster).
-                place = place_for(config.run_config(entry), cluster)
+                place = place_for(config.run_config(entry).with_url(url), cluster)
                 progress.message(
                     f"{label}: seeding the {workload.name} workload once{place.data_words()}: {sizes}"
                 )
                 seeding = seeder(workload, data, progress, label, planned)
                 make = target.data_maker(url, config.out_dir / f"app-setup-{label}.log", seeding)
-                fresh[entry.db_url] = place.fresh_data(label, url, base, data, make, config.verify)
+                fresh[entry.db_url] = place.fresh_data(label, url, base, workload, data, make, config.verify)
                 preparation = asyncio.run(fresh[entry.db_url].prepare())
                 progress.message(
                     f"{label}: every run gets its data by {preparation.method}{place.data_words()}"
@@ -322,11 +324,9 @@ def _runs(
                 target.rerun(config.run_config(entry).with_url(_url_of(entry, server_urls))),
                 out_dir=config.out_dir / f"{label}-run{number}",
             )
-            result = run_round(run_config, progress, servers[entry.db_url]).to_json()
+            returned = run_round(run_config, progress, servers[entry.db_url])
+            result = _as_restored(returned, data).to_json()
             result.update(label=label, run=number, fresh=start.to_dict())
-            # The run used the seeded data as restored, not data it seeded itself: say which.
-            result["config"]["seed"] = data.seed
-            result["workload"]["data"] = data.to_dict()
             write_json(run_config.out_dir / "result.json", result)
             document["runs"].append(result)
             if config.base.expectations.any:
@@ -337,6 +337,17 @@ def _runs(
             if result["status"] == "interrupted":
                 return True
     return False
+
+
+def _as_restored(result: RunResult, data: DataSpec) -> RunResult:
+    """A comparison's run as it was: on the seeded data as restored, not on data it seeded itself."""
+    workload = cast(ResultWorkload, result.workload)  # every round describes its workload
+    return result.updated(
+        {
+            "config": result.config.updated({"seed": data.seed}),
+            "workload": workload.updated({"data": data.to_dict()}),
+        }
+    )
 
 
 def _now() -> str:

@@ -94,7 +94,14 @@ class Place(Protocol):
         """Where the data lives, for a line ("" here, " on app agent app-1 (10.0.0.4)")."""
 
     def fresh_data(
-        self, label: str, url: DatabaseURL, config: RunConfig, data: DataSpec, make: DataMaker, verify: bool
+        self,
+        label: str,
+        url: DatabaseURL,
+        config: RunConfig,
+        workload: Workload,
+        data: DataSpec,
+        make: DataMaker,
+        verify: bool,
     ) -> FreshData | FreshDataOnAgent:
         """A comparison's data for one database, seeded once (by `make` where it is this machine's)
         and restored before every run, where the data lives."""

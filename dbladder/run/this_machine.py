@@ -101,9 +101,16 @@ class ThisMachine:
         return ""
 
     def fresh_data(
-        self, label: str, url: DatabaseURL, config: RunConfig, data: DataSpec, make: DataMaker, verify: bool
+        self,
+        label: str,
+        url: DatabaseURL,
+        config: RunConfig,
+        workload: Workload,
+        data: DataSpec,
+        make: DataMaker,
+        verify: bool,
     ) -> FreshData:
-        return FreshData(url, config.round_workload(), data, verify=verify, make=make)
+        return FreshData(url, workload, data, verify=verify, make=make)
 
     def integrity(
         self,

@@ -159,9 +159,9 @@ def _round(
     if (record := place.server_record(server)) is not None:  # its settings travel with the result
         run.update(database_server=record)
     run.save()
-    state = Round(served, run, place, target, groups, progress, served.round_workload(), server)
     progress.message("checking that the machine is quiet before the run")
     idle = check_idle()
+    state = Round(served, run, place, target, groups, progress, served.round_workload(), server)
     state.prepared = place.prepare(target.make_data(run, progress), state.workload, progress)
     observer = _observed(state, idle)
     run.update(**served.plan.headline([]))

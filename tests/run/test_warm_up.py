@@ -19,7 +19,7 @@ from dbladder.result.passmark import PassMark
 from dbladder.result.schema import RESULT_SCHEMA, problem
 from dbladder.run.config import RunConfig
 from dbladder.run.progress import QuietProgress
-from dbladder.run.round import run_ladder
+from dbladder.run.round import run_round
 from dbladder.run.warm_up import SETTLED, TIME_LIMIT, WarmUpRule, _Tally, first_hits, judge_of, warm_up
 from dbladder.workloads.registry import load_workload
 
@@ -113,7 +113,7 @@ def test_dbladders_own_service_can_be_warmed_and_its_search_start_calibrated(sql
         db_url=sqlite_url, plan=search, sizes={"products": 2000, "orders": 5000}, workers=1, pool_size=8,
         out_dir=tmp_path / "out", warm_up_s=20.0, calibrate=True, pass_mark=PassMark(5000, 100),
     )  # fmt: skip
-    result = run_ladder(config)
+    result = run_round(config).to_json()
     warm = result["warmup"]
     assert [row["request"] for row in warm["by_request"]] == [
         op.name for op in load_workload("shop").operations

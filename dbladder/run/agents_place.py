@@ -35,7 +35,7 @@ from .load_target import LoadTarget, route_timeout, service_config, service_desc
 from .preparation import Prepared
 from .progress import Progress
 from .role_groups import RoleGroups
-from .this_machine import DataMaker, Generators, ThisMachine
+from .this_machine import DataMaker, GeneratorCounts, ThisMachine
 
 if TYPE_CHECKING:
     from ..cluster.coordinator import Agent, Cluster
@@ -91,19 +91,19 @@ class OnAgents:
             if found.get("pid") is not None:  # found on its host: nothing of it to find here
                 observer.database = DatabaseProcesses(nothing, f"db agent {name}: {found['how']}")
 
-    def generators(self, config: RunConfig) -> Generators:
+    def generators(self, config: RunConfig) -> GeneratorCounts:
         counts = cluster_counts(config, self.cluster)
         processes = sum(counts.values())
         first = next(iter(counts.values()))
-        return Generators(processes, first, PartRange(0, first, processes), counts)
+        return GeneratorCounts(processes, first, PartRange(0, first, processes), counts)
 
-    def describe(self, run: Run, progress: Progress, generators: Generators) -> None:
+    def describe(self, run: Run, progress: Progress, generators: GeneratorCounts) -> None:
         run.update(machines=self.cluster.machines())
         for line in machine_lines(self.cluster, generators.counts):
             progress.message(line)
 
     def fleet(
-        self, spec: ProcessSpec, generators: Generators, groups: RoleGroups
+        self, spec: ProcessSpec, generators: GeneratorCounts, groups: RoleGroups
     ) -> AbstractContextManager[Fleet]:
         from ..cluster.fleet import ClusterFleet
 

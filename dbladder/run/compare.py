@@ -39,8 +39,7 @@ from ..errors import DbladderError, InvalidConfig
 from ..report.bundle import build_reports
 from ..result.expectations import per_database
 from ..result.files import write_json
-from ..result.run import RunResult
-from ..result.run import Workload as ResultWorkload
+from ..result.run import RunResult, WorkloadAsRun
 from ..result.schema import COMPARE_SCHEMA
 from ..servers import Database, ManagedServer, is_managed_spec, managed_server_for, parse_database
 from ..types import JsonObject
@@ -341,7 +340,7 @@ def _runs(
 
 def _as_restored(result: RunResult, data: DataSpec) -> RunResult:
     """A comparison's run as it was: on the seeded data as restored, not on data it seeded itself."""
-    workload = cast(ResultWorkload, result.workload)  # every round describes its workload
+    workload = cast(WorkloadAsRun, result.workload)  # every round describes its workload
     return result.updated(
         {
             "config": result.config.updated({"seed": data.seed}),

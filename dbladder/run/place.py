@@ -32,7 +32,7 @@ from .load_target import LoadTarget
 from .preparation import Prepared
 from .progress import Progress
 from .role_groups import RoleGroups
-from .this_machine import DataMaker, Generators, ThisMachine
+from .this_machine import DataMaker, GeneratorCounts, ThisMachine
 
 if TYPE_CHECKING:
     from ..cluster.coordinator import Cluster
@@ -63,14 +63,14 @@ class Place(Protocol):
     def observe(self, observer: RunObserver, run: Run, progress: Progress) -> None:
         """The observer given this place's other hosts and clocks, their warnings flagged."""
 
-    def generators(self, config: RunConfig) -> Generators:
+    def generators(self, config: RunConfig) -> GeneratorCounts:
         """The generator processes of the run, on each machine that sends the load."""
 
-    def describe(self, run: Run, progress: Progress, generators: Generators) -> None:
+    def describe(self, run: Run, progress: Progress, generators: GeneratorCounts) -> None:
         """The machines of the run, in the result and in lines."""
 
     def fleet(
-        self, spec: ProcessSpec, generators: Generators, groups: RoleGroups
+        self, spec: ProcessSpec, generators: GeneratorCounts, groups: RoleGroups
     ) -> AbstractContextManager[Fleet]:
         """The generator fleet for the block."""
 

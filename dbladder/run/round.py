@@ -68,7 +68,7 @@ from .role_groups import RoleGroups, role_groups
 from .sizing import process_spec
 from .storage_reads import database_size, reading_role_cap
 from .targets import Target, target_for
-from .this_machine import Generators
+from .this_machine import GeneratorCounts
 from .warm_up import calibrated, warm_up_target
 
 if TYPE_CHECKING:
@@ -107,7 +107,7 @@ def run_round(
 
 
 @dataclass
-class Round:
+class RoundSteps:
     """What the round's steps share: the config as served (its managed server's URL), the result
     being made, where the load runs and what it is sent to, and the data as prepared."""
 
@@ -161,7 +161,7 @@ def _round(
     run.save()
     progress.message("checking that the machine is quiet before the run")
     idle = check_idle()
-    state = Round(served, run, place, target, groups, progress, served.round_workload(), server)
+    state = RoundSteps(served, run, place, target, groups, progress, served.round_workload(), server)
     state.prepared = place.prepare(target.make_data(run, progress), state.workload, progress)
     observer = _observed(state, idle)
     run.update(**served.plan.headline([]))
@@ -180,7 +180,7 @@ def _round(
     return run.result
 
 
-def _observed(state: Round, idle: dict[str, Any]) -> RunObserver:
+def _observed(state: RoundSteps, idle: dict[str, Any]) -> RunObserver:
     """The data and the engine described in the result, the integrity check's baseline taken, and
     the observer of the machine made ready for the load."""
     config, run, prepared, workload = state.config, state.run, state.prepared, state.workload
@@ -233,7 +233,7 @@ def _workload_section(workload: Workload, prepared: Prepared) -> dict[str, Any]:
     }
 
 
-def _describe_storage(state: Round, observer: RunObserver, prepared: Prepared) -> None:
+def _describe_storage(state: RoundSteps, observer: RunObserver, prepared: Prepared) -> None:
     """The database's size and memory cap, the machine and the engine in the result, saved."""
     run = state.run
     run.update(
@@ -252,7 +252,7 @@ def _describe_storage(state: Round, observer: RunObserver, prepared: Prepared) -
     run.save()
 
 
-def _describe_generators(state: Round, generators: Generators) -> None:
+def _describe_generators(state: RoundSteps, generators: GeneratorCounts) -> None:
     """The result's `generators`, and in direct mode a line on how the connections are spread."""
     config, processes = state.config, generators.processes
     connections = spread(config.pool_size, processes)
@@ -272,7 +272,7 @@ def _describe_generators(state: Round, generators: Generators) -> None:
         )
 
 
-def _describe_target(state: Round, started: LoadTarget) -> None:
+def _describe_target(state: RoundSteps, started: LoadTarget) -> None:
     """The started target and the load's route in the result (the engine's transport as it went)."""
     run, config = state.run, state.config
     run.update(service=started.description)
@@ -286,7 +286,7 @@ def _describe_target(state: Round, started: LoadTarget) -> None:
         run.update(engine=run.result.engine.updated({"transport": load_transport(started.transport)}))
 
 
-def _load(state: Round, observer: RunObserver) -> tuple[Fleet, Ended, LoadTarget]:
+def _load(state: RoundSteps, observer: RunObserver) -> tuple[Fleet, Ended, LoadTarget]:
     """The plan's levels sent to the target by the generator fleet, the faults caused on the way."""
     config, place, progress, prepared = state.config, state.place, state.progress, state.prepared
     assert prepared is not None
@@ -332,7 +332,7 @@ def _load(state: Round, observer: RunObserver) -> tuple[Fleet, Ended, LoadTarget
 
 
 def _drive(
-    state: Round,
+    state: RoundSteps,
     fleet: Fleet,
     observer: RunObserver,
     interrupted: Interrupted,
@@ -369,7 +369,7 @@ def _drive(
     return ended
 
 
-def _ended_words(state: Round, ended: Ended, interrupted: Interrupted, fleet: Fleet) -> None:
+def _ended_words(state: RoundSteps, ended: Ended, interrupted: Interrupted, fleet: Fleet) -> None:
     """The status and the reason the load ended with, said when it was not the plan's stop."""
     if interrupted:  # also when the KeyboardInterrupt itself was lost (run/interrupts.py)
         ended.status, ended.because = "interrupted", INTERRUPTED
@@ -386,7 +386,7 @@ def _ended_words(state: Round, ended: Ended, interrupted: Interrupted, fleet: Fl
             state.run.update(incomplete_level=fleet.struck)
 
 
-def _record_load(state: Round, ended: Ended, injector: FaultInjector | None) -> None:
+def _record_load(state: RoundSteps, ended: Ended, injector: FaultInjector | None) -> None:
     """The load's flags, the faults' records and the generator's own figures in the result."""
     run = state.run
     run.flag(*ended.flags)
@@ -406,7 +406,7 @@ def _record_load(state: Round, ended: Ended, injector: FaultInjector | None) -> 
         run.update(spike=spike_figures(final, state.config.pass_mark))
 
 
-def _check_integrity(state: Round, fleet: Fleet, ended: Ended) -> Exception | None:
+def _check_integrity(state: RoundSteps, fleet: Fleet, ended: Ended) -> Exception | None:
     """After the target has stopped (no request still in its hands can change the data): every
     acknowledged write looked up where the data lives; the failure of the machine that checked."""
     config, prepared, run = state.config, state.prepared, state.run
@@ -417,7 +417,7 @@ def _check_integrity(state: Round, fleet: Fleet, ended: Ended) -> Exception | No
         f"checking the {fleet.acknowledged.count:,} acknowledged writes and the invariants"
         + state.place.data_words()
     )
-    faults = [dict(record) for record in run.result.faults or ()]
+    faults = [record.to_json() for record in run.result.faults or ()]
     checked = state.place.integrity(
         config, state.workload, prepared, fleet.acknowledged, state.baseline, faults
     )

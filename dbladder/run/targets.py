@@ -71,7 +71,7 @@ class Target(Protocol):
         """A comparison's run on the data as made once and restored: nothing seeded or set up again."""
 
 
-class ServiceTarget:
+class DbladderService:
     """dbladder's service, started where the round's place runs it."""
 
     def __init__(self, config: RunConfig, place: Place):
@@ -107,7 +107,7 @@ class ServiceTarget:
         return replace(config, seed=None)
 
 
-class RunningServiceTarget(ServiceTarget):
+class ServiceAlreadyRunning(DbladderService):
     """A service already running (`--service URL`): taken as it is, nothing started or stopped."""
 
     def check(self) -> None:
@@ -125,7 +125,7 @@ class RunningServiceTarget(ServiceTarget):
             yield LoadTarget(host, port, description, db_url=route.url.raw, transport=route.description)
 
 
-class DirectTarget(ServiceTarget):
+class EngineDirect(DbladderService):
     """The engine itself (`--target direct`): the generator processes hold the connections."""
 
     def check(self) -> None:
@@ -142,7 +142,7 @@ class DirectTarget(ServiceTarget):
         return direct_probe(self.config.url, workload, prepared.data.sizes)
 
 
-class AppTarget(ServiceTarget):
+class UsersApp(DbladderService):
     """The user's app (`--app`) on the run's database: its setup makes the data, nothing is seeded."""
 
     def check(self) -> None:
@@ -195,9 +195,9 @@ class AppTarget(ServiceTarget):
 def target_for(config: RunConfig, place: Place) -> Target:
     """The round's target, as the config chooses it."""
     if config.app is not None:
-        return AppTarget(config, place)
+        return UsersApp(config, place)
     if config.target == "direct":
-        return DirectTarget(config, place)
+        return EngineDirect(config, place)
     if config.service_url is not None:
-        return RunningServiceTarget(config, place)
-    return ServiceTarget(config, place)
+        return ServiceAlreadyRunning(config, place)
+    return DbladderService(config, place)

@@ -1,6 +1,6 @@
 """The round's place on this machine (`ThisMachine`): the generator processes, the data (seeded,
 its baseline, its check after the load), the service, the faults and the samples, all here; and
-the run's generator processes as a place counts them (`Generators`)."""
+the run's generator processes as a place counts them (`GeneratorCounts`)."""
 
 from __future__ import annotations
 
@@ -38,7 +38,7 @@ DataMaker = Callable[[Engine], Awaitable[SeedReport]]
 
 
 @dataclass(frozen=True)
-class Generators:
+class GeneratorCounts:
     """The run's generator processes: in all, the first fleet's (this machine's, or the first load
     agent's), the range of the run's parts it sends (None: all, one machine) and each load agent's."""
 
@@ -69,15 +69,15 @@ class ThisMachine:
     def observe(self, observer: RunObserver, run: Run, progress: Progress) -> None:
         return None
 
-    def generators(self, config: RunConfig) -> Generators:
+    def generators(self, config: RunConfig) -> GeneratorCounts:
         processes = generator_processes(config)
-        return Generators(processes, processes)
+        return GeneratorCounts(processes, processes)
 
-    def describe(self, run: Run, progress: Progress, generators: Generators) -> None:
+    def describe(self, run: Run, progress: Progress, generators: GeneratorCounts) -> None:
         return None
 
     def fleet(
-        self, spec: ProcessSpec, generators: Generators, groups: RoleGroups
+        self, spec: ProcessSpec, generators: GeneratorCounts, groups: RoleGroups
     ) -> AbstractContextManager[Fleet]:
         return groups.started_in("generator", Fleet(spec, generators.processes))
 

@@ -119,7 +119,7 @@ def test_faults_and_a_struck_levels_flag_go_into_the_typed_rows_in_the_order_the
     run = Run(RunConfig(plan=Ladder(100, 100, 2, 1), out_dir=tmp_path), tmp_path / "result.json")
     rows = [{"index": index, "offered_rps": 100.0 * (index + 1), "passed": True} for index in range(2)]
     run.update(levels=rows)
-    record = {"fault": "kill-db@2", "kind": "kill-db", "level": 2}
+    record = {"fault": "kill-db@2", "kind": "kill-db", "level": 1, "second": 1.0, "state": "done"}
     run.add_faults([record], lambda index: [record] if index == 1 else [])
     run.flag_last_level("level 2: the database server was lost")
     document = run.result.to_json()

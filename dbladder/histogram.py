@@ -149,10 +149,15 @@ class Histogram:
 
     def percentiles(self, qs: Iterable[float]) -> list[int]:
         """percentile(q) for each q, in the order given, with one pass over the buckets."""
-        quantiles = list(qs)
-        ranks = [self._rank(q) for q in quantiles]
-        if not self._count:
-            return [0] * len(ranks)
+        ranks = [self._rank(q) for q in qs]  # a q out of range is refused, also when empty
+        return self.at_ranks(ranks) if self._count else [0] * len(ranks)
+
+    def at_ranks(self, ranks: Iterable[int]) -> list[int]:
+        """The value of each rank (1 the smallest, `count` the largest) in sorted order, reported
+        as percentile() reports its rank: the middle of its bucket, never below min or above max."""
+        ranks = list(ranks)
+        if any(not 1 <= rank <= self._count for rank in ranks):
+            raise ValueError(f"ranks must be from 1 to the count ({self._count}), not {ranks!r}")
         # The running count of every bucket, summed in C (a Python loop over the 3328 buckets took
         # about 300 us; the live dashboard asks for a few percentiles twice a second). A rank's
         # bucket is the first whose running count reaches it, which is never an empty one.

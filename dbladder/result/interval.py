@@ -1,0 +1,142 @@
+"""How well a level's p95 is known: a distribution-free interval from order statistics.
+
+A level's p95 is one of its n latencies: the one of rank ceil(0.95 n). How far it may be from the
+service's true 95th percentile depends only on n, not on the shape of the latencies, by the
+order-statistic argument worked through once here. Let xi be the true q-quantile (q = 0.95) and
+B the number of the n latencies at or below it: B is Binomial(n, q), whatever the distribution.
+The l-th smallest latency X(l) is at or below xi exactly when at least l of them are, B >= l; the
+u-th smallest X(u) is below xi exactly when B >= u. So
+
+    P(X(l) <= xi <= X(u)) >= P(l <= B <= u - 1) = F(u - 1) - F(l - 1)      F: B's distribution
+
+and the interval [X(l), X(u)] holds xi with at least 95 % confidence when each tail is at most
+2.5 %: l the largest rank with F(l - 1) <= 0.025, u the smallest with F(u - 1) >= 0.975. Where
+even the slowest answer is not far enough up (F(n - 1) < 0.975, that is 1 - q^n < 0.975: fewer
+than 72 latencies for a p95) the interval has no upper end: nothing measured bounds the p95 from
+above. `coverage` is the interval's exact confidence, F(u - 1) - F(l - 1), at least the one asked.
+
+F is summed from the binomial's terms in logarithms (`math.lgamma`), over the terms within 12
+standard deviations of its mean: those outside add less than 1e-30, and a level of a million
+requests costs some 5,000 terms rather than a million. tests/result/test_interval.py checks the
+ranks against an exact sum in fractions (`math.comb`) and the coverage by simulation.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+from typing import Any
+
+from ..histogram import Histogram
+
+CONFIDENCE = 0.95
+"""The confidence of a level's p95 interval."""
+
+WIDE = 0.2
+"""An interval wider than this share of its p95 is shown beside the level (the table, the report)."""
+
+
+@dataclass(frozen=True)
+class Ranks:
+    """The order statistics that bound a quantile: 1-based ranks among n values (`lower` None when
+    no value bounds it from below, `upper` None when none bounds it from above), and the
+    interval's exact confidence."""
+
+    n: int
+    lower: int | None
+    upper: int | None
+    coverage: float
+
+
+def quantile_ranks(n: int, q: float = 0.95, confidence: float = CONFIDENCE) -> Ranks:
+    """The ranks of the order statistics whose interval holds the q-quantile with at least
+    `confidence` (module doc); n must be 1 or more."""
+    if not (isinstance(n, int) and not isinstance(n, bool) and n >= 1):
+        raise ValueError(f"n must be a whole number, 1 or more, not {n!r}")
+    if not (0 < q < 1 and 0 < confidence < 1):
+        raise ValueError(f"q and confidence must be between 0 and 1, not {q!r} and {confidence!r}")
+    tail = (1 - confidence) / 2
+    first, last = _window(n, q)
+    # Below the window F is under 1e-30, within the tail: rank `first` has F(first - 1) ~ 0.
+    lower: int | None = first if first >= 1 else None
+    upper: int | None = None
+    at_lower, at_upper = 0.0, 1.0  # F(lower - 1), F(upper - 1)
+    cumulative = 0.0  # F(k)
+    for k, term in zip(range(first, last + 1), _terms(n, q, first, last), strict=True):
+        cumulative += term
+        if cumulative <= tail:  # rank k + 1 is below the quantile with at most the tail's chance
+            lower, at_lower = k + 1, cumulative
+        elif k < n and cumulative >= 1 - tail:  # rank k + 1 is above it with at most the tail's
+            upper, at_upper = k + 1, cumulative
+            break
+    return Ranks(n, lower, upper, round(min(at_upper, 1.0) - at_lower, 6))
+
+
+def _window(n: int, q: float) -> tuple[int, int]:
+    """The k whose binomial terms matter: within 12 standard deviations of the mean (and 10 more)."""
+    spread = 12 * math.sqrt(n * q * (1 - q)) + 10
+    return max(0, math.floor(n * q - spread)), min(n, math.ceil(n * q + spread))
+
+
+def _terms(n: int, q: float, first: int, last: int) -> list[float]:
+    """P(B = k) for k from first to last, B Binomial(n, q), from logarithms."""
+    whole = math.lgamma(n + 1)
+    log_q, log_p = math.log(q), math.log1p(-q)
+    return [
+        math.exp(whole - math.lgamma(k + 1) - math.lgamma(n - k + 1) + k * log_q + (n - k) * log_p)
+        for k in range(first, last + 1)
+    ]
+
+
+def p95_interval(histogram: Histogram) -> dict[str, Any] | None:
+    """A level's p95 interval from its latencies (the histogram the p95 is read from), as the level's
+    row keeps it: {"low_ms", "high_ms" (None: no answer bounds it from above), "n", "coverage"};
+    None without a latency."""
+    n = histogram.count
+    if n == 0:
+        return None
+    ranks = quantile_ranks(n)
+    low, high = histogram.at_ranks([ranks.lower or 1, ranks.upper or n])
+    return {
+        "low_ms": round(low / 1000, 3) if ranks.lower is not None else 0.0,
+        "high_ms": round(high / 1000, 3) if ranks.upper is not None else None,
+        "n": n,
+        "coverage": ranks.coverage,
+    }
+
+
+def is_wide(p95_ms: float, interval: Any) -> bool:
+    """Whether a p95's interval is worth showing beside it: open above, or wider than WIDE of it.
+    `interval` is the row's `p95_interval` (typed or JSON data); None is not wide (an older result)."""
+    if interval is None:
+        return False
+    low, high = _ends(interval)
+    if high is None:
+        return True
+    return high - low > WIDE * max(p95_ms, 1e-9)
+
+
+def overlaps(interval: Any, mark_ms: float) -> bool:
+    """Whether the interval holds the pass mark: the level's pass or failure by p95 is not sure."""
+    if interval is None:
+        return False
+    low, high = _ends(interval)
+    return low < mark_ms and (high is None or high >= mark_ms)
+
+
+def interval_words(interval: Any) -> str:
+    """ "180-320 ms", "above 180 ms" (open above)."""
+    low, high = _ends(interval)
+    if high is None:
+        return f"{_ms(low)} ms or more"
+    return f"{_ms(low)}-{_ms(high)} ms"
+
+
+def _ends(interval: Any) -> tuple[float, float | None]:
+    if isinstance(interval, dict):
+        return float(interval["low_ms"]), interval.get("high_ms")
+    return float(interval.low_ms), interval.high_ms
+
+
+def _ms(value: float) -> str:
+    return f"{value:,.0f}" if value >= 10 else f"{value:.1f}"

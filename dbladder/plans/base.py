@@ -35,6 +35,9 @@ class Outcome:
     or continue-after-fail was asked for); a ladder does not stop there. `achieved` and `users`
     are the answers per second and the users of the level (a users plan's headline). `stalled`:
     the level failed by a stall rather than saturation (its diagnosis), which a search runs again.
+    `limit`: the resource a failed level ran out of (its diagnosis names it), and `shares`: each
+    measured resource's use as a share of its bound (1.0: at it), so that a search can see a
+    passing level below a failure with that resource well under its bound.
     """
 
     rate: float
@@ -44,6 +47,8 @@ class Outcome:
     achieved: float | None = None
     users: int | None = None
     stalled: bool = False
+    limit: str | None = None
+    shares: tuple[tuple[str, float], ...] = ()
 
 
 @dataclass(frozen=True)

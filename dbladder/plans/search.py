@@ -11,6 +11,20 @@ measured hold) and is judged against the pass mark. The search
   3. stops early when the next probe would not fit in `budget` seconds, or when the rate would
      leave [min_rate, max_rate].
 
+A probe holds long enough for its p95 to mean something: its measured window has at least
+`min_answers` requests due (200: the p95 is then bounded within ranks 184 to 197, see
+dbladder/result/interval.py), however long that takes at a low rate, up to MAX_HOLD_FACTOR times
+the hold and within what is left of the budget (`probe_hold`). At 500 req/s an 8 s window has
+4,000: the hold is as set.
+
+A ceiling rests on a failure that repeats (`again_because`): before the search goes on, the rate
+that sets the bracket's upper end is probed once more when its one probe was the search's first
+(an app met cold: caches to fill, pages to render), failed by a stall (one moment, not what the
+rate costs), or failed by a resource that a later probe below it, which passed, showed well under
+its bound (WELL_UNDER). The rate then counts by its second result (`latest`): a failure that does
+not repeat is not the ceiling, and the search climbs past it within its budget. No rate is probed
+more than twice. `ceiling_rests_on` says on what the ceiling rests.
+
 The ceiling is the highest rate held below the lowest rate failed (`ceiling`): a noisy probe that
 holds above a failure does not raise it, and one that fails below a pass lowers the bracket. This
 module is pure logic: `next_rate(probes)` is all a runner asks, so it is tested against fake
@@ -31,6 +45,15 @@ from .planned_levels import PlannedLevel
 from .record import RunRecord
 
 FOUND, BUDGET, TOO_SLOW, TOO_FAST = "found", "budget", "too slow", "too fast"
+
+MAX_HOLD_FACTOR = 6.0
+"""A probe held for its minimum of answers holds at most this many times the search's hold."""
+
+WELL_UNDER = 0.5
+"""A passing probe whose resource stayed under this share of its bound casts doubt on a failure
+above it by that resource: the failure is probed again."""
+
+FIRST, STALL = "the first probe", "a stall"
 
 STOPS = {
     FOUND: "the search found the ceiling to within {percent:g} %",
@@ -64,6 +87,7 @@ class Search:
     settle: float = 2.0
     min_rate: float = 1.0
     max_rate: float = 1_000_000.0
+    min_answers: int = 200
     # How `start` was chosen when the user gave none (dbladder.load.calibration): the result's
     # `search.calibration`, not a setting (the config block keeps the start it chose).
     calibration: dict[str, Any] | None = field(default=None, compare=False)
@@ -115,6 +139,14 @@ class Search:
             )
         if not self.settle >= 0:
             problems.append(f"search settle must be 0 seconds or more, not {self.settle:g}")
+        if not (
+            isinstance(self.min_answers, int)
+            and not isinstance(self.min_answers, bool)
+            and 0 <= self.min_answers <= 1_000_000
+        ):
+            problems.append(
+                f"search min_answers must be a whole number from 0 to 1,000,000, not {self.min_answers!r}"
+            )
         if not self.budget >= self.probe_seconds:
             problems.append(
                 f"budget must leave room for at least one probe ({self.probe_seconds:g} s), "
@@ -133,6 +165,25 @@ class Search:
     def probe_seconds(self) -> float:
         """What one probe costs: its hold (warm-up included) and the settle pause after it."""
         return self.hold + self.settle
+
+    def probe_hold(self, rate: float, left: float | None = None) -> float:
+        """How long a probe at `rate` holds: the hold, or longer where its measured window would
+        have fewer than `min_answers` requests due; at most MAX_HOLD_FACTOR times the hold and, given
+        `left` (the budget's seconds left), what fits in it, but never under the hold."""
+        if rate <= 0:
+            return self.hold
+        # Due times are start + i / rate: the window [warmup, hold) holds the i from
+        # ceil(warmup * rate) to ceil(hold * rate) - 1, so a hold of (ceil(warmup * rate) +
+        # min_answers) / rate, rounded up to a hundredth of a second, holds min_answers of them.
+        wanted = math.ceil(100 * (math.ceil(self.warmup * rate) + self.min_answers) / rate) / 100
+        hold = min(max(self.hold, wanted), MAX_HOLD_FACTOR * self.hold)
+        if left is not None:
+            hold = min(hold, left - self.settle)
+        return max(hold, self.hold)
+
+    def spent(self, probes: Sequence[Outcome]) -> float:
+        """The seconds `probes` took by the plan: each its hold at its rate and the settle pause."""
+        return sum(self.probe_hold(probe.rate) + self.settle for probe in probes)
 
     @property
     def max_probes(self) -> int:
@@ -153,7 +204,8 @@ class Search:
         rate = self.next_rate(shown, elapsed)
         if rate is None:
             return None
-        return PlannedLevel(index=len(shown), rate=rate, start=0.0, hold=self.hold, warmup=self.warmup)
+        hold = self.probe_hold(rate, self.budget - elapsed)
+        return PlannedLevel(index=len(shown), rate=rate, start=0.0, hold=hold, warmup=self.warmup)
 
     def stop(self, shown: Sequence[Outcome], elapsed: float) -> Stop:
         code = self.stop_reason(shown, elapsed) or FOUND
@@ -168,6 +220,10 @@ class Search:
             search["calibration"] = self.calibration
         if any(probe.stalled for probe in shown):  # a probe failed by a stall, and was run again
             search["rests_on_a_stall"] = rests_on_a_stall(shown)
+        if again := probed_again(shown):
+            search["probed_again"] = again
+        if (rests := ceiling_rests_on(shown)) is not None:
+            search["ceiling_rests_on"] = rests
         if stop is not None:
             search["stopped_because"] = stop.code
         return {"ceiling_rps": held, "search": search}
@@ -202,10 +258,10 @@ class Search:
         return self._next(probes, elapsed)[1]
 
     def _next(self, probes: Sequence[Outcome], elapsed: float | None) -> tuple[float | None, str | None]:
-        spent = len(probes) * self.probe_seconds if elapsed is None else elapsed
+        spent = self.spent(probes) if elapsed is None else elapsed
         if not probes:
             return self.start, None
-        if (rerun := _stall_to_rerun(probes)) is not None:
+        if (rerun := _to_probe_again(probes)) is not None:
             if spent + self.probe_seconds > self.budget + 1e-9:
                 return None, BUDGET
             return rerun, None
@@ -229,15 +285,83 @@ class Search:
         return rate, None
 
 
-def _stall_to_rerun(probes: Sequence[Outcome]) -> float | None:
-    """The rate to probe once more: the last probe failed by a stall, it is the lowest rate failed
-    (the bracket's upper end, which the ceiling rests on) and it has not been run again yet. A
-    stall is one moment, not what the rate costs: the second result is the one that counts."""
-    last = probes[-1]
-    if last.passed or not last.stalled or sum(probe.rate == last.rate for probe in probes) > 1:
-        return None
+def _to_probe_again(probes: Sequence[Outcome]) -> float | None:
+    """The rate to probe once more before the search goes on: the bracket's upper end, probed once
+    so far, when there is a cause to doubt its failure (`again_because`)."""
     _, failed = bracket(probes)
-    return last.rate if failed == last.rate else None
+    if failed is None or sum(probe.rate == failed for probe in probes) > 1:
+        return None
+    return failed if again_because(probes, failed) is not None else None
+
+
+def again_because(probes: Sequence[Outcome], rate: float) -> str | None:
+    """Why the failure of `rate`'s first probe is in doubt, in words, or None: it was the search's
+    first probe, it failed by a stall, or a later probe below it passed with the resource that
+    failed it under WELL_UNDER of its bound ("service CPU at 25 % of its bound at 12 req/s")."""
+    at = next((number for number, probe in enumerate(probes) if probe.rate == rate), None)
+    if at is None or probes[at].passed:
+        return None
+    failed = probes[at]
+    if at == 0:
+        return FIRST
+    if failed.stalled:
+        return STALL
+    if failed.limit is None:
+        return None
+    for later in probes[at + 1 :]:
+        share = dict(later.shares).get(failed.limit)
+        if later.passed and later.rate < rate and share is not None and share < WELL_UNDER:
+            return f"{failed.limit} at {100 * share:.0f} % of its bound at {_words(later.rate)} req/s"
+    return None
+
+
+def probed_again(probes: Sequence[Outcome]) -> list[dict[str, Any]]:
+    """Each rate probed twice: its rate, its levels (numbered from 1), why it was probed again,
+    and whether it failed again."""
+    found = []
+    for rate in dict.fromkeys(probe.rate for probe in probes):
+        numbers = [number for number, probe in enumerate(probes) if probe.rate == rate]
+        if len(numbers) < 2:
+            continue
+        first, second = numbers[:2]
+        found.append(
+            {
+                "rate_rps": rate,
+                "levels": [first + 1, second + 1],
+                "because": again_because(probes[:second], rate),
+                "failed_again": not probes[second].passed,
+            }
+        )
+    return found
+
+
+def ceiling_rests_on(probes: Sequence[Outcome]) -> dict[str, Any] | None:
+    """On what the ceiling rests: the lowest rate failed, its probes (levels numbered from 1),
+    whether it failed twice, and in words; None when no rate failed."""
+    held, failed = bracket(probes)
+    if failed is None:
+        return None
+    numbers = [number + 1 for number, probe in enumerate(probes) if probe.rate == failed]
+    twice = len(numbers) > 1 and not any(probes[n - 1].passed for n in numbers)
+    rate = _words(failed)
+    if twice:
+        because = again_because(probes[: numbers[1] - 1], failed)
+        words = (
+            f"{rate} req/s failed twice (levels {numbers[0]} and {numbers[1]}; probed again after "
+            f"{because}): a failure that repeats"
+        )
+    else:
+        doubt = again_because(probes, failed)
+        words = f"{rate} req/s failed once (level {numbers[-1]})" + (
+            f", after {doubt}, and the budget left no time to probe it again" if doubt else ""
+        )
+    if held is None:
+        words += ", and no rate below it held"
+    return {"rate_rps": failed, "levels": numbers, "failed_twice": twice, "words": words}
+
+
+def _words(rate: float) -> str:
+    return f"{rate:,.0f}" if rate >= 10 else f"{rate:g}"
 
 
 def latest(probes: Sequence[Outcome]) -> list[Outcome]:

@@ -36,6 +36,12 @@ def test_a_search_reads_back_from_a_search_block_that_also_holds_what_it_found()
         "held_rps": 400.0,
         "failed_rps": 800.0,
         "probes": 3,
+        "ceiling_rests_on": {
+            "rate_rps": 400,
+            "levels": [3],
+            "failed_twice": False,
+            "words": "400 req/s failed once (level 3)",
+        },
         "stopped_because": "budget",
     }
     assert plan_from_config({"search": block}) == SEARCH
@@ -85,6 +91,12 @@ def test_a_search_chooses_each_probe_after_the_last_and_fixes_none_in_advance() 
         "held_rps": 200,
         "failed_rps": 400,
         "probes": 3,
+        "ceiling_rests_on": {
+            "rate_rps": 400,
+            "levels": [3],
+            "failed_twice": False,
+            "words": "400 req/s failed once (level 3)",
+        },
         "stopped_because": "budget",
     }
     assert "stopped_because" not in SEARCH.headline(shown)["search"]

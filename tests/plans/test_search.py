@@ -11,11 +11,14 @@ from dbladder.plans import Outcome
 from dbladder.plans.search import (
     BUDGET,
     FOUND,
+    MAX_HOLD_FACTOR,
     TOO_FAST,
     TOO_SLOW,
     Search,
     bracket,
     ceiling,
+    ceiling_rests_on,
+    probed_again,
     rests_on_a_stall,
 )
 
@@ -52,9 +55,11 @@ def test_the_probes_climb_geometrically_then_bisect():
     assert len(rates) == 4 + 4
 
 
-def test_the_first_probe_failing_sends_the_search_down():
+def test_the_first_probe_failing_sends_the_search_down_once_it_failed_again():
     probes = search_against(90, Search(start=500, budget=10_000))
-    assert [probe.rate for probe in probes[:4]] == [500, 250, 125, 62.5]
+    # The first probe's failure is probed once more: saturation fails again, and the search goes down.
+    assert [probe.rate for probe in probes[:5]] == [500, 500, 250, 125, 62.5]
+    assert [probe.rate for probe in probes].count(500) == 2
     assert ceiling(probes) is not None and 90 / 1.05 <= ceiling(probes) <= 90
 
 
@@ -143,3 +148,81 @@ def test_a_stall_that_is_not_the_upper_bracket_or_a_saturation_is_not_run_again(
         )
         == BUDGET
     )
+
+
+def test_a_first_probe_failed_cold_and_held_again_does_not_set_the_ceiling():
+    # An app met cold: its first probe fails, the same rate holds once warm; the search climbs on.
+    search = Search(start=8, budget=10_000, hold=10, warmup=2)
+    probes = [Outcome(8, False)]
+    assert search.next_rate(probes) == 8
+    probes.append(Outcome(8, True))
+    assert bracket(probes) == (8, None) and search.next_rate(probes) == 16
+    assert probed_again(probes) == [
+        {"rate_rps": 8, "levels": [1, 2], "because": "the first probe", "failed_again": False}
+    ]
+    assert ceiling_rests_on(probes) is None
+
+
+def test_a_failure_that_repeats_sets_the_ceiling_and_is_probed_only_once_more():
+    search = Search(start=500, budget=10_000)
+    probes = [Outcome(500, True), Outcome(1000, False, stalled=True), Outcome(1000, False, stalled=True)]
+    assert search.next_rate(probes) == 707  # not a third time
+    probes += [Outcome(707, True), Outcome(841, True), Outcome(917, True), Outcome(958, True)]
+    assert search.stop_reason(probes) == FOUND
+    assert ceiling_rests_on(probes) == {
+        "rate_rps": 1000,
+        "levels": [2, 3],
+        "failed_twice": True,
+        "words": "1,000 req/s failed twice (levels 2 and 3; probed again after a stall): "
+        "a failure that repeats",
+    }
+
+
+def test_a_failure_whose_resource_a_passing_probe_below_showed_well_under_its_bound_is_probed_again():
+    search = Search(start=1000, budget=10_000)
+    cpu = "service CPU"
+    probes = [Outcome(1000, True), Outcome(2000, False, limit=cpu), Outcome(1410, True, shares=((cpu, 0.8),))]
+    assert search.next_rate(probes) == 1680  # 80 % of its bound: no doubt, the search bisects
+    doubted = [*probes[:2], Outcome(1410, True, shares=((cpu, 0.25),))]
+    assert search.next_rate(doubted) == 2000
+    rests = ceiling_rests_on([*doubted, Outcome(2000, False, limit=cpu)])
+    assert rests is not None and rests["failed_twice"]
+    assert "service CPU at 25 % of its bound at 1,410 req/s" in rests["words"]
+    # A failure with no resource named, or a doubt raised by a probe that failed, is not probed again.
+    assert search.next_rate([probes[0], Outcome(2000, False), doubted[2]]) == 1680
+
+
+def test_a_doubted_failure_the_budget_has_no_room_for_says_so():
+    search = Search(start=1000, budget=24, hold=10, warmup=2)
+    probes = [Outcome(1000, False), Outcome(500, True)]
+    assert search.stop_reason(probes, elapsed=24) == BUDGET
+    rests = ceiling_rests_on(probes)
+    assert rests is not None and not rests["failed_twice"]
+    assert rests["words"] == (
+        "1,000 req/s failed once (level 1), after the first probe, and the budget left no time "
+        "to probe it again"
+    )
+
+
+def test_a_probe_at_a_low_rate_holds_until_it_has_its_minimum_of_answers():
+    search = Search(hold=10, warmup=2, min_answers=200, budget=1000)
+    assert search.probe_hold(500) == 10  # 4,000 due in its window already
+    assert search.probe_hold(8) == 27  # (16 + 200) / 8: a 25 s window of 200 due
+    assert search.probe_hold(2) == MAX_HOLD_FACTOR * 10  # (4 + 200) / 2 = 102 s, bounded at 60
+    assert search.probe_hold(8, left=20) == 18  # what the budget has left, less the settle pause
+    assert search.probe_hold(8, left=5) == 10  # never under the hold
+    assert Search(min_answers=0).probe_hold(1) == Search().hold
+    level = search.next_level([], 0)
+    assert level is not None and level.hold == search.probe_hold(search.start)
+    low = Search(start=7, hold=10, warmup=2, budget=1000).next_level([], 0)
+    assert low is not None
+    measured = [i for i in range(low.requests) if i / low.rate >= low.warmup]
+    assert len(measured) >= 200 and low.hold == 30.58  # (14 + 200) / 7 = 30.571...: rounded up
+    # The plan counts the longer probes against the budget.
+    assert search.spent([Outcome(8, True), Outcome(500, True)]) == 27 + 2 + 10 + 2
+
+
+def test_min_answers_is_checked_with_the_other_settings():
+    for wrong in (-1, 2.5, True, 10_000_000):
+        with pytest.raises(InvalidConfig, match="search min_answers must be a whole number"):
+            Search(min_answers=wrong).checked()

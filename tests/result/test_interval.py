@@ -19,7 +19,7 @@ def reference_ranks(n: int, q: Fraction, tail: Fraction) -> tuple[int | None, in
     for k in range(n + 1):
         total += math.comb(n, k) * q**k * (1 - q) ** (n - k)
         cdf.append(total)
-    lower = max((l for l in range(1, n + 1) if cdf[l - 1] <= tail), default=None)
+    lower = max((r for r in range(1, n + 1) if cdf[r - 1] <= tail), default=None)
     upper = min((u for u in range(1, n + 1) if cdf[u - 1] >= 1 - tail), default=None)
     return lower, upper
 

@@ -27,6 +27,18 @@ class Latency(Part):
 
 
 @dataclass(frozen=True, kw_only=True)
+class P95Interval(Part):
+    """Where the level's true p95 lies with 95 % confidence, from order statistics
+    (`interval.p95_interval`): ms, `high_ms` None when no answer bounds it from above; over `n`
+    latencies; its exact confidence."""
+
+    low_ms: float
+    high_ms: float | None
+    n: int
+    coverage: float
+
+
+@dataclass(frozen=True, kw_only=True)
 class FailedAfter(Part):
     """How long the failures took from their due time, ms."""
 
@@ -141,6 +153,7 @@ class Level(Part):
     p99_ms: float
     max_ms: float
     mean_ms: float
+    p95_interval: P95Interval | None = None
     answered: Latency | None = None
     failed_after: FailedAfter | None = None
     sent: Latency
@@ -175,6 +188,8 @@ class Level(Part):
     activity: Mapping[str, Any] | None = None
     activity_seconds: tuple[Mapping[str, Any], ...] | None = None
     seconds: tuple[SecondRow, ...] | None = None
+    # Each measured resource's use as a share of its bound (run/diagnose.py), for a search's doubt.
+    resource_shares: Mapping[str, float] | None = None
     diagnosis: Cause | None = None
 
     @property

@@ -16,6 +16,7 @@ from typing import Any
 
 from ..histogram import SUB_BUCKET_BITS, Histogram, bucket_index
 from ..outcomes import DROPPED, FAILURES, HISTOGRAMS, OUTCOMES
+from .interval import p95_interval
 from .passmark import PassMark, ceiling
 from .queries import query_rows
 from .seconds import second_rows
@@ -86,6 +87,8 @@ def level_row(snapshot: dict[str, Any], pass_mark: PassMark) -> dict[str, Any]:
                   requests; dropped requests count, so an overloaded generator cannot hide failures
     p50..max      latency over every request from when it was due (waiting for a connection
                   counts), each failed request counted at the timeout (`every_request`)
+    p95_interval  where the true p95 lies with 95 % confidence, from the same latencies' order
+                  statistics (`interval.p95_interval`); None without a request
     answered      the same percentiles over the successful answers only
     failed_after  how long the failures actually took from their due time (p50, max)
     sent          latency of every answer with a status from when it was actually sent
@@ -120,6 +123,7 @@ def level_row(snapshot: dict[str, Any], pass_mark: PassMark) -> dict[str, Any]:
         "served": snapshot.get("answered_in_window", 0),
         **headline,
         "mean_ms": _ms(everything.mean) if everything.count else 0.0,
+        "p95_interval": p95_interval(everything),
         "answered": _percentiles(answered),
         "failed_after": {
             "p50_ms": _ms(failed_after.percentile(50)) if failed_after.count else 0.0,

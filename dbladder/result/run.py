@@ -88,6 +88,28 @@ class SearchPlan(Part):
     settle: float | None = None
     min_rate: float | None = None
     max_rate: float | None = None
+    min_answers: int | None = None
+
+
+@dataclass(frozen=True, kw_only=True)
+class CeilingRests(Part):
+    """On what a search's ceiling rests: the lowest rate failed, its probes (levels numbered from
+    1), whether it failed on both, and in words (`plans.search.ceiling_rests_on`)."""
+
+    rate_rps: float
+    levels: tuple[int, ...] = ()
+    failed_twice: bool = False
+    words: str = ""
+
+
+@dataclass(frozen=True, kw_only=True)
+class ProbedAgain(Part):
+    """A rate the search probed twice: its levels, why, and whether it failed again."""
+
+    rate_rps: float
+    levels: tuple[int, ...] = ()
+    because: str | None = None
+    failed_again: bool = False
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -101,6 +123,8 @@ class SearchAsRun(SearchPlan):
     rests_on_a_stall: bool | None = None
     # How `start` was chosen when none was given (dbladder.load.calibration): what was measured.
     calibration: CalibrationRecord | None = None
+    probed_again: tuple[ProbedAgain, ...] | None = None
+    ceiling_rests_on: CeilingRests | None = None
 
 
 @dataclass(frozen=True, kw_only=True)

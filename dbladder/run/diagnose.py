@@ -37,6 +37,7 @@ from ..observe.loops import LOOP_ROLES, STATES
 from ..observe.sampler import Sample
 from ..result.diagnosis import Diagnosis, ProcessShare, Resources, RoleCpu, Users, diagnose
 from ..result.passmark import PassMark
+from ..result.resources import findings
 from ..result.seconds import diagnosis_seconds
 from ..result.stall_events import Moment
 from ..roles.placement import Placement
@@ -106,10 +107,14 @@ class LevelDiagnosis:
                 time.sleep(0.02)
             row["activity"] = self._sampler.window(start, end).figures
             row["activity_seconds"] = [window.figures for window in self._sampler.windows(start, end)]
+        resources = self.resources(row)
+        # Every level's resources against their bounds: a search doubts a failure above a level
+        # that passed with the resource that failed it well under its bound (plans/search.py).
+        row["resource_shares"] = {name: round(share, 3) for name, share in findings(resources)}
         if needs_diagnosis(row, self.pass_mark):
             if not self.generator_cpu:  # a busy-waiting clock: the generator's CPU says nothing
                 machine = [replace(m, figures=_without(m.figures, "generator CPU")) for m in machine]
-            found = level_diagnosis(row, self.pass_mark, self.resources(row), self._previous, machine)
+            found = level_diagnosis(row, self.pass_mark, resources, self._previous, machine)
             row["diagnosis"] = found.to_dict()
         if row.get("users") is not None:
             self._previous = row

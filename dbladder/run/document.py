@@ -185,6 +185,7 @@ def _end(path: Path, exc: BaseException) -> None:
 
 def outcome_of(row: dict[str, Any], excused: bool = False) -> Outcome:
     """A level's row as its plan sees it."""
+    diagnosis = row.get("diagnosis") or {}
     return Outcome(
         row["offered_rps"],
         row["passed"],
@@ -192,7 +193,9 @@ def outcome_of(row: dict[str, Any], excused: bool = False) -> Outcome:
         excused,
         row["achieved_rps"],
         row.get("users"),
-        (row.get("diagnosis") or {}).get("kind") == "stall",
+        diagnosis.get("kind") == "stall",
+        diagnosis.get("resource") if not row["passed"] else None,
+        tuple((row.get("resource_shares") or {}).items()),
     )
 
 

@@ -75,6 +75,12 @@ def test_a_searchs_headline_is_held_below_the_lowest_failed_whatever_the_order(t
         "held_rps": 141,
         "failed_rps": 200,
         "probes": 3,
+        "ceiling_rests_on": {
+            "rate_rps": 200,
+            "levels": [2],
+            "failed_twice": False,
+            "words": "200 req/s failed once (level 2)",
+        },
         "stopped_because": "found",
     }
 
@@ -83,6 +89,13 @@ def test_a_row_as_its_plan_sees_it() -> None:
     outcome = outcome_of(row(200, False, 150) | {"users": 20}, excused=True)
     assert (outcome.rate, outcome.passed, outcome.reasons, outcome.excused) == (200, False, ("p95",), True)
     assert (outcome.achieved, outcome.users) == (150, 20)
+    # What a search reads to doubt a failure: the resource that failed it, each one's share of its bound.
+    shares = {"service CPU": 1.1, "pool": 0.2}
+    failed = outcome_of(
+        row(200, False, 150) | {"diagnosis": {"resource": "service CPU"}, "resource_shares": shares}
+    )
+    assert (failed.limit, dict(failed.shares)) == ("service CPU", shares)
+    assert outcome_of(row(100, True, 99) | {"diagnosis": {"resource": "pool"}}).limit is None
 
 
 @pytest.mark.parametrize(

@@ -39,6 +39,7 @@ OPTION_OF_FIELD = {
     "search warmup": "--warmup",
     "resolution": "--resolution",
     "budget": "--budget",
+    "search min_answers": "--min-answers",
     "pass mark p95_ms": "--p95",
     "pass mark max_fail_pct": "--max-fail",
     "runs": "--runs",

@@ -117,6 +117,14 @@ ROUND_OPTIONS = [
         help="Ceiling search: stop when the lowest rate failed is within this of the highest held "
         f"(5% or 0.05). [{Search.resolution:.0%}]",
     ),
+    click.option(
+        "--min-answers",
+        type=int,
+        metavar="N",
+        help="Ceiling search: a probe holds until its measured window has at least N requests due, "
+        "for a p95 that means something at a low rate (at most 6 times --hold, within --budget; "
+        f"0: the hold as set). [{Search.min_answers}]",
+    ),
     click.option("--writes", type=float, help="Share of requests that are writes (0 to 1). [preset]"),
     click.option(
         "--start",
@@ -370,7 +378,19 @@ def _echo(as_json: bool) -> Any:
 
 def plan_options(options: dict[str, Any]) -> PlanOptions:
     """The plan's options of `run` and `compare`, as the library takes them."""
-    names = ("preset", "start", "step", "steps", "hold", "warmup", "budget", "resolution", "ramp", "writes")
+    names = (
+        "preset",
+        "start",
+        "step",
+        "steps",
+        "hold",
+        "warmup",
+        "budget",
+        "resolution",
+        "min_answers",
+        "ramp",
+        "writes",
+    )
     return PlanOptions(
         **{name: options[name] for name in names},
         users=options["users_levels"],

@@ -6,13 +6,14 @@ options that do not go together:
 
     no --preset              -> the workload's default preset, else the ceiling search (`search`);
                                 --step or --steps alone ask for the generic short ladder (`quick`)
-    the ceiling search       -> --start, --hold, --warmup, --budget, --resolution over its defaults;
+    the ceiling search       -> --start, --hold, --warmup, --budget, --resolution, --min-answers
+                                over its defaults;
                                 --users and --ramp refused (they need a preset)
     a ladder preset          -> --start, --step, --steps, --hold, --warmup over its ladder
     a users preset (closed)  -> --users, --ramp, --hold over its phases; the ladder's options refused
-    any preset               -> --budget and --resolution refused; --writes over its write share
-                                (and then its own weights are dropped), the engines' settings
-                                (--sqlite-writers) over its own
+    any preset               -> --budget, --resolution and --min-answers refused; --writes over its
+                                write share (and then its own weights are dropped), the engines'
+                                settings (--sqlite-writers) over its own
 """
 
 from __future__ import annotations
@@ -44,6 +45,7 @@ class PlanOptions:
     warmup: float | None = None
     budget: float | None = None
     resolution: str | None = None
+    min_answers: int | None = None
     users: str | None = None
     ramp: float | None = None
     writes: float | None = None
@@ -93,7 +95,11 @@ def choose_plan(workload_name: str, options: PlanOptions) -> PlanChoice:
             write_share=options.writes,
             engine_settings=dict(options.engine_settings),
         )
-    search_only = [f"--{name}" for name in ("budget", "resolution") if getattr(options, name) is not None]
+    search_only = [
+        f"--{name.replace('_', '-')}"
+        for name in ("budget", "resolution", "min_answers")
+        if getattr(options, name) is not None
+    ]
     _refuse(search_only, "the ceiling search, not to a preset")
     preset = get_preset(workload, preset_name)
     plan: Plan
@@ -146,6 +152,7 @@ def _search(options: PlanOptions) -> Search:
         "warmup": options.warmup,
         "budget": options.budget,
         "resolution": _fraction(options.resolution, "--resolution"),
+        "min_answers": options.min_answers,
     }
     return Search(**{name: value for name, value in changes.items() if value is not None})
 

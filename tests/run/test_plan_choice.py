@@ -10,9 +10,9 @@ from dbladder.run.plan_choice import SEARCH_PLAN, PlanOptions, choose_plan
 
 
 def test_no_preset_is_the_ceiling_search_with_the_options_over_its_defaults() -> None:
-    choice = choose_plan("shop", PlanOptions(start=100, hold=4, resolution="10%", writes=0.5))
+    choice = choose_plan("shop", PlanOptions(start=100, hold=4, resolution="10%", min_answers=50, writes=0.5))
     assert choice.name == SEARCH_PLAN and choice.preset is None
-    assert choice.plan == Search(start=100, hold=4, resolution=0.1)
+    assert choice.plan == Search(start=100, hold=4, resolution=0.1, min_answers=50)
     assert not isinstance(choice.plan, Ladder | UserPlan)
     assert choice.write_share == 0.5 and choice.weights is None and choice.engine_settings == {}
 
@@ -53,6 +53,7 @@ def test_writes_over_a_preset_drops_its_weights() -> None:
         (PlanOptions(users="10,20"), "--users applies to presets, not to the ceiling search; add --preset"),
         (PlanOptions(users="1", ramp=2), "--users, --ramp apply to presets, not to the ceiling search"),
         (PlanOptions(preset="quick", budget=60), "--budget applies to the ceiling search, not to a preset"),
+        (PlanOptions(preset="quick", min_answers=9), "--min-answers applies to the ceiling search"),
         (PlanOptions(preset="users-read", start=5), "--start apply to ladder presets; this preset is closed"),
         (PlanOptions(preset="users-read", users="a,b"), "--users takes whole numbers separated by commas"),
         (PlanOptions(preset="nope"), "the shop workload has no preset 'nope'; its presets: "),

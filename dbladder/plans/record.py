@@ -80,6 +80,22 @@ class SearchPlanRecord(Protocol):
     def warmup(self) -> float | None: ...
 
 
+class ProbedAgainRecord(Protocol):
+    @property
+    def rate_rps(self) -> float: ...
+    @property
+    def levels(self) -> Sequence[int]: ...
+    @property
+    def because(self) -> str | None: ...
+    @property
+    def failed_again(self) -> bool: ...
+
+
+class CeilingRestsRecord(Protocol):
+    @property
+    def words(self) -> str: ...
+
+
 class SearchRecord(SearchPlanRecord, Protocol):
     """The search as it ran: its settings and the bracket it ended on."""
 
@@ -95,6 +111,10 @@ class SearchRecord(SearchPlanRecord, Protocol):
     def calibration(self) -> object | None:
         """What chose the search's start when none was given (only whether there was one is read here)."""
         ...
+    @property
+    def probed_again(self) -> Sequence[ProbedAgainRecord] | None: ...
+    @property
+    def ceiling_rests_on(self) -> CeilingRestsRecord | None: ...
 
 
 class SpikeRecord(Protocol):

@@ -12,6 +12,7 @@ from collections.abc import Callable, Sequence
 from functools import partial
 
 from ..engine_registry import runs_in_process
+from ..result.interval import interval_words, is_wide
 from ..result.level import Level
 from ..result.run import RunResult, as_result
 from ..result.verdict import RULE
@@ -163,6 +164,11 @@ def level_columns(levels: Sequence[Level]) -> list[tuple[TableColumn, _Render]]:
         (TableColumn("achieved req/s"), lambda r: fig.rate(r.achieved_rps)),
         (TableColumn("p50 ms"), lambda r: fig.ms(r.p50_ms)),
         (TableColumn("p95 ms"), lambda r: fig.ms(r.p95_ms)),
+    ]
+    if any(is_wide(row.p95_ms, row.p95_interval) for row in levels):
+        # Only where it is wide: a p95 read from few answers, a level one slow page decides.
+        columns.append((TableColumn("p95 at 95 % ms", numeric=False), _interval))
+    columns += [
         (TableColumn("p99 ms"), lambda r: fig.ms(r.p99_ms)),
         (TableColumn("max ms"), lambda r: fig.ms(r.max_ms)),
         (TableColumn("answered p95 ms"), lambda r: fig.ms(r.answered_p95_ms)),
@@ -192,6 +198,13 @@ def level_columns(levels: Sequence[Level]) -> list[tuple[TableColumn, _Render]]:
     if any(row.diagnosis is not None for row in levels):
         columns.append((TableColumn("why", numeric=False), _why))
     return columns
+
+
+def _interval(row: Level) -> str:
+    """A wide p95 interval, "180-320" (or "180 or more"); nothing where it is narrow."""
+    if not is_wide(row.p95_ms, row.p95_interval):
+        return ""
+    return interval_words(row.p95_interval).removesuffix(" ms").replace(" ms or more", " or more")
 
 
 def _why(row: Level) -> str:
@@ -251,7 +264,10 @@ def _levels_section(rounds: list[Round], result_count: int) -> list[Block]:
             "Latency in ms from when each request was due (waiting for a connection counts), over "
             "every request due in the level: a failed request (error answer, timeout, connection "
             "failure, dropped) counts as the timeout, so a level with over 1 % failed cannot show a "
-            "p99 below it; answered p95 is over the successful answers alone. Achieved is the "
+            "p99 below it; answered p95 is over the successful answers alone. p95 at 95 %, where a "
+            "level has it (its p95 read from few requests): where the level's true p95 lies with "
+            "95 % confidence, from the order statistics of its requests, shown when wider than a "
+            "fifth of the p95. Achieved is the "
             "successful answers received within the level's window, by when they arrived; sent is "
             "what the generator actually sent. A ceiling search's levels are its probes, in the "
             "order run. "

@@ -5,6 +5,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
+from ..result.interval import interval_note, is_wide
 from ..result.level import Level
 from ..result.run import RunResult, as_result
 from . import figures as fig
@@ -82,6 +83,8 @@ def level_line(row: Level | Mapping[str, Any]) -> str:
     level = row if isinstance(row, Level) else Level.from_json(row)
     line = "  ".join(render(level).rjust(width) for _, width, render in _columns(_x_column(level)))
     notes = [*level.reasons, *level.flags]
+    if is_wide(level.p95_ms, level.p95_interval):  # a p95 from few answers: how far it may be off
+        notes.append(interval_note(level.p95_interval))
     if level.diagnosis is not None:  # why it failed, or how a passing level came close
         notes.append(f"why: {level.diagnosis.line}")
     return "\n".join([line, *(f"{'':>7}^ {note}" for note in notes)])

@@ -125,11 +125,18 @@ def overlaps(interval: Any, mark_ms: float) -> bool:
 
 
 def interval_words(interval: Any) -> str:
-    """ "180-320 ms", "above 180 ms" (open above)."""
+    """ "180-320 ms", "180 ms or more" (open above)."""
     low, high = _ends(interval)
     if high is None:
         return f"{_ms(low)} ms or more"
     return f"{_ms(low)}-{_ms(high)} ms"
+
+
+def interval_note(interval: Any) -> str:
+    """A level's note on its interval: "p95 interval 180-320 ms at 95 % confidence (from 150
+    requests)"."""
+    n = interval["n"] if isinstance(interval, dict) else interval.n
+    return f"p95 interval {interval_words(interval)} at 95 % confidence (from {n:,} requests)"
 
 
 def _ends(interval: Any) -> tuple[float, float | None]:

@@ -142,7 +142,8 @@ def _refuse(flags: list[str], applies_to: str) -> None:
 
 
 def _search(options: PlanOptions) -> Search:
-    """The ceiling search with --start, --hold, --warmup, --budget and --resolution over its defaults."""
+    """The ceiling search with --start, --hold, --warmup, --budget, --resolution and --min-answers
+    over its defaults."""
     ladder_only = ["--users"] if options.users else []
     ladder_only += ["--ramp"] if options.ramp is not None else []
     _refuse(ladder_only, "presets, not to the ceiling search; add --preset")

@@ -110,3 +110,41 @@ def test_a_schema_2_bundle_with_whole_seconds_only_still_renders_its_plot(tmp_pa
     build_reports([tmp_path / "old"], tmp_path / "again")
     html = (tmp_path / "again" / "report.html").read_text()
     assert 'data-plot="seconds"' in html and "level 3, second 2: p95 900 ms" in html
+
+
+def test_the_report_shows_the_probes_of_a_rate_probed_again_and_on_what_the_ceiling_rests():
+    result = searched(False)
+    del result["search"]["rests_on_a_stall"]
+    result["search"]["probed_again"] = [
+        {"rate_rps": 500, "levels": [1, 2], "because": "the first probe", "failed_again": False}
+    ]
+    words = "1,500 req/s failed twice (levels 3 and 4; probed again after a stall): a failure that repeats"
+    result["search"]["ceiling_rests_on"] = {
+        "rate_rps": 1500,
+        "levels": [3, 4],
+        "failed_twice": True,
+        "words": words,
+    }
+    md, _ = texts([result])
+    assert "500 req/s probed again (levels 1 and 2) after the first probe: held the second time, so it" in md
+    assert f"The ceiling rests on {words}." in md
+    summary = terminal.summary(result)
+    assert f"rests on {words}" in summary
+    assert "again    500 req/s probed again (levels 1 and 2) after the first probe" in summary
+
+
+def test_a_wide_p95_interval_is_shown_beside_its_level_and_a_narrow_one_is_not():
+    result = fake_result()
+    wide, narrow = result["levels"][0], result["levels"][1]
+    wide["p95_ms"], wide["p95_interval"] = 40.0, {"low_ms": 30.0, "high_ms": 300.0, "n": 80, "coverage": 0.96}
+    narrow["p95_ms"], narrow["p95_interval"] = (
+        20.0,
+        {"low_ms": 19.0, "high_ms": 21.0, "n": 4000, "coverage": 0.95},
+    )
+    md, _ = texts([result])
+    rows = levels_table(md)
+    assert [row["p95 at 95 % ms"] for row in rows] == ["30-300", "", ""]
+    assert "p95 interval 30-300 ms at 95 % confidence (from 80 requests)" in terminal.level_line(wide)
+    assert "p95 interval" not in terminal.level_line(narrow)
+    md, _ = texts([fake_result()])  # an older result: no interval, no column
+    assert "p95 at 95 %" not in levels_table(md)[0]

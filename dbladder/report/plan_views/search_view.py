@@ -109,14 +109,41 @@ class SearchView(PlanView):
 
     def summary_tail(self) -> list[str]:
         search = self.result.search
-        if search is not None and search.rests_on_a_stall:
-            return ["stall    the ceiling still rests on a probe that failed by a stall, twice"]
-        return []
+        if search is None:
+            return []
+        lines = [f"again    {words}" for words in self.probed_again_words()]
+        if search.ceiling_rests_on is not None:
+            lines.append(f"rests on {search.ceiling_rests_on.words}")
+        elif search.rests_on_a_stall:  # a result from before the search said what it rests on
+            lines.append("stall    the ceiling still rests on a probe that failed by a stall, twice")
+        return lines
+
+    def probed_again_words(self) -> list[str]:
+        """Each rate probed twice, in words: "8 req/s probed again (levels 1 and 2) after the first
+        probe: held the second time, so it is not the ceiling"."""
+        search = self.result.search
+        lines = []
+        for again in (search.probed_again if search is not None else None) or ():
+            numbers = " and ".join(str(number) for number in again.levels)
+            after = f" after {again.because}" if again.because else ""
+            outcome = (
+                "failed again" if again.failed_again else "held the second time, so it is not the ceiling"
+            )
+            lines.append(f"{rate(again.rate_rps)} req/s probed again (levels {numbers}){after}: {outcome}")
+        return lines
 
     def stall_line(self) -> str | None:
-        """A probe that failed by a stall was run once more: whether the ceiling still rests on it."""
+        """The rates probed twice and on what the ceiling rests; for an older result, whether a
+        probe that failed by a stall and was run once more still holds the ceiling up."""
         search = self.result.search
-        if search is None or search.rests_on_a_stall is None:
+        if search is None:
+            return None
+        if search.ceiling_rests_on is not None or search.probed_again:
+            sentences = [f"{words[0].upper()}{words[1:]}." for words in self.probed_again_words()]
+            if search.ceiling_rests_on is not None:
+                sentences.append(f"The ceiling rests on {search.ceiling_rests_on.words}.")
+            return " ".join(sentences)
+        if search.rests_on_a_stall is None:
             return None
         if search.rests_on_a_stall:
             return (

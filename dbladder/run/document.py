@@ -105,7 +105,8 @@ class Run:
 
     def add_level(self, level: dict[str, Any], observer: RunObserver) -> dict[str, Any]:
         row = level_row(level, self.config.pass_mark)
-        observer.level(level, row)  # the machine's figures, the service's time, and the flags
+        # The machine's figures, the service's time, and the flags (the lag's against the pass mark).
+        observer.level(level, row, self.config.pass_mark.p95_ms)
         self.update(levels=(*self.result.levels, Level.from_json(row)))
         self._figures()
         self.save()

@@ -316,8 +316,9 @@ class RunObserver:
         if self._counter is not None:
             self._counter.add(level)
 
-    def level(self, snapshot: dict[str, Any], row: dict[str, Any]) -> None:
-        """Add the level's machine figures, service breakdown and flags to its row."""
+    def level(self, snapshot: dict[str, Any], row: dict[str, Any], pass_p95_ms: float | None = None) -> None:
+        """Add the level's machine figures, service breakdown and flags to its row; `pass_p95_ms`,
+        the pass mark's p95, sets the schedule lag's flag in proportion (observe/flags.py)."""
         start = self._origin + snapshot["start"] + snapshot["warmup"]
         end = self._origin + snapshot["start"] + snapshot["hold"]
         sampler = self._sampler
@@ -366,6 +367,7 @@ class RunObserver:
             snapshot,
             syscalls=counted,
             max_generator_cpu_share=None if self.precise_clock else 0.9,
+            pass_p95_ms=pass_p95_ms,
         )
         row["flags"] += flags
         self._level_flags.append(flags)

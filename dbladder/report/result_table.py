@@ -109,6 +109,8 @@ def pair_words(best: Group, other: Group, pair: bool) -> str:
         return f"{name}about the same ({interval_words(found)})"
     if found.outcome == "unclear":
         return f"{name}cannot tell apart ({interval_words(found)})"
+    if found.outcome == "overlap":
+        return f"{name}cannot tell: a level's p95 interval holds the pass mark"
     at_least = "at least " if found.at_least else ""
     if other.median <= 0 and not pair:
         return f"{other.label}: none"

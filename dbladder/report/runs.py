@@ -23,6 +23,7 @@ from functools import cached_property
 from typing import Any
 
 from ..engine_registry import label_of, run_label
+from ..result.interval import Doubt, ceiling_doubts
 from ..result.level import Level
 from ..result.run import RunResult, as_result
 from ..result.verdict import AT_LEAST, BELOW, EXACT, MIN_RUNS, Figure, Verdict, compare
@@ -108,6 +109,12 @@ class RunInRound:
         """How finely the headline is known, as a share of it (`PlanView.resolution`)."""
         return self.plan.resolution
 
+    @cached_property
+    def doubts(self) -> list[Doubt]:
+        """The levels its ceiling rests on whose p95 interval holds the pass mark (`ceiling_doubts`)."""
+        mark = self.result.pass_mark
+        return ceiling_doubts(self.levels, self.ceiling, mark.p95_ms, mark.max_fail_pct)
+
     @property
     def first_failure(self) -> Level | None:
         return next((level for level in self.levels if not level.passed), None)
@@ -180,7 +187,9 @@ class Group:
                 found.append(Figure(first, BELOW, resolution))
             else:
                 bound = AT_LEAST if self.bounded and run.lower_bound else EXACT
-                found.append(Figure(headline, bound, resolution))
+                held = any(doubt.held for doubt in run.doubts)
+                failed = any(not doubt.held for doubt in run.doubts)
+                found.append(Figure(headline, bound, resolution, held, failed))
         return found
 
 
@@ -315,6 +324,23 @@ def _distinguish(rounds: list[Round]) -> None:
 def verdict(a: Group, b: Group) -> Verdict:
     """Engine a against engine b by the verdict rule (dbladder.result.verdict.RULE)."""
     return compare(a.figures(), b.figures())
+
+
+def doubt_words(best: Group, other: Group) -> str:
+    """Why the order of two engines is not settled by their levels' p95 intervals, in a sentence
+    (the levels of `best`'s runs held, of `other`'s failed, whose interval holds the mark); ""."""
+    if best.figure is not None or other.figure is not None:  # another figure than the ceiling
+        return ""
+    parts = [
+        f"{run.name}: {doubt.words}"
+        for group, held in ((best, True), (other, False))
+        for run in group.runs
+        for doubt in run.doubts
+        if doubt.held == held
+    ]
+    if not parts:
+        return ""
+    return " No winner can rest on a level whose p95 interval holds the pass mark (" + "; ".join(parts) + ")."
 
 
 def interval_words(found: Verdict) -> str:

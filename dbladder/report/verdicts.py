@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from ..result.verdict import MIN_RUNS
 from .figures import rate
-from .runs import Group, Round, RunInRound, few_runs, interval_words, single_run, verdict
+from .runs import Group, Round, RunInRound, doubt_words, few_runs, interval_words, single_run, verdict
 
 
 def spike_words(run: RunInRound) -> str:
@@ -38,10 +38,13 @@ def _few(round_: Round) -> str:
 def _judged(best: Group, other: Group, round_: Round, figures: str, what: str, where: str) -> str | None:
     """The sentence when the rule has its say (no winner, a bound), None when it names a winner."""
     found = verdict(best, other)
+    doubts = doubt_words(best, other)
     if found.outcome == "too few runs":
         ahead = f"{where}{best.label} is ahead by its median ({figures})"
-        return f"{ahead}, but no winner is named.{_few(round_)}"
+        return f"{ahead}, but no winner is named.{_few(round_)}{doubts}"
     interval = f"the 95 % interval of the ratio is {interval_words(found)}"
+    if found.outcome == "overlap":
+        return f"{where}{best.label} is ahead by its runs ({figures}), but no winner is named.{doubts}"
     if found.outcome == "same":
         return f"{where}{best.label} and {other.label} are about the same ({figures}; {interval})."
     if found.outcome == "unclear":

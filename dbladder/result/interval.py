@@ -24,6 +24,7 @@ ranks against an exact sum in fractions (`math.comb`) and the coverage by simula
 from __future__ import annotations
 
 import math
+from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -147,3 +148,45 @@ def _ends(interval: Any) -> tuple[float, float | None]:
 
 def _ms(value: float) -> str:
     return f"{value:,.0f}" if value >= 10 else f"{value:.1f}"
+
+
+@dataclass(frozen=True)
+class Doubt:
+    """A level a ceiling rests on whose pass or failure its p95 interval does not settle: `held`
+    (the level at the ceiling, held, its interval reaching the mark) or not (the lowest level failed
+    above it, failed by its p95 alone, its interval reaching under the mark), and in words."""
+
+    held: bool
+    words: str
+
+
+def ceiling_doubts(
+    levels: Sequence[Any], ceiling: float | None, mark_ms: float, max_fail_pct: float
+) -> list[Doubt]:
+    """The levels an open-model ceiling rests on (the level held at it, the lowest rate failed
+    above it; a rate probed twice by its latest probe) whose p95 interval holds the pass mark."""
+    latest = {level.offered_rps: level for level in levels if level.users is None}
+    found = []
+    held = latest.get(ceiling) if ceiling is not None else None
+    if held is not None and held.passed and overlaps(held.p95_interval, mark_ms):
+        found.append(Doubt(True, _doubt_words(held, "held", mark_ms)))
+    above = [
+        level
+        for rate, level in latest.items()
+        if not level.passed and (ceiling is None or rate > ceiling) and level.fail_pct < max_fail_pct
+    ]
+    failed = min(above, key=lambda level: level.offered_rps, default=None)
+    lowest_failed = min(
+        (rate for rate, level in latest.items() if not level.passed and (ceiling is None or rate > ceiling)),
+        default=None,
+    )
+    if failed is not None and failed.offered_rps == lowest_failed and overlaps(failed.p95_interval, mark_ms):
+        found.append(Doubt(False, _doubt_words(failed, "failed", mark_ms)))
+    return found
+
+
+def _doubt_words(level: Any, what: str, mark_ms: float) -> str:
+    return (
+        f"its level at {level.offered_rps:,.0f} req/s {what} with a p95 of {_ms(level.p95_ms)} ms whose "
+        f"95 % interval, {interval_words(level.p95_interval)}, holds the {mark_ms:g} ms pass mark"
+    )

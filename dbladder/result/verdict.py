@@ -32,6 +32,12 @@ most 5 % of the time; fewer than 3 runs of either engine never names one ("canno
 says how close the engines are: "about the same" if it lies within +-10 %, else "cannot tell
 apart" with the interval.
 
+A figure rests on levels judged by their p95 (the level held at a ceiling, the one failed above
+it), and a p95 read from a level's requests is known only to its interval (`interval.py`). Where
+the interval of the winner's level held, or of the loser's level failed by its p95 alone, holds the
+pass mark, that level's verdict is not settled by what was measured, and neither is the order the
+two engines' figures give: no winner is named ("overlap"), whatever the t-test says.
+
 A figure can be a bound: a run in which no level failed held at least its figure ("at_least"), a
 run whose first level failed held less than it ("below"). The test runs on the figures as they
 are, and the words keep them bounds: a winner whose figure is a floor is "at least" so much ahead;
@@ -82,11 +88,15 @@ class Figure:
                 (the first level failed: the true figure is under this value, the first level's)
     resolution  the true figure lies in [value, value * (1 + resolution)): a ladder's step over the
                 figure, a search's last bracket; 0 for a continuous figure
+    held_in_doubt    the level held at the figure has a p95 interval that holds the pass mark
+    failed_in_doubt  the level failed above it failed by its p95 alone, with such an interval
     """
 
     value: float
     bound: str = EXACT
     resolution: float = 0.0
+    held_in_doubt: bool = False
+    failed_in_doubt: bool = False
 
 
 @dataclass(frozen=True)
@@ -96,7 +106,8 @@ class Verdict:
     outcome   "a" or "b" (that engine is ahead), "same" (no winner, and the 95 % interval of the
               ratio within +-10 %), "unclear" (no winner, a wider interval), "too few runs"
               (fewer than MIN_RUNS runs of an engine), "bounds" (the figures are bounds that
-              cannot be ordered, e.g. both held every level)
+              cannot be ordered, e.g. both held every level), "overlap" (the test would name
+              one, but a level the order rests on has a p95 interval that holds the pass mark)
     ratio     geometric mean of a's figures over b's (1.57: a is 57 % higher)
     low, high the 95 % interval of that ratio (None when fewer than 2 runs of an engine)
     at_least  the ratio of winner to loser is a floor (the winner's figures include a lower bound,
@@ -192,6 +203,10 @@ def compare(a: Sequence[Figure], b: Sequence[Figure]) -> Verdict:
         if AT_LEAST in behind or BELOW in winner:
             # The engine behind may be higher than it shows (or the one ahead lower): no order.
             return Verdict("bounds", ratio, low, high, p_value=test.p_value)
+        ahead_figures, behind_figures = (a, b) if ahead == "a" else (b, a)
+        if any(f.held_in_doubt for f in ahead_figures) or any(f.failed_in_doubt for f in behind_figures):
+            # The winner's pass or the loser's failure is not settled by its p95's interval.
+            return Verdict("overlap", ratio, low, high, p_value=test.p_value)
         return Verdict(ahead, ratio, low, high, AT_LEAST in winner or BELOW in behind, test.p_value)
     if AT_LEAST in kinds_a | kinds_b or BELOW in kinds_a | kinds_b:
         return Verdict("bounds", ratio, low, high, p_value=test.p_value)

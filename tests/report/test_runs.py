@@ -79,3 +79,32 @@ def test_two_identical_sqlite_databases_with_two_runs_each_are_never_called_a_wi
         assert difference.startswith((FEW_RUNS, "both held")), difference
         md, _ = texts(results)
         assert "more than" not in md, (a, b)
+
+
+def test_no_winner_is_named_on_levels_whose_p95_interval_holds_the_pass_mark():
+    def runs(engine: str, held_up_to: int, doubtful: dict | None) -> list[dict]:
+        found = []
+        for _ in range(3):
+            run = with_ceiling(fake_result(engine, (1, 1, 1)), held_up_to)
+            if doubtful is not None:  # the level held at the ceiling: p95 40 ms, maybe 30 to 60 ms
+                run["levels"][held_up_to - 1] |= doubtful
+            found.append(run)
+        return found
+
+    doubtful = {"p95_ms": 40.0, "p95_interval": {"low_ms": 30.0, "high_ms": 60.0, "n": 90, "coverage": 0.96}}
+    md, _ = texts([*runs("postgresql", 2, doubtful), *runs("mariadb", 1, None)])
+    assert "PostgreSQL 15.20 is ahead by its runs (1,000 against 500 req/s), but no winner is named." in md
+    assert (
+        "No winner can rest on a level whose p95 interval holds the pass mark (PostgreSQL 15.20, run 1: "
+        "its level at 1,000 req/s held with a p95 of 40 ms whose 95 % interval, 30-60 ms, holds the 50 ms "
+        "pass mark"
+    ) in md
+    assert "cannot tell: a level's p95 interval holds the pass mark" in md
+    assert "held 100 % more" not in md
+    # The same gap with a narrow interval names the winner.
+    narrow = {"p95_ms": 40.0, "p95_interval": {"low_ms": 38.0, "high_ms": 42.0, "n": 9000, "coverage": 0.95}}
+    md, _ = texts([*runs("postgresql", 2, narrow), *runs("mariadb", 1, None)])
+    assert "PostgreSQL 15.20 held 100 % more than MariaDB 10.11.19 (1,000 against 500 req/s)." in md
+    # One run each: no winner anyway, and the verdict still says which level is not settled.
+    md, _ = texts([runs("postgresql", 2, doubtful)[0], runs("mariadb", 1, None)[0]])
+    assert "but no winner is named." in md and "holds the 50 ms pass mark" in md

@@ -5,11 +5,12 @@ from __future__ import annotations
 import math
 import random
 from fractions import Fraction
+from types import SimpleNamespace
 
 import pytest
 
 from dbladder.histogram import Histogram
-from dbladder.result.interval import is_wide, overlaps, p95_interval, quantile_ranks
+from dbladder.result.interval import ceiling_doubts, is_wide, overlaps, p95_interval, quantile_ranks
 
 
 def reference_ranks(n: int, q: Fraction, tail: Fraction) -> tuple[int | None, int | None]:
@@ -89,3 +90,27 @@ def test_wide_and_overlapping():
     assert not overlaps({"low_ms": 100, "high_ms": 240}, 250)
     assert not overlaps({"low_ms": 260, "high_ms": 400}, 250)
     assert overlaps({"low_ms": 200, "high_ms": None}, 250)
+
+
+def test_the_levels_a_ceiling_rests_on_are_in_doubt_when_their_interval_holds_the_mark():
+    def level(rate, passed, p95, low, high, fail_pct=0.0):
+        interval = {"low_ms": low, "high_ms": high, "n": 100, "coverage": 0.96}
+        return SimpleNamespace(
+            offered_rps=rate, passed=passed, p95_ms=p95, p95_interval=interval, fail_pct=fail_pct, users=None
+        )
+
+    levels = [
+        level(8, False, 900, 500, None),  # the first probe, failed cold, probed again below
+        level(8, True, 40, 35, 60),  # held: its interval reaches the 50 ms mark
+        level(16, False, 55, 45, 70),  # failed by its p95, its interval reaching under the mark
+    ]
+    doubts = ceiling_doubts(levels, 8, 50, 1.0)
+    assert [doubt.held for doubt in doubts] == [True, False]
+    assert doubts[1].words == (
+        "its level at 16 req/s failed with a p95 of 55 ms whose 95 % interval, 45-70 ms, holds the 50 ms "
+        "pass mark"
+    )
+    # Failed by its errors as well: its failure is settled whatever its p95.
+    levels[2] = level(16, False, 55, 45, 70, fail_pct=5.0)
+    assert [doubt.held for doubt in ceiling_doubts(levels, 8, 50, 1.0)] == [True]
+    assert ceiling_doubts([level(8, True, 10, 9, 11)], 8, 50, 1.0) == []

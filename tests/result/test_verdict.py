@@ -155,3 +155,16 @@ def test_bounds_stay_bounds():
 def test_the_rule_is_one_sentence_that_states_its_error_rate():
     assert RULE.count(". ") == 0 and RULE.endswith(".")
     assert "1 time in 20" in RULE and "3 runs" in RULE
+
+
+def test_a_winner_whose_level_held_or_a_loser_whose_level_failed_within_the_interval_is_not_named():
+    ahead = [Figure(1000.0, resolution=0.05)] * 3
+    behind = [Figure(500.0, resolution=0.05)] * 3
+    assert compare(ahead, behind).outcome == "a"
+    doubted = [Figure(1000.0, resolution=0.05, held_in_doubt=True), *ahead[1:]]
+    assert compare(doubted, behind).outcome == "overlap" and not compare(doubted, behind).named
+    failed_in_doubt = [Figure(500.0, resolution=0.05, failed_in_doubt=True), *behind[1:]]
+    assert compare(ahead, failed_in_doubt).outcome == "overlap"
+    # A doubt on the other side does not touch the order: the loser's pass, the winner's failure.
+    assert compare([Figure(1000.0, resolution=0.05, failed_in_doubt=True)] * 3, behind).outcome == "a"
+    assert compare(ahead, [Figure(500.0, resolution=0.05, held_in_doubt=True)] * 3).outcome == "a"

@@ -27,6 +27,13 @@ body over HTTP/1.1 keep-alive, and behaves by a rule simple enough to give the a
            others (a stall with a known co-event; the spin runs on the clock, not the loop's timers).
   errors   answers at once, every `every`-th request (counted over the whole server) with 503:
            exactly 1 / every of the requests fail.
+  slow     answers each request `service_ms` after it arrives, however many are waiting (no queue),
+           and every `every`-th (counted over the whole server) `slow_ms` after it: of n requests
+           in a row, n / every take slow_ms, so its latencies' q-quantile is service_ms for q up
+           to 1 - 1 / every and slow_ms above (every 20th: the p95 is service_ms, the p96 slow_ms).
+  once     answers at once, but for one stall: once it has seen `every` requests, every request
+           that arrives in the next `stall_s` is answered when that stall ends, and never again
+           (a one-off moment in the first level of a run, wherever the run's set-up put its start).
 
     with known_server("fifo", service_ms=2.0) as server:   # capacity 500 requests/s
         ... server.url, server.port ...
@@ -57,8 +64,9 @@ UNAVAILABLE = (
 
 @dataclass(frozen=True)
 class Rule:
-    kind: str  # "fifo", "cpu", "block", "stall", "burn" or "errors"
+    kind: str  # "fifo", "cpu", "block", "stall", "burn", "errors", "slow" or "once"
     service_ms: float = 0.0
+    slow_ms: float = 0.0
     period_s: float = 1.0
     stall_s: float = 0.0
     every: int = 0
@@ -76,8 +84,9 @@ class _State:
         # stall: stalls start at origin + k * period, for every whole k. uvloop's loop.time() is
         # time.monotonic() (CLOCK_MONOTONIC) to the millisecond, so a test's phase_at is its time.
         self.origin = loop.time() if rule.phase_at is None else rule.phase_at
-        self.count = 0  # errors: requests so far
+        self.count = 0  # errors, slow, once: requests so far
         self.seen: set[bytes] = set()  # fifo with cold_ms: the paths asked for so far
+        self.stall_ends: float | None = None  # once: when its one stall ends, once it has begun
 
     def answer_at(self, now: float, path: bytes = b"") -> tuple[float, bytes]:
         rule = self.rule
@@ -105,6 +114,13 @@ class _State:
                 return now + (rule.stall_s - into), OK
             return now, OK
         self.count += 1
+        if rule.kind == "slow":
+            wait = rule.slow_ms if self.count % rule.every == 0 else rule.service_ms
+            return now + wait / 1000, OK
+        if rule.kind == "once":
+            if self.stall_ends is None and self.count >= rule.every:
+                self.stall_ends = now + rule.stall_s
+            return max(now, self.stall_ends or now), OK
         return now, UNAVAILABLE if self.count % rule.every == 0 else OK
 
 

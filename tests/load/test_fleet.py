@@ -162,7 +162,7 @@ def test_ctrl_c_while_the_processes_get_ready_stops_them(sqlite_url, tmp_path):
 def test_levels_a_plan_chooses_on_the_way_are_sent_as_levels_and_timed_from_now(
     threaded_server: ScriptedServer,
 ) -> None:
-    search = Search(start=40, hold=0.6, warmup=0.1, settle=0.0, budget=10)
+    search = Search(start=40, hold=0.6, warmup=0.1, settle=0.0, budget=10, min_answers=0)
     spec = ProcessSpec(search, host=HOST, port=threaded_server.port, in_flight=20, timeout=2.0)
     with Fleet(spec, processes=2) as fleet:
         first = search.next_level([], 0)

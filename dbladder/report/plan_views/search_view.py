@@ -28,7 +28,7 @@ class SearchView(PlanView):
 
     def key(self) -> tuple[object, ...]:
         search = self.result.config.search
-        fields = ("start", "factor", "resolution", "hold", "warmup")
+        fields = ("start", "factor", "resolution", "hold", "warmup", "min_answers")
         key = ["search", *(getattr(search, name) if search else None for name in fields)]
         if self.calibrated:  # runs of one comparison calibrate their own starts
             key[1] = "calibrated"
@@ -94,7 +94,13 @@ class SearchView(PlanView):
             f"fails, then halving the gap between held and failed down to {plain(resolution)} %, "
             f"within {plain(search.budget)} s",
             "hold": f"{plain(search.hold)} s per probe; the first {plain(search.warmup)} s left out "
-            "of its figures",
+            "of its figures"
+            + (
+                f"; longer at a low rate, until its window has {search.min_answers:,} requests "
+                "(at most 6 times the hold)"
+                if search.min_answers
+                else ""
+            ),
             "model": OPEN_MODEL,
         }
 

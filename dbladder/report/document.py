@@ -306,6 +306,7 @@ def _levels_section(rounds: list[Round], result_count: int) -> list[Block]:
                 if row.reasons or row.flags
             ]
             notes += diagnosis_lines(levels)
+            notes += run.plan.level_notes()
             database_cpu = fig.any_level(levels, partial(fig.group_cpu, group="database"))
             if not fig.any_level(levels, fig.host_cpu) and not database_cpu:
                 notes.append("CPU of the host, the service and the database: not measured in this run.")

@@ -128,6 +128,7 @@ def test_the_report_shows_the_probes_of_a_rate_probed_again_and_on_what_the_ceil
     md, _ = texts([result])
     assert "500 req/s probed again (levels 1 and 2) after the first probe: held the second time, so it" in md
     assert f"The ceiling rests on {words}." in md
+    assert "Level 2: the second probe of 500 req/s (level 1 failed it: the first probe); held, so 500" in md
     summary = terminal.summary(result)
     assert f"rests on {words}" in summary
     assert "again    500 req/s probed again (levels 1 and 2) after the first probe" in summary

@@ -280,6 +280,11 @@ class PlanView:
         """What the plan did about a level that failed by a stall, or None when nothing."""
         return None
 
+    def level_notes(self) -> list[str]:
+        """Notes for the level table on levels the plan ran for a reason of its own (a search's
+        second probe of a rate): "Level 2: ..."."""
+        return []
+
 
 @dataclass(frozen=True)
 class Throughput:

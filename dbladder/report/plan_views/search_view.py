@@ -138,6 +138,27 @@ class SearchView(PlanView):
             lines.append(f"{rate(again.rate_rps)} req/s probed again (levels {numbers}){after}: {outcome}")
         return lines
 
+    def level_notes(self) -> list[str]:
+        """Each second probe of a rate, beside the level table: "Level 2: the second probe of 8
+        req/s (level 1 failed it: the first probe); held, so 8 req/s is not the ceiling"."""
+        search = self.result.search
+        notes = []
+        for again in (search.probed_again if search is not None else None) or ():
+            first, second = again.levels[0], again.levels[-1]
+            why = f": {again.because}" if again.because else ""
+            outcome = (
+                "failed again"
+                if again.failed_again
+                else f"held, so {rate(again.rate_rps)} req/s is not the ceiling"
+            )
+            notes.append(
+                f"Level {second}: the second probe of {rate(again.rate_rps)} req/s (level {first} "
+                f"failed it{why}); {outcome}"
+            )
+        if search is not None and search.ceiling_rests_on is not None:
+            notes.append(f"The ceiling rests on {search.ceiling_rests_on.words}.")
+        return notes
+
     def stall_line(self) -> str | None:
         """The rates probed twice and on what the ceiling rests; for an older result, whether a
         probe that failed by a stall and was run once more still holds the ceiling up."""

@@ -267,7 +267,7 @@ def _levels_section(rounds: list[Round], result_count: int) -> list[Block]:
             "p99 below it; answered p95 is over the successful answers alone. p95 at 95 %, where a "
             "level has it (its p95 read from few requests): where the level's true p95 lies with "
             "95 % confidence, from the order statistics of its requests, shown when wider than a "
-            "fifth of the p95. Achieved is the "
+            "fifth of the p95 and a twentieth of the pass mark. Achieved is the "
             "successful answers received within the level's window, by when they arrived; sent is "
             "what the generator actually sent. A ceiling search's levels are its probes, in the "
             "order run. "

@@ -34,7 +34,11 @@ CONFIDENCE = 0.95
 """The confidence of a level's p95 interval."""
 
 WIDE = 0.2
-"""An interval wider than this share of its p95 is shown beside the level (the table, the report)."""
+"""An interval wider than this share of its p95 is shown beside the level (the table, the report)..."""
+
+WIDE_OF_MARK = 0.05
+"""... when it is also wider than this share of the pass mark: 3.8-6.0 ms around a p95 of 4.3 ms
+is 51 % of it, and nothing to a 100 ms mark (every fast level of a run would carry the note)."""
 
 
 @dataclass(frozen=True)
@@ -89,32 +93,40 @@ def _terms(n: int, q: float, first: int, last: int) -> list[float]:
     ]
 
 
-def p95_interval(histogram: Histogram) -> dict[str, Any] | None:
+def p95_interval(histogram: Histogram, mark_ms: float | None = None) -> dict[str, Any] | None:
     """A level's p95 interval from its latencies (the histogram the p95 is read from), as the level's
-    row keeps it: {"low_ms", "high_ms" (None: no answer bounds it from above), "n", "coverage"};
-    None without a latency."""
+    row keeps it: {"low_ms", "high_ms" (None: no answer bounds it from above), "n", "coverage",
+    "wide" (`is_wide` against the pass mark's p95 `mark_ms`)}; None without a latency."""
     n = histogram.count
     if n == 0:
         return None
     ranks = quantile_ranks(n)
     low, high = histogram.at_ranks([ranks.lower or 1, ranks.upper or n])
-    return {
+    interval: dict[str, Any] = {
         "low_ms": round(low / 1000, 3) if ranks.lower is not None else 0.0,
         "high_ms": round(high / 1000, 3) if ranks.upper is not None else None,
         "n": n,
         "coverage": ranks.coverage,
     }
+    interval["wide"] = is_wide(histogram.percentile(95) / 1000, interval, mark_ms)
+    return interval
 
 
-def is_wide(p95_ms: float, interval: Any) -> bool:
-    """Whether a p95's interval is worth showing beside it: open above, or wider than WIDE of it.
-    `interval` is the row's `p95_interval` (typed or JSON data); None is not wide (an older result)."""
+def is_wide(p95_ms: float, interval: Any, mark_ms: float | None = None) -> bool:
+    """Whether a p95's interval is worth showing beside it: open above, or wider than WIDE of the
+    p95 and (given the pass mark's `mark_ms`) than WIDE_OF_MARK of the mark. `interval` is the
+    row's `p95_interval` (typed or JSON data), whose own `wide` says it when it has one; None is
+    not wide (an older result)."""
     if interval is None:
         return False
+    said = interval.get("wide") if isinstance(interval, dict) else interval.wide
+    if said is not None:
+        return bool(said)
     low, high = _ends(interval)
     if high is None:
         return True
-    return high - low > WIDE * max(p95_ms, 1e-9)
+    width = high - low
+    return width > WIDE * max(p95_ms, 1e-9) and (mark_ms is None or width > WIDE_OF_MARK * mark_ms)
 
 
 def overlaps(interval: Any, mark_ms: float) -> bool:

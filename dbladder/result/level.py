@@ -30,12 +30,14 @@ class Latency(Part):
 class P95Interval(Part):
     """Where the level's true p95 lies with 95 % confidence, from order statistics
     (`interval.p95_interval`): ms, `high_ms` None when no answer bounds it from above; over `n`
-    latencies; its exact confidence."""
+    latencies; its exact confidence; whether the reports show it."""
 
     low_ms: float
     high_ms: float | None
     n: int
     coverage: float
+    # Worth showing beside the level (`interval.is_wide`); None in a result from before it was kept.
+    wide: bool | None = None
 
 
 @dataclass(frozen=True, kw_only=True)

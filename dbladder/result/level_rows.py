@@ -123,7 +123,7 @@ def level_row(snapshot: dict[str, Any], pass_mark: PassMark) -> dict[str, Any]:
         "served": snapshot.get("answered_in_window", 0),
         **headline,
         "mean_ms": _ms(everything.mean) if everything.count else 0.0,
-        "p95_interval": p95_interval(everything),
+        "p95_interval": p95_interval(everything, pass_mark.p95_ms),
         "answered": _percentiles(answered),
         "failed_after": {
             "p50_ms": _ms(failed_after.percentile(50)) if failed_after.count else 0.0,

@@ -74,7 +74,13 @@ def test_the_levels_interval_reads_its_ranks_from_the_histogram():
     histogram = Histogram()
     histogram.record_many(range(1, 201))  # 1..200 us: each value its own bucket, its own rank
     interval = p95_interval(histogram)
-    assert interval == {"low_ms": 0.184, "high_ms": 0.197, "n": 200, "coverage": interval["coverage"]}
+    assert interval == {
+        "low_ms": 0.184,
+        "high_ms": 0.197,
+        "n": 200,
+        "coverage": interval["coverage"],
+        "wide": False,  # 13 us around a p95 of 190 us: 7 % of it
+    }
     assert p95_interval(Histogram()) is None
     few = Histogram()
     few.record_many(range(1, 51))
@@ -86,6 +92,10 @@ def test_wide_and_overlapping():
     assert not is_wide(100, {"low_ms": 95, "high_ms": 110})
     assert is_wide(100, {"low_ms": 95, "high_ms": None})
     assert not is_wide(100, None)
+    # In proportion to the pass mark too: 3.8-6.0 ms around 4.3 ms is half the p95, nothing to 100 ms.
+    fast = {"low_ms": 3.8, "high_ms": 6.0}
+    assert is_wide(4.3, fast) and not is_wide(4.3, fast, 100) and is_wide(4.3, fast, 20)
+    assert not is_wide(100, {"low_ms": 95, "high_ms": None, "wide": False})  # the row's own word
     assert overlaps({"low_ms": 200, "high_ms": 300}, 250)
     assert not overlaps({"low_ms": 100, "high_ms": 240}, 250)
     assert not overlaps({"low_ms": 260, "high_ms": 400}, 250)

@@ -113,6 +113,7 @@ class SearchRecord(SearchPlanRecord, Protocol):
     def calibration(self) -> object | None:
         """What chose the search's start when none was given (only whether there was one is read here)."""
         ...
+
     @property
     def probed_again(self) -> Sequence[ProbedAgainRecord] | None: ...
     @property

@@ -89,16 +89,18 @@ def assert_stalls(row: dict[str, Any], expected: list[tuple[float, float]]) -> s
 
 @pytest.mark.slow
 @pytest.mark.serial
-def test_a_server_stalling_1_s_every_12_s_fails_10_s_levels_only_by_stalls_where_they_fell():
-    # Holds of 10 s after a warm-up of 0.01 s: windows of 9.99 s, the last second 0.99 s long.
-    # Stalls at 9.2, 21.2 s: the first is 9.19 s into level 1 and outlasts it (its answers come
-    # after the window, none in the part-second's last 0.8 s), its last 0.2 s reach level 2's
-    # start (19 requests: it passes), the second crosses level 3's seconds 1 and 2.
-    rows = run_against_stalls(Ladder(RATE, 0, 3, 10.0, warmup=0.01), period_s=12.0, stall_s=1.0, first_at=9.2)
-    assert [len(row["seconds"]) for row in rows] == [10, 10, 10]
+def test_a_server_stalling_1_s_every_7_s_fails_5_s_levels_only_by_stalls_where_they_fell():
+    # Holds of 5 s after a warm-up of 0.01 s: windows of 4.99 s, the last second 0.99 s long.
+    # Stalls at 4.2, 11.2 s: the first is 4.19 s into level 1 and outlasts it (its answers come
+    # after the window, none in the part-second's last 0.8 s: 16 % of the window's requests wait
+    # past the mark), its last 0.2 s reach level 2's start (19 requests, none waiting 0.2 s: it
+    # passes), the second crosses level 3's seconds 1 and 2. The same three cases as levels of
+    # 10 s with stalls every 12 s at 9.2 s, in half the time (15 s of load, not 30).
+    rows = run_against_stalls(Ladder(RATE, 0, 3, 5.0, warmup=0.01), period_s=7.0, stall_s=1.0, first_at=4.2)
+    assert [len(row["seconds"]) for row in rows] == [5, 5, 5]
     assert [row["seconds"][-1]["length_s"] for row in rows] == [pytest.approx(0.99)] * 3
-    expected = [stalls_in(row, row["_stalls_at"], 12.0, 1.0) for row in rows]
-    assert [[round(start, 1) for start, _ in stalls] for stalls in expected] == [[9.2], [0.0], [1.2]]
+    expected = [stalls_in(row, row["_stalls_at"], 7.0, 1.0) for row in rows]
+    assert [[round(start, 1) for start, _ in stalls] for stalls in expected] == [[4.2], [0.0], [1.2]]
     assert [row["passed"] for row in rows] == [False, True, False], [row["p95_ms"] for row in rows]
     failed = [(row, stalls) for row, stalls in zip(rows, expected, strict=True) if not row["passed"]]
     lines = [assert_stalls(row, stalls) for row, stalls in failed]

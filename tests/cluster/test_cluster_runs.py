@@ -67,10 +67,12 @@ def test_an_injected_clock_offset_is_recovered_within_half_a_round_trip(cluster)
         assert abs(found.offset - shift) <= found.bound, (name, found)
 
 
+@pytest.mark.serial
 def test_the_search_ends_within_5_percent_of_a_fifo_servers_capacity(cluster, tmp_path):
     # Capacity 400/s (2.5 ms a request), the schedule split over two machines' generators: the
     # search climbs 150, 300, 600 (fails) and bisects to within 5 %, as on one machine
-    # (tests/run/test_known_answers.py).
+    # (tests/run/test_known_answers.py). A known answer of a rate: serial (in the parallel part,
+    # beside a load of 5 to 10, the probe at 300/s failed by its p95 of 61.8 ms).
     search = Search(start=150, hold=2.5, warmup=0.5, settle=0.5, budget=40)
     with known_server("fifo", service_ms=2.5) as server:
         result = run_round(config(cluster.address, server.url, tmp_path, search)).to_json()

@@ -80,11 +80,13 @@ def test_a_server_failing_one_request_in_50_shows_the_timeout_in_its_p99(sqlite_
 def test_a_server_that_stalls_100_ms_every_second_has_the_p95_and_p99_of_a_uniform_wait(sqlite_url, tmp_path):
     # A tenth of the requests arrive in a stall and wait uniformly 0-100 ms for its end: the
     # latency quantile q is 100 * (1 - (1 - q) / 0.1) ms, so p95 50 ms, p99 90 ms, max 100 ms.
-    # 200 req/s for 8 stalls, not more a second: the requests of a stall are all answered at its
-    # end, and the generator reads them one after another, so each one of a stall adds its reading
-    # time to the rest (at 400 req/s that put p95 8 ms late on a busy machine).
+    # 200 req/s, not more a second: the requests of a stall are all answered at its end, and the
+    # generator reads them one after another, so each one of a stall adds its reading time to the
+    # rest (at 400 req/s that put p95 8 ms late on a busy machine). The window is 4 whole periods,
+    # so it holds 4 whole stalls' worth of due times wherever the stalls fall in it: 80 requests
+    # waiting 5, 10, ... 100 ms, of 800, which gives the same quantiles as the 7 periods it was.
     with known_server("stall", period_s=1.0, stall_s=0.1) as server:
-        result = run(server.url, sqlite_url, tmp_path, Ladder(200, 0, 1, 8.0, warmup=1.0))
+        result = run(server.url, sqlite_url, tmp_path, Ladder(200, 0, 1, 5.0, warmup=1.0))
     (level,) = result["levels"]
     assert level["fail_pct"] == 0
     assert 44 <= level["p95_ms"] <= 56, level["p95_ms"]
@@ -114,8 +116,10 @@ def test_the_ceiling_search_ends_within_5_percent_of_a_fifo_servers_capacity(sql
     # Capacity 400/s (2.5 ms a request). The search climbs 150, 300, 600 (fails), then bisects the
     # gap down to 5 %; a probe a little over 400 may hold (its queue grows by only a few requests
     # a second), so the ceiling is within 5 % of 400 either side, and no probe reports more
-    # answers a second than the server can give.
-    search = Search(start=150, hold=2.5, warmup=0.5, settle=0.5, budget=60)
+    # answers a second than the server can give. Probes of 2 s still decide it: offered 5 % over
+    # the capacity, the queue grows 20 a second and the last of the 1.5 measured seconds waits
+    # about 100 ms, twice the 50 ms mark; 5 % under it nothing queues (they were 2.5 s).
+    search = Search(start=150, hold=2.0, warmup=0.5, settle=0.5, budget=60)
     with known_server("fifo", service_ms=2.5) as server:
         result = run(server.url, sqlite_url, tmp_path, search, continue_after_fail=False)
     capacity = server.capacity

@@ -399,8 +399,9 @@ def test_closed_users_past_a_fifo_servers_capacity_are_saturation_with_throughpu
     # Capacity 500 a second (2 ms each). Users think 50 to 150 ms (0.1 s on average): 40 users send
     # about 40 / 0.102 = 392 a second, answered in about 2 ms; 120 would send 1,176, so the server
     # answers its 500 and each answer waits its turn, N / X - Z = 120 / 500 - 0.1 = 0.14 s on
-    # average (Little's law), in every second of the phase.
-    plan = UserPlan((Phase(40, 0.5, 4.5), Phase(120, 0.5, 5.5)))
+    # average (Little's law), in every second of the phase: three whole seconds of each phase
+    # decide it as the five they were did.
+    plan = UserPlan((Phase(40, 0.5, 2.5), Phase(120, 0.5, 3.5)))
     clock = MonotonicClock()
     with known_server("fifo", service_ms=2.0) as server:
         generator = UsersGenerator(
@@ -412,9 +413,9 @@ def test_closed_users_past_a_fifo_servers_capacity_are_saturation_with_throughpu
     first, second = (
         level_row(level, MARK) for level in merge_users_snapshots([generator.recorder.snapshot()])["levels"]
     )
-    # Holds of 4.5 and 5.5 s after a ramp of 0.5: whole seconds and a last half-second each.
-    assert [second["length_s"] for second in first["seconds"]] == [1.0] * 4 + [0.5]
-    assert [second["length_s"] for second in second["seconds"]] == [1.0] * 5 + [0.5]
+    # Holds of 2.5 and 3.5 s after a ramp of 0.5: whole seconds and a last half-second each.
+    assert [second["length_s"] for second in first["seconds"]] == [1.0] * 2 + [0.5]
+    assert [second["length_s"] for second in second["seconds"]] == [1.0] * 3 + [0.5]
     assert first["passed"] and not second["passed"]
     found = level_diagnosis(second, MARK, level_resources(second), first)
     assert found.kind == "saturation", found.line

@@ -2,7 +2,7 @@
 (tests/known_servers.py): a probe's minimum of answers at a low rate and its p95 interval, a
 one-off failure that does not set the ceiling, and a saturation that does, probed only once more.
 
-Each runs the whole pipeline (`run_ladder` with `service_url`: real generator processes, real
+Each runs the whole pipeline (`run_round` with `service_url`: real generator processes, real
 HTTP over loopback) in a few seconds of probes. Tolerances allow for the event loops' timers
 (about a millisecond either side) on a busy 2-core machine.
 """
@@ -20,7 +20,7 @@ from dbladder.report import terminal
 from dbladder.result.interval import quantile_ranks
 from dbladder.result.passmark import PassMark
 from dbladder.run.config import RunConfig
-from dbladder.run.round import run_ladder
+from dbladder.run.round import run_round
 
 pytestmark = [pytest.mark.serial, pytest.mark.slow]
 
@@ -29,7 +29,7 @@ SMALL = {"products": 2000, "orders": 5000}
 
 def run(url: str, sqlite_url: str, out: Path, plan: Plan, **changes) -> dict:
     config = RunConfig(db_url=sqlite_url, plan=plan, sizes=SMALL, service_url=url, out_dir=out)
-    return run_ladder(dataclasses.replace(config, **changes))
+    return run_round(dataclasses.replace(config, **changes)).to_json()
 
 
 def test_a_probe_at_a_low_rate_holds_for_its_answers_and_its_p95_interval_is_its_order_statistics(

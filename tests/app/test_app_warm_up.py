@@ -58,6 +58,7 @@ def app_run(tmp_path: Path, cold_ms: float, *extra: str) -> tuple:
     return ran, result
 
 
+@pytest.mark.slow
 @pytest.mark.serial
 def test_the_default_search_on_a_cold_app_reports_its_warm_capacity(tmp_path):
     ran, result = app_run(tmp_path, 40, "--budget", "24")
@@ -84,6 +85,7 @@ def test_the_default_search_on_a_cold_app_reports_its_warm_capacity(tmp_path):
     assert "warming up the app: 101 first hits (2 request(s))" in ran.stderr
 
 
+@pytest.mark.slow
 @pytest.mark.serial
 def test_on_a_warm_app_the_calibration_estimates_the_capacity_and_the_first_probe_holds(tmp_path):
     ran, result = app_run(tmp_path, 0, "--budget", "4")  # room for one probe: the first
@@ -98,6 +100,7 @@ def test_on_a_warm_app_the_calibration_estimates_the_capacity_and_the_first_prob
     assert abs(item["first_ms"] - item["settled_ms"]) <= 5  # no cold cost: first hits as warm as the rest
 
 
+@pytest.mark.slow
 @pytest.mark.serial
 def test_no_app_warmup_and_a_start_given_leave_the_app_cold_and_the_start_as_given(tmp_path):
     ran, result = app_run(tmp_path, 0, "--no-app-warmup", "--start", "50", "--budget", "4")

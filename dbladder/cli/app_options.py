@@ -11,6 +11,7 @@ import click
 from ..app.process import AppCommand
 from ..errors import UsageError
 from ..run.warm_up import DEFAULT_APP_WARMUP_S
+from .option_lists import with_options
 
 _DEFAULTS = AppCommand("")
 
@@ -72,9 +73,7 @@ APP_OPTIONS = [
 
 def app_options(command: Any) -> Any:
     """Apply APP_OPTIONS to a click command."""
-    for option in reversed(APP_OPTIONS):
-        command = option(command)
-    return command
+    return with_options(command, APP_OPTIONS)
 
 
 def app_fields(options: dict[str, Any]) -> dict[str, Any]:

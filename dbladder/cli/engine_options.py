@@ -10,6 +10,7 @@ from typing import Any
 import click
 
 from ..engine_registry import run_settings
+from .option_lists import with_options
 
 
 def engine_setting_options(*, preset: bool) -> list[Callable[[Any], Any]]:
@@ -39,6 +40,4 @@ def engine_settings_given(options: Mapping[str, Any]) -> dict[str, int]:
 
 def with_engine_setting_options(command: Any) -> Any:
     """A command (`serve`) with every run setting's option, each defaulting to the setting's default."""
-    for option in reversed(engine_setting_options(preset=False)):
-        command = option(command)
-    return command
+    return with_options(command, engine_setting_options(preset=False))

@@ -36,6 +36,7 @@ from .engine_options import engine_setting_options, engine_settings_given
 from .exit_codes import exit_codes
 from .expect import echo_checks, expect_options, expectations_of, raise_if_unmet
 from .log_progress import DEFAULT_INTERVAL, LogProgress
+from .option_lists import with_options
 from .roles import role_options, round_placement
 from .signals import sigterm_as_interrupt
 from .workload_options import DATA_OPTIONS, complete_preset, parse_sizes, workload_option
@@ -291,9 +292,7 @@ LATENCY_HELP = (
 
 def round_options(command: Any) -> Any:
     """Apply ROUND_OPTIONS to a click command, in the order they are listed."""
-    for option in reversed(ROUND_OPTIONS):
-        command = option(command)
-    return dashboard_options(role_options(app_options(command)))
+    return dashboard_options(role_options(app_options(with_options(command, ROUND_OPTIONS))))
 
 
 @click.command(epilog=exit_codes(0, 1, 2, 3, 4))

@@ -10,6 +10,7 @@ import click
 from ..errors import DbladderError, UsageError
 from ..load.presets import presets_for
 from ..workloads.registry import DEFAULT_WORKLOAD, load_workload
+from .option_lists import with_options
 
 SEED_MAX = 2**63 - 1  # what a run's config accepts (RunConfig.validate) and numpy's generators take
 
@@ -60,9 +61,7 @@ DATA_OPTIONS = [
 
 def data_options(command: Any) -> Any:
     """Apply --scale, --size and --seed to a click command."""
-    for option in reversed(DATA_OPTIONS):
-        command = option(command)
-    return command
+    return with_options(command, DATA_OPTIONS)
 
 
 def parse_sizes(settings: tuple[str, ...]) -> dict[str, int]:

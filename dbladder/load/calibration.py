@@ -64,6 +64,7 @@ class Calibration:
     share: float
     failed: int
     seconds: float
+    gain: float = GAIN  # the rule's: doubling the connections had to add this factor to go on
 
     def how(self) -> str:
         """How it was measured, in words."""
@@ -78,7 +79,7 @@ class Calibration:
             f"{self.service_ms:.1f} ms, {self.loops[0][1]:,.1f} req/s); closed loops of each connection "
             f"sending its next request when its last is answered, answers/s: {loops or 'none'}; "
             f"the estimate is the most of them, where doubling the connections stopped adding "
-            f"{100 * (GAIN - 1):.0f} %; the first probe at {self.share:g} x it"
+            f"{100 * (self.gain - 1):.0f} %; the first probe at {self.share:g} x it"
         )
 
     def to_json(self) -> dict[str, Any]:
@@ -179,8 +180,9 @@ async def calibrate(
         pool.close()
     if not latencies:
         return Calibration(
-            None, sequential, (), None, 1, fallback_start, rule.share, failed, time.monotonic() - began
-        )
+            None, sequential, (), None, 1, fallback_start, rule.share, failed,
+            time.monotonic() - began, rule.gain,
+        )  # fmt: skip
     service_ms = statistics.fmean(latencies)
     loops = [(1, len(latencies) / (time.monotonic() - began))]
     connections = 2
@@ -207,4 +209,5 @@ async def calibrate(
         rule.share,
         failed,
         time.monotonic() - began,
+        rule.gain,
     )

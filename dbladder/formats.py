@@ -20,6 +20,12 @@ def ms(value: float) -> str:
     return f"{value:.1f}" if value < 100 else f"{value:,.0f}"
 
 
+def short_ms(value: float) -> str:
+    """A latency in ms, whole from 10 ms, one decimal below ("612", "7.9"): a figure beside others
+    of its own size (an interval's ends, a warm-up's first and settled hits)."""
+    return f"{value:,.0f}" if value >= 10 else f"{value:.1f}"
+
+
 def pct(value: float, digits: int = 2) -> str:
     """A percentage without the sign."""
     return f"{value:.{digits}f}"

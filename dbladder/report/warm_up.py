@@ -4,15 +4,14 @@ what the calibration measured and chose."""
 
 from __future__ import annotations
 
+from ..formats import short_ms
 from ..result.context import CalibrationRecord, WarmedRequest, WarmUpRecord
 from ..result.run import RunResult
 from .blocks import Block, Bullets, Paragraph
 
 
 def _ms(value: float | None) -> str:
-    if value is None:
-        return "-"
-    return f"{value:,.0f} ms" if value >= 10 else f"{value:.1f} ms"
+    return "-" if value is None else f"{short_ms(value)} ms"
 
 
 def request_words(row: WarmedRequest) -> str:

@@ -28,6 +28,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
+from ..formats import short_ms
 from ..histogram import Histogram
 
 CONFIDENCE = 0.95
@@ -141,8 +142,8 @@ def interval_words(interval: Any) -> str:
     """ "180-320 ms", "180 ms or more" (open above)."""
     low, high = _ends(interval)
     if high is None:
-        return f"{_ms(low)} ms or more"
-    return f"{_ms(low)}-{_ms(high)} ms"
+        return f"{short_ms(low)} ms or more"
+    return f"{short_ms(low)}-{short_ms(high)} ms"
 
 
 def interval_note(interval: Any) -> str:
@@ -156,10 +157,6 @@ def _ends(interval: Any) -> tuple[float, float | None]:
     if isinstance(interval, dict):
         return float(interval["low_ms"]), interval.get("high_ms")
     return float(interval.low_ms), interval.high_ms
-
-
-def _ms(value: float) -> str:
-    return f"{value:,.0f}" if value >= 10 else f"{value:.1f}"
 
 
 @dataclass(frozen=True)
@@ -199,6 +196,6 @@ def ceiling_doubts(
 
 def _doubt_words(level: Any, what: str, mark_ms: float) -> str:
     return (
-        f"its level at {level.offered_rps:,.0f} req/s {what} with a p95 of {_ms(level.p95_ms)} ms whose "
+        f"its level at {level.offered_rps:,.0f} req/s {what} with a p95 of {short_ms(level.p95_ms)} ms whose "
         f"95 % interval, {interval_words(level.p95_interval)}, holds the {mark_ms:g} ms pass mark"
     )

@@ -270,11 +270,6 @@ def label_of(name: object) -> str:
     return kind.label if kind is not None else str(name)
 
 
-def engine_settings_in(data: Mapping[str, Any]) -> dict[str, Any]:
-    """The registered run settings among the keys of `data` (a result's config or service block)."""
-    return {key: data[key] for key in run_settings() if key in data}
-
-
 def run_label(settings: Mapping[str, Any]) -> str:
     """What these run settings add to a run's label (", one writer"): each one not at its default."""
     declared = run_settings()

@@ -210,8 +210,8 @@ KEYED_READS_ALLOWED: dict[tuple[str, str], str] = {
 def keyed_reads(tree: ast.AST) -> list[tuple[int, str, str]]:
     """Every read of a mapping by a string written in the code, as (line, key, the expression):
     `x["key"]` (a load or a delete, not a store into a dict the module builds), `x.get("key")`,
-    `x.pop("key")`, `x.setdefault("key")`, and any use of a typed part's `.extra` (the keys a
-    result's typed fields do not name)."""
+    `x.pop("key")`, `x.setdefault("key")`, and any use of a typed part's `.layout` (how its
+    document was written, with the keys its typed fields do not name)."""
     found = []
     for node in ast.walk(tree):
         key = None
@@ -222,8 +222,8 @@ def keyed_reads(tree: ast.AST) -> list[tuple[int, str, str]]:
             first = node.args[0] if node.args else None
             if node.func.attr in ("get", "pop", "setdefault") and isinstance(first, ast.Constant):
                 key = first.value if isinstance(first.value, str) else None
-        elif isinstance(node, ast.Attribute) and node.attr == "extra":
-            key = ".extra"
+        elif isinstance(node, ast.Attribute) and node.attr == "layout":
+            key = ".layout"
         if key is not None:
             found.append((node.lineno, key, ast.unparse(node)))
     return found
@@ -245,8 +245,8 @@ def test_the_reports_read_the_result_by_attribute_only() -> None:
 
 
 def test_the_keyed_read_check_sees_each_spelling() -> None:
-    source = 'a["k"]; b.get("k", 0); c.pop("k"); d.extra; e["k"] = 1; f[0]; g.get(name)'
-    assert [key for _, key, _ in keyed_reads(ast.parse(source))] == ["k", "k", "k", ".extra"]
+    source = 'a["k"]; b.get("k", 0); c.pop("k"); d.layout; e["k"] = 1; f[0]; g.get(name)'
+    assert [key for _, key, _ in keyed_reads(ast.parse(source))] == ["k", "k", "k", ".layout"]
 
 
 CLASS_NAMES_TWICE: dict[str, str] = {}

@@ -18,7 +18,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from .. import __version__
-from ..engine_registry import engine_settings_in
+from ..engine_registry import run_settings
 from ..errors import UnknownBundleVersion
 from .context import (
     AppSection,
@@ -37,8 +37,13 @@ from .context import (
 )
 from .expectations import Checked
 from .level import Level
-from .part import Part
+from .part import Part, spread
 from .schema import RESULT_SCHEMA, RESULT_SCHEMAS_READ
+
+
+def run_setting_keys() -> tuple[str, ...]:
+    """The keys of every registered engine's run settings ("sqlite_writers"), as results hold them."""
+    return tuple(run_settings())
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -137,8 +142,7 @@ class PassMarkSet(Part):
 
 @dataclass(frozen=True, kw_only=True)
 class Config(Part):
-    """The run's configuration as it ran (`RunConfig.to_dict()`). The engines' run settings (SQLite's
-    one writer) are keyed as each engine declares them, so they are read through `engine_settings`."""
+    """The run's configuration as it ran (`RunConfig.to_dict()`)."""
 
     db_url: str | None = None
     workload: str | None = None
@@ -177,12 +181,9 @@ class Config(Part):
     requests_file: str | None = None
     warm_up_s: float | None = None
     calibrate: bool | None = None
-
-    @property
-    def engine_settings(self) -> dict[str, Any]:
-        """The engines' run settings as the run had them (SQLite's one writer), under the keys their
-        engines declare (`dbladder.engine_registry.RunSetting`), kept among the document's own."""
-        return engine_settings_in(self.extra)
+    # The engines' run settings as the run had them (SQLite's one writer, "sqlite_writers": 0),
+    # among the config's own keys, each under the key its engine declares (`RunSetting`).
+    engine_settings: Mapping[str, int] = spread(run_setting_keys)
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -218,6 +219,8 @@ class Service(Part):
     sessions: int | None = None
     starts: int | None = None
     agent: str | None = None  # a cluster run: the app agent it ran on
+    # The engines' run settings the service ran with, among its own keys, as in `Config`.
+    engine_settings: Mapping[str, int] = spread(run_setting_keys)
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -317,8 +320,8 @@ class Integrity(Part):
 @dataclass(frozen=True, kw_only=True)
 class Environment(Part):
     """The machine the run ran on: the platform and Python, its CPUs, memory and the filesystem of
-    the data (`dbladder.observe.environment`); what else the sampler found is kept in `extra` and
-    shown as it is (`facts`)."""
+    the data (`dbladder.observe.environment`); every figure is shown as it was recorded (`facts`),
+    a newer release's too."""
 
     platform: str | None = None
     python: str | None = None

@@ -10,12 +10,11 @@ from typing import Any
 
 import pytest
 
-from dbladder.engine_registry import run_settings
 from dbladder.errors import UnknownBundleVersion
 from dbladder.plans import Ladder
 from dbladder.result.level import Level
-from dbladder.result.part import Part
-from dbladder.result.run import RunResult, read_result
+from dbladder.result.part import Part, document_keys
+from dbladder.result.run import Config, RunResult, Service, read_result
 from dbladder.result.schema import RESULT_SCHEMA, json_schema, problem
 from dbladder.run.config import RunConfig
 from dbladder.run.round import run_round
@@ -41,6 +40,8 @@ def test_a_result_of_the_previous_release_comes_back_unchanged_and_valid():
 def test_its_parts_read_as_attributes():
     result = RunResult.from_json(previous())
     assert result.engine_name == "sqlite"
+    assert result.config.engine_settings == {"sqlite_writers": 0}
+    assert result.service is not None and result.service.engine_settings == {"sqlite_writers": 0}
     assert result.config.users is not None
     assert [phase.users for phase in result.config.users.phases] == [10, 20]
     assert isinstance(result.levels[0], Level) and result.levels[0].users == 10
@@ -79,18 +80,16 @@ def _declared(
     missing = []
     hints = typing.get_type_hints(part)
     properties = schema.get("properties", {})
-    for field in dataclasses.fields(part):
-        if field.name in ("extra", "layout"):
+    for key, name in document_keys(part).items():
+        if key not in properties:
+            missing.append(f"{path}{key}")
             continue
-        if field.name not in properties:
-            missing.append(f"{path}{field.name}")
-            continue
-        child = _resolved(properties[field.name], root or schema)
-        for inner in _parts_in(hints[field.name]):
+        child = _resolved(properties[key], root or schema)
+        for inner in _parts_in(hints[name]):
             node = child.get("items", child) if "items" in child else child
             node = node.get("additionalProperties", node) if not node.get("properties") else node
             node = _resolved(node, root or schema)
-            missing += _declared(inner, node, f"{path}{field.name}.", root or schema)
+            missing += _declared(inner, node, f"{path}{key}.", root or schema)
     return missing
 
 
@@ -120,29 +119,31 @@ def test_a_real_short_run_round_trips_and_validates(sqlite_url, tmp_path):
     assert result.to_json() == document
     assert problem(result.to_json(), RESULT_SCHEMA) is None
     assert [level.offered_rps for level in result.levels] == [40, 80]
-    # Every key the run wrote is a typed field (issue 33), but the engines' run settings.
-    assert _extra_keys(result) <= {"config.sqlite_writers", "service.sqlite_writers"}
+    # Every key the run wrote is a typed field (issue 33), the engines' run settings included.
+    assert _undeclared_keys(result) == set()
+    assert result.config.engine_settings == {"sqlite_writers": 0}
 
 
-def _extra_keys(part: Part, path: str = "") -> set[str]:
-    """Every key left in the `extra` of a part or of the parts inside it, by its path."""
-    found = {f"{path}{key}" for key in part.extra}
+def _undeclared_keys(part: Part, path: str = "") -> set[str]:
+    """Every key of the document that a part, or a part inside it, does not declare, by its path."""
+    found = {f"{path}{key}" for key in (part.layout.undeclared if part.layout else {})}
     for field in dataclasses.fields(part):
         value = getattr(part, field.name)
         values = value.values() if isinstance(value, dict) else value if isinstance(value, tuple) else [value]
         for inner in values:
             if isinstance(inner, Part):
-                found |= _extra_keys(inner, f"{path}{field.name}.")
+                found |= _undeclared_keys(inner, f"{path}{field.name}.")
     return found
 
 
 def _untyped(part: type[Part], schema: dict[str, Any], path: str, root: dict[str, Any]) -> list[str]:
-    """Fields the schema defines for a part that the part does not declare (they would be `extra`)."""
+    """Fields the schema defines for a part that the part does not declare (a document's would be
+    kept as read, never typed)."""
     hints = typing.get_type_hints(part)
-    fields = {field.name: field for field in dataclasses.fields(part)}
-    found = [f"{path}{name}" for name in schema.get("properties", {}) if name not in fields]
+    keys = document_keys(part)
+    found = [f"{path}{name}" for name in schema.get("properties", {}) if name not in keys]
     for name, child in schema.get("properties", {}).items():
-        if name not in fields:
+        if keys.get(name) != name:
             continue
         for inner in _parts_in(hints[name]):
             node = _resolved(child, root)
@@ -152,15 +153,27 @@ def _untyped(part: type[Part], schema: dict[str, Any], path: str, root: dict[str
     return found
 
 
-def test_every_field_of_the_schema_is_typed_but_the_engines_run_settings():
-    # Issue 33: nothing this release writes is left in a part's `extra`, which only carries the
-    # keys of a newer release's document back out. The one exception: each engine's run settings
-    # (SQLite's `sqlite_writers`), keyed as its engine declares them and read through
-    # `Config.engine_settings`, so that an engine registered from outside adds its own.
+def test_every_field_of_the_schema_is_typed():
+    # Issue 33: nothing this release writes is read as anything but a typed field; a key no field
+    # declares is a newer release's, kept as read and written back. Each engine's run settings
+    # (SQLite's `sqlite_writers`), keyed as its engine declares them, are `Config.engine_settings`
+    # and `Service.engine_settings`, so that an engine registered from outside adds its own.
     schema = json_schema(RESULT_SCHEMA)
-    settings = set(run_settings())
-    untyped = [
-        path for path in _untyped(RunResult, schema, "", schema) if path.rsplit(".", 1)[-1] not in settings
-    ]
-    assert untyped == []
-    assert {"config.sqlite_writers", "service.sqlite_writers"} <= set(_untyped(RunResult, schema, "", schema))
+    assert _untyped(RunResult, schema, "", schema) == []
+    assert document_keys(Config)["sqlite_writers"] == "engine_settings"
+    assert document_keys(Service)["sqlite_writers"] == "engine_settings"
+
+
+def test_the_engines_run_settings_come_back_in_their_place_and_a_newer_key_is_kept():
+    document = previous()
+    assert document["config"]["sqlite_writers"] == 0
+    config = document["config"]
+    at = list(config).index("sqlite_writers")
+    newer = dict([*list(config.items())[:at], ("newer_setting", {"x": 1}), *list(config.items())[at:]])
+    result = RunResult.from_json(document | {"config": newer})
+    assert result.config.engine_settings == {"sqlite_writers": 0}
+    assert json.dumps(result.to_json()["config"]) == json.dumps(newer)
+    changed = result.updated({"config": result.config.updated({"sqlite_writers": 1})})
+    assert list(changed.to_json()["config"]) == list(newer) and changed.config.engine_settings == {
+        "sqlite_writers": 1
+    }

@@ -9,7 +9,7 @@ entries are keys of the part itself, each one a key the field names (the engines
 "sqlite_writers", which result.json has always kept among the config's own keys).
 
 `to_json(from_json(doc)) == doc` holds for any document the schema accepts, also an older or a
-newer one, because a part remembers how its document was written (`Layout`): the order of its
+newer one, because a part remembers how its document was written (`AsRead`): the order of its
 keys, so a key that was absent stays absent and one that was null stays null, and the keys it
 does not declare. Those are kept as they were read and written back, never read: the schema
 allows them (its objects have `additionalProperties`, so a newer release may add a key without a
@@ -50,7 +50,7 @@ class UndeclaredKey(TypeError):
 
 
 @dataclasses.dataclass(frozen=True)
-class Layout:
+class AsRead:
     """How a part's document was written when it was read: its keys in their order, and the values
     of those the part does not declare (a newer release's), written back as they were."""
 
@@ -62,7 +62,7 @@ class Layout:
 class Part:
     """A typed piece of a result document (see the module's docstring)."""
 
-    layout: Layout | None = dataclasses.field(default=None, repr=False, compare=False)
+    layout: AsRead | None = dataclasses.field(default=None, repr=False, compare=False)
     """How the document was written when read; None for a part built in code."""
 
     @classmethod
@@ -83,7 +83,7 @@ class Part:
                 values[name] = None
         taken |= {name for name, field in known.items() if field.spread is None}
         undeclared = {key: value for key, value in data.items() if key not in taken}
-        return cls(**values, layout=Layout(tuple(data), undeclared))
+        return cls(**values, layout=AsRead(tuple(data), undeclared))
 
     def updated(self, values: Mapping[str, Any]) -> Self:
         """The part with `values` set, each given as JSON data or already typed: a declared key
@@ -110,7 +110,7 @@ class Part:
         layout = self.layout
         if layout is not None:
             new = tuple(dict.fromkeys(key for key in added if key not in layout.keys))
-            layout = Layout(layout.keys + new, layout.undeclared)
+            layout = AsRead(layout.keys + new, layout.undeclared)
         return dataclasses.replace(self, **typed, layout=layout)
 
     def to_json(self) -> dict[str, Any]:

@@ -152,3 +152,34 @@ def test_a_bundle_of_the_previous_release_rebuilds_its_reports(tmp_path):
     assert md.startswith("# SQLite 3.54.1: held 20 users, 196 req/s (no level failed)\n")
     assert "| users-read: 5 % writes, 10 to 20 users | 1 | ≥ 20 users: 196 req/s |" in md
     assert (tmp_path / "again" / "result.json").read_bytes() == previous.read_bytes()
+
+
+def test_a_bundle_with_a_newer_releases_keys_reports_as_without_them_and_keeps_them(tmp_path):
+    # The schema lets a newer release add a key without a new version: this one shows what it knows,
+    # the same as without the key, and writes the new key back where it was.
+    write_bundle(fake_result(), tmp_path / "plain")
+    document = json.loads((tmp_path / "plain" / "result.json").read_text())
+    newer = {"newer_top": [1, 2], **document, "config": {"newer_setting": 3, **document["config"]}}
+    newer["levels"][0]["newer_figure"] = 0.5
+    (tmp_path / "newer").mkdir()
+    (tmp_path / "newer" / "result.json").write_text(json.dumps(newer, indent=2) + "\n")
+    build_reports([tmp_path / "newer"], tmp_path / "again")
+    for name in ("report.md", "report.html"):
+        assert (tmp_path / "again" / name).read_bytes() == (tmp_path / "plain" / name).read_bytes()
+    # levels.csv has a column per key of a level, as written: the newer one too.
+    assert (tmp_path / "again" / "levels.csv").read_text().splitlines()[0].endswith(",newer_figure")
+    assert (tmp_path / "again" / "result.json").read_bytes() == (
+        tmp_path / "newer" / "result.json"
+    ).read_bytes()
+
+
+def test_a_key_where_the_schema_allows_none_is_refused_in_one_line_naming_it(tmp_path):
+    # The parts keep a key they do not declare only where the schema allows one; where it does not
+    # (the database's size on disk), the bundle fails its check before any part reads it.
+    write_bundle(fake_result(), tmp_path / "plain")
+    document = json.loads((tmp_path / "plain" / "result.json").read_text())
+    document["storage"] = {"size_bytes": 155648, "memory_cap_bytes": None, "newer": 1}
+    (tmp_path / "plain" / "result.json").write_text(json.dumps(document))
+    result = run_dbladder("report", str(tmp_path / "plain"), "--out", str(tmp_path / "out"))
+    assert result.returncode == 1 and result.stderr.count("\n") == 1
+    assert "storage: Additional properties are not allowed ('newer' was unexpected)" in result.stderr

@@ -47,6 +47,8 @@ sys.dont_write_bytecode = False
 
 # Where the suite's time goes (scripts/test-times): loaded only when asked for.
 pytest_plugins = ["timing_support"] if os.environ.get("DBLADDER_TEST_TIMES") else []
+# A serial test that fails while other work kept the machine busy is skipped with the figures.
+pytest_plugins += ["busy_machine", "pytester"]
 
 # A registry of managed servers of the suite's own (one per process, so per xdist worker): no test
 # sees a server the user's own `dbladder db start` left, and none can leave one for the user.

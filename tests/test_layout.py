@@ -393,3 +393,33 @@ def test_no_any_in_a_signature_that_takes_the_cluster() -> None:
             ):
                 found.append(f"{module_name(path)}.{function.name}")
     assert found == []
+
+
+MAX_PROTOCOL_METHODS = 8
+"""No protocol the round asks in dbladder/run/ has more methods (issue 33: `Place` had 16, and
+was split into where the data lives and where the load runs)."""
+
+PROTOCOLS_OVER: dict[str, str] = {
+    "Target": "what the load is sent to: the round's seven steps and a comparison's three (its data "
+    "as it says it, how it is made, a rerun's config); a split like Place's is left to do",
+}
+"""Protocol -> why it has more methods than MAX_PROTOCOL_METHODS for now."""
+
+
+def protocol_methods() -> dict[str, int]:
+    """Every Protocol class in dbladder/run/, with its number of methods."""
+    found = {}
+    for path in run_modules():
+        for node in nodes_of(path):
+            if isinstance(node, ast.ClassDef) and any(ast.unparse(base) == "Protocol" for base in node.bases):
+                found[node.name] = sum(
+                    isinstance(item, ast.FunctionDef | ast.AsyncFunctionDef) for item in node.body
+                )
+    return found
+
+
+def test_no_protocol_of_the_round_has_over_8_methods() -> None:
+    methods = protocol_methods()
+    assert {"DataPlace", "LoadPlace", "Target"} <= set(methods)
+    over = {name: count for name, count in methods.items() if count > MAX_PROTOCOL_METHODS}
+    assert set(over) == set(PROTOCOLS_OVER), over

@@ -2,8 +2,9 @@
 seeded and checked on the agent that holds it (SQLite's file on the app agent's machine, a
 server's database beside it on the db agent's; run/agent_data.py), dbladder's service runs on the
 app agent with its route made there, each fault acts on the agent of what it stops
-(run/cluster_faults.py), and the db and app agents' hosts are sampled where they run. Without an
-agent of a role, what it would do is done on this machine, as `ThisMachine` does it.
+(run/cluster_faults.py), and the db and app agents' hosts are sampled where they run: the data's
+half `DataOnAgents`, the load's `LoadOnAgents`. Without an agent of a role, what it would do is
+done on this machine, as `DataHere` and `LoadHere` do it.
 """
 
 from __future__ import annotations
@@ -35,7 +36,7 @@ from .load_target import LoadTarget, route_timeout, service_config, service_desc
 from .preparation import Prepared
 from .progress import Progress
 from .role_groups import RoleGroups
-from .this_machine import DataMaker, GeneratorCounts, ThisMachine
+from .this_machine import DataHere, DataMaker, GeneratorCounts, LoadHere
 
 if TYPE_CHECKING:
     from ..cluster.coordinator import Agent, Cluster
@@ -43,13 +44,14 @@ if TYPE_CHECKING:
     from .observation import RunObserver
 
 
-class OnAgents:
-    """The agents of `cluster`; `holder` is the agent whose machine holds the data (None: this one)."""
+class DataOnAgents:
+    """The data on the agent `holder` of `cluster` (None: on this machine), and the database
+    server as the db agent on its machine finds it for the run's faults."""
 
     def __init__(self, cluster: Cluster, holder: Agent | None):
         self.cluster = cluster
         self.holder = holder
-        self.here = ThisMachine()  # what no agent does
+        self.here = DataHere()  # what no agent does
         self.db_agent: Agent | None = None
         self.db_record: dict[str, Any] | None = None
 
@@ -77,6 +79,46 @@ class OnAgents:
         if self.holder is None:
             return self.here.baseline(config, workload)
         return baseline_on_agent(self.cluster, self.holder, config)
+
+    def data_words(self) -> str:
+        return f" on {agent_words(self.holder)}" if self.holder is not None else ""
+
+    def fresh_data(
+        self,
+        label: str,
+        url: DatabaseURL,
+        config: RunConfig,
+        workload: Workload,
+        data: DataSpec,
+        make: DataMaker,
+        verify: bool,
+    ) -> FreshData | FreshDataOnAgent:
+        if self.holder is None:
+            return self.here.fresh_data(label, url, config, workload, data, make, verify)
+        return FreshDataOnAgent(self.cluster, self.holder, label, url, config, verify=verify)
+
+    def integrity(
+        self,
+        config: RunConfig,
+        workload: Workload,
+        prepared: Prepared,
+        acknowledged: AcknowledgedWrites,
+        baseline: object,
+        faults: Sequence[JsonObject],
+    ) -> IntegrityChecked:
+        if self.holder is None:
+            return self.here.integrity(config, workload, prepared, acknowledged, baseline, faults)
+        return integrity_on_agent(self.cluster, self.holder, config, prepared, acknowledged, baseline, faults)
+
+
+class LoadOnAgents:
+    """The load from the load agents of `cluster`, the service on its app agent, the faults on the
+    agent of what each one stops (the server's: the db agent `data` found for them)."""
+
+    def __init__(self, cluster: Cluster, data: DataOnAgents):
+        self.cluster = cluster
+        self.data = data
+        self.here = LoadHere()  # what no agent does
 
     def observe(self, observer: RunObserver, run: Run, progress: Progress) -> None:
         cluster = self.cluster
@@ -136,40 +178,11 @@ class OnAgents:
         self, config: RunConfig, origin: float, target: LoadTarget, server: ManagedServer | None
     ) -> FaultActions:
         service = target.service if target.agent is None else None
-        return AgentFaultActions(self.cluster, origin, config.db_url, target.agent, self.db_agent, service)
+        db_agent = self.data.db_agent
+        return AgentFaultActions(self.cluster, origin, config.db_url, target.agent, db_agent, service)
 
     def flags(self, levels: Sequence[dict[str, Any]]) -> list[str]:
         return lost_agent_flags(self.cluster, levels)
-
-    def data_words(self) -> str:
-        return f" on {agent_words(self.holder)}" if self.holder is not None else ""
-
-    def fresh_data(
-        self,
-        label: str,
-        url: DatabaseURL,
-        config: RunConfig,
-        workload: Workload,
-        data: DataSpec,
-        make: DataMaker,
-        verify: bool,
-    ) -> FreshData | FreshDataOnAgent:
-        if self.holder is None:
-            return self.here.fresh_data(label, url, config, workload, data, make, verify)
-        return FreshDataOnAgent(self.cluster, self.holder, label, url, config, verify=verify)
-
-    def integrity(
-        self,
-        config: RunConfig,
-        workload: Workload,
-        prepared: Prepared,
-        acknowledged: AcknowledgedWrites,
-        baseline: object,
-        faults: Sequence[JsonObject],
-    ) -> IntegrityChecked:
-        if self.holder is None:
-            return self.here.integrity(config, workload, prepared, acknowledged, baseline, faults)
-        return integrity_on_agent(self.cluster, self.holder, config, prepared, acknowledged, baseline, faults)
 
 
 @contextmanager

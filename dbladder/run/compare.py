@@ -52,7 +52,7 @@ from .place import data_cluster_for, place_for
 from .progress import Progress, QuietProgress, seeding_pass
 from .round import run_round
 from .targets import Target, target_for
-from .this_machine import ThisMachine
+from .this_machine import LoadHere
 
 if TYPE_CHECKING:
     from ..cluster.coordinator import Cluster
@@ -224,7 +224,7 @@ def _run_compare(
     server_urls = {text: parse_url(server.url) for text, server in servers.items() if server is not None}
     base = config.base
     workload = base.round_workload()
-    target = target_for(base, ThisMachine())  # what the load is sent to decides how the data is made
+    target = target_for(base, LoadHere())  # what the load is sent to decides how the data is made
     # checked() refuses a comparison without a seed: every run starts from the data as seeded.
     data = DataSpec(cast(int, base.seed), workload.scaled_sizes(base.scale, base.sizes))
     sizes = ", ".join(f"{count:,} {name}" for name, count in data.sizes.items())
@@ -242,14 +242,16 @@ def _run_compare(
                 # Seeded and restored where the data is (agent_data.py on a cluster).
                 place = place_for(config.run_config(entry).with_url(url), cluster)
                 progress.message(
-                    f"{label}: seeding the {workload.name} workload once{place.data_words()}: {sizes}"
+                    f"{label}: seeding the {workload.name} workload once{place.data.data_words()}: {sizes}"
                 )
                 seeding = seeder(workload, data, progress, label, planned)
                 make = target.data_maker(url, config.out_dir / f"app-setup-{label}.log", seeding)
-                fresh[entry.db_url] = place.fresh_data(label, url, base, workload, data, make, config.verify)
+                fresh[entry.db_url] = place.data.fresh_data(
+                    label, url, base, workload, data, make, config.verify
+                )
                 preparation = asyncio.run(fresh[entry.db_url].prepare())
                 progress.message(
-                    f"{label}: every run gets its data by {preparation.method}{place.data_words()}"
+                    f"{label}: every run gets its data by {preparation.method}{place.data.data_words()}"
                 )
                 prepared[entry.db_url] = preparation.to_dict()
             document["preparation"][label] = prepared[entry.db_url]

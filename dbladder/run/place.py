@@ -1,21 +1,25 @@
 """Where the round's load runs and where its data lives, chosen once (`place_for`, on the cluster
 `cluster_for` connects, if any):
 
-    ThisMachine   the generator processes, the data (seeded, its baseline, its check after the
-                  load), the service, the faults and the samples, all on this machine
-                  (run/this_machine.py)
-    OnAgents      a cluster's (run/agents_place.py): the load agents send the load, the data is
-                  seeded and checked on the agent that holds it, the service runs on the app
-                  agent, each fault acts on the agent of what it stops, the other hosts are
-                  sampled there
+    this machine  the generator processes, the data (seeded, its baseline, its check after the
+                  load), the service, the faults and the samples, all here (run/this_machine.py:
+                  `DataHere`, `LoadHere`)
+    the agents    a cluster's (run/agents_place.py: `DataOnAgents`, `LoadOnAgents`): the load
+                  agents send the load, the data is seeded and checked on the agent that holds
+                  it, the service runs on the app agent, each fault acts on the agent of what it
+                  stops, the other hosts are sampled there
 
-The round asks its place at each step (`Place`) and never asks which one it has.
+A place comes in two halves, each a small protocol: where the data lives and its server
+(`DataPlace`: seeded, its baseline, its check, its record) and where the load runs (`LoadPlace`:
+the generators, the service, the faults, the other hosts). The round asks each half for its part
+at each step and never asks which one it has.
 """
 
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
 from contextlib import AbstractContextManager, nullcontext
+from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Protocol
 
 from ..load.acknowledged import AcknowledgedWrites
@@ -24,7 +28,7 @@ from ..servers import ManagedServer, is_managed_spec
 from ..types import JsonObject
 from ..urls import DatabaseURL
 from ..workloads.base import DataSpec, Workload
-from .agents_place import OnAgents
+from .agents_place import DataOnAgents, LoadOnAgents
 from .config import RunConfig
 from .faults import FaultActions
 from .integrity import IntegrityChecked
@@ -32,7 +36,7 @@ from .load_target import LoadTarget
 from .preparation import Prepared
 from .progress import Progress
 from .role_groups import RoleGroups
-from .this_machine import DataMaker, GeneratorCounts, ThisMachine
+from .this_machine import DataHere, DataMaker, GeneratorCounts, LoadHere
 
 if TYPE_CHECKING:
     from ..cluster.coordinator import Cluster
@@ -42,11 +46,12 @@ if TYPE_CHECKING:
     from .observation import RunObserver
 
 
-class Place(Protocol):
-    """Where the load runs and where the data lives: what the round asks of it, step by step."""
+class DataPlace(Protocol):
+    """Where the data lives, and its database server: what the round (and a comparison) asks of it."""
 
     def check(self, config: RunConfig) -> None:
-        """Before anything is written or seeded: what this place cannot do, refused in one line."""
+        """Before anything is written or seeded: a fault on the database server that no machine
+        of this place may cause, refused in one line."""
 
     def server_record(self, server: ManagedServer | None) -> dict[str, Any] | None:
         """The database server's record for the result: the managed server's, or the one its faults act on."""
@@ -59,6 +64,38 @@ class Place(Protocol):
 
     def baseline(self, config: RunConfig, workload: Workload) -> object:
         """The integrity check's baseline, taken before the load where the data lives."""
+
+    def data_words(self) -> str:
+        """Where the data lives, for a line ("" here, " on app agent app-1 (10.0.0.4)")."""
+
+    def fresh_data(
+        self,
+        label: str,
+        url: DatabaseURL,
+        config: RunConfig,
+        workload: Workload,
+        data: DataSpec,
+        make: DataMaker,
+        verify: bool,
+    ) -> FreshData | FreshDataOnAgent:
+        """A comparison's data for one database, seeded once (by `make` where it is this machine's)
+        and restored before every run, where the data lives."""
+
+    def integrity(
+        self,
+        config: RunConfig,
+        workload: Workload,
+        prepared: Prepared,
+        acknowledged: AcknowledgedWrites,
+        baseline: object,
+        faults: Sequence[JsonObject],
+    ) -> IntegrityChecked:
+        """The integrity check where the data lives, with the run's `faults` records."""
+
+
+class LoadPlace(Protocol):
+    """Where the load runs (its generators, the service, the faults, the hosts sampled): what the
+    round asks of it."""
 
     def observe(self, observer: RunObserver, run: Run, progress: Progress) -> None:
         """The observer given this place's other hosts and clocks, their warnings flagged."""
@@ -90,41 +127,23 @@ class Place(Protocol):
     def flags(self, levels: Sequence[dict[str, Any]]) -> list[str]:
         """The run's flags of this place (an agent lost during the run)."""
 
-    def data_words(self) -> str:
-        """Where the data lives, for a line ("" here, " on app agent app-1 (10.0.0.4)")."""
 
-    def fresh_data(
-        self,
-        label: str,
-        url: DatabaseURL,
-        config: RunConfig,
-        workload: Workload,
-        data: DataSpec,
-        make: DataMaker,
-        verify: bool,
-    ) -> FreshData | FreshDataOnAgent:
-        """A comparison's data for one database, seeded once (by `make` where it is this machine's)
-        and restored before every run, where the data lives."""
+@dataclass(frozen=True)
+class Place:
+    """The round's place in its two halves: where the data lives, and where the load runs."""
 
-    def integrity(
-        self,
-        config: RunConfig,
-        workload: Workload,
-        prepared: Prepared,
-        acknowledged: AcknowledgedWrites,
-        baseline: object,
-        faults: Sequence[JsonObject],
-    ) -> IntegrityChecked:
-        """The integrity check where the data lives, with the run's `faults` records."""
+    data: DataPlace
+    load: LoadPlace
 
 
 def place_for(config: RunConfig, cluster: Cluster | None) -> Place:
     """The round's place: this machine, or the agents of `cluster` (its data on the agent that
     holds it, unless the user's app makes the data: then here, where its setup ran)."""
     if cluster is None:
-        return ThisMachine()
+        return Place(DataHere(), LoadHere())
     holder = None if config.app is not None else cluster.data_agent(config.url.kind.has_server)
-    return OnAgents(cluster, holder)
+    data = DataOnAgents(cluster, holder)
+    return Place(data, LoadOnAgents(cluster, data))
 
 
 def cluster_for(config: RunConfig, progress: Progress) -> AbstractContextManager[Cluster | None]:

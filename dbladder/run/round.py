@@ -149,20 +149,20 @@ def _round(
     prepared, the machine observed, the load sent, the writes checked, the result finished."""
     served = dataclasses.replace(config, db_url=server.url) if server is not None else config
     place = place_for(served, cluster)
-    target = target_for(served, place)
+    target = target_for(served, place.load)
     target.check()  # a route the service's machine cannot make: refused before anything is written
-    place.check(served)  # so is a fault no agent may cause
+    place.data.check(served)  # so is a fault no agent may cause
     run = Run(config, config.out_dir / "result.json")
     run.update(placement=config.placement.describe())
     if server is None and served.url.kind.has_server:
         server = server_for_url(served.url)  # one of dbladder's own servers, if it is
-    if (record := place.server_record(server)) is not None:  # its settings travel with the result
+    if (record := place.data.server_record(server)) is not None:  # its settings travel with the result
         run.update(database_server=record)
     run.save()
     progress.message("checking that the machine is quiet before the run")
     idle = check_idle()
     state = RoundSteps(served, run, place, target, groups, progress, served.round_workload(), server)
-    state.prepared = place.prepare(target.make_data(run, progress), state.workload, progress)
+    state.prepared = place.data.prepare(target.make_data(run, progress), state.workload, progress)
     observer = _observed(state, idle)
     run.update(**served.plan.headline([]))
     fleet, ended, started = _load(state, observer)
@@ -189,10 +189,10 @@ def _observed(state: RoundSteps, idle: dict[str, Any]) -> RunObserver:
     described = _workload_section(workload, prepared)
     run.update(workload=described)
     if config.integrity and writes:  # checked where the data is, as it was seeded
-        state.baseline = state.place.baseline(config, workload)
+        state.baseline = state.place.data.baseline(config, workload)
     if (data_layer := workload.data_layer(prepared.engine.engine)) is not None:
         run.update(workload=described | {"data_layer": data_layer})
-    local = state.place.data_url(config.url)  # None: the data's files are another machine's
+    local = state.place.data.data_url(config.url)  # None: the data's files are another machine's
     sqlite_path = local.path if local is not None else None  # a server's files are not ours to measure
     data_path = os.path.abspath(sqlite_path) if sqlite_path else None
     observer = RunObserver(prepared.engine, config.url, data_path, config.precise_clock, config.syscalls)
@@ -215,7 +215,7 @@ def _observed(state: RoundSteps, idle: dict[str, Any]) -> RunObserver:
         state.progress.message(unavailable)
         run.flag(unavailable)
     observer.idle = idle
-    state.place.observe(observer, run, state.progress)
+    state.place.load.observe(observer, run, state.progress)
     observer.storage_url = local
     _describe_storage(state, observer, prepared)
     return observer
@@ -288,7 +288,7 @@ def _describe_target(state: RoundSteps, started: LoadTarget) -> None:
 
 def _load(state: RoundSteps, observer: RunObserver) -> tuple[Fleet, Ended, LoadTarget]:
     """The plan's levels sent to the target by the generator fleet, the faults caused on the way."""
-    config, place, progress, prepared = state.config, state.place, state.progress, state.prepared
+    config, place, progress, prepared = state.config, state.place.load, state.progress, state.prepared
     assert prepared is not None
     faults = parse_faults(config.faults)
     # A fault may stop the server on purpose: then only a kill for memory is a loss.
@@ -390,7 +390,7 @@ def _record_load(state: RoundSteps, ended: Ended, injector: FaultInjector | None
     """The load's flags, the faults' records and the generator's own figures in the result."""
     run = state.run
     run.flag(*ended.flags)
-    run.flag(*state.place.flags(run.result.to_json()["levels"]))
+    run.flag(*state.place.load.flags(run.result.to_json()["levels"]))
     if injector is not None:  # the faults' records go into the struck levels' rows too
         run.add_faults(injector.records, injector.records_for)
         for line in describe_faults(injector.records):
@@ -415,10 +415,10 @@ def _check_integrity(state: RoundSteps, fleet: Fleet, ended: Ended) -> Exception
         return None  # a lost server has no data left to check
     state.progress.message(
         f"checking the {fleet.acknowledged.count:,} acknowledged writes and the invariants"
-        + state.place.data_words()
+        + state.place.data.data_words()
     )
     faults = [record.to_json() for record in run.result.faults or ()]
-    checked = state.place.integrity(
+    checked = state.place.data.integrity(
         config, state.workload, prepared, fleet.acknowledged, state.baseline, faults
     )
     run.flag(*checked.flags)  # a check that cannot read the database flags the run

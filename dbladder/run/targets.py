@@ -24,7 +24,7 @@ from .app_target import APP_LOG, AppWatch, app_probe, app_section, app_target, r
 from .config import RunConfig, parse_service_url
 from .faults import direct_probe, http_probe
 from .load_target import LoadTarget, route_here
-from .place import Place
+from .place import LoadPlace
 from .preparation import Prepared
 from .progress import Progress
 from .this_machine import DataMaker
@@ -74,7 +74,7 @@ class Target(Protocol):
 class DbladderService:
     """dbladder's service, started where the round's place runs it."""
 
-    def __init__(self, config: RunConfig, place: Place):
+    def __init__(self, config: RunConfig, place: LoadPlace):
         self.config, self.place = config, place
 
     def check(self) -> None:
@@ -192,7 +192,7 @@ class UsersApp(DbladderService):
         return cast(AppCommand, self.config.app)
 
 
-def target_for(config: RunConfig, place: Place) -> Target:
+def target_for(config: RunConfig, place: LoadPlace) -> Target:
     """The round's target, as the config chooses it."""
     if config.app is not None:
         return UsersApp(config, place)

@@ -1,6 +1,7 @@
-"""The round's place on this machine (`ThisMachine`): the generator processes, the data (seeded,
-its baseline, its check after the load), the service, the faults and the samples, all here; and
-the run's generator processes as a place counts them (`GeneratorCounts`)."""
+"""The round's place on this machine: the data (seeded, its baseline, its check after the load:
+`DataHere`) and the load (the generator processes, the service, the faults and the samples:
+`LoadHere`), all here; and the run's generator processes as a place counts them
+(`GeneratorCounts`)."""
 
 from __future__ import annotations
 
@@ -48,8 +49,8 @@ class GeneratorCounts:
     counts: dict[str, int] = field(default_factory=dict)
 
 
-class ThisMachine:
-    """Everything on this machine."""
+class DataHere:
+    """The data on this machine: seeded, its baseline taken and its writes checked here."""
 
     def check(self, config: RunConfig) -> None:
         return None
@@ -65,6 +66,38 @@ class ThisMachine:
 
     def baseline(self, config: RunConfig, workload: Workload) -> object:
         return take_baseline(config.url, workload)
+
+    def data_words(self) -> str:
+        return ""
+
+    def fresh_data(
+        self,
+        label: str,
+        url: DatabaseURL,
+        config: RunConfig,
+        workload: Workload,
+        data: DataSpec,
+        make: DataMaker,
+        verify: bool,
+    ) -> FreshData:
+        return FreshData(url, workload, data, verify=verify, make=make)
+
+    def integrity(
+        self,
+        config: RunConfig,
+        workload: Workload,
+        prepared: Prepared,
+        acknowledged: AcknowledgedWrites,
+        baseline: object,
+        faults: Sequence[JsonObject],
+    ) -> IntegrityChecked:
+        return integrity_section(
+            config.url, workload, prepared.data, acknowledged, baseline, prepared.engine, faults
+        )
+
+
+class LoadHere:
+    """The load from this machine: its generator processes, the service and the faults here."""
 
     def observe(self, observer: RunObserver, run: Run, progress: Progress) -> None:
         return None
@@ -96,31 +129,3 @@ class ThisMachine:
 
     def flags(self, levels: Sequence[dict[str, Any]]) -> list[str]:
         return []
-
-    def data_words(self) -> str:
-        return ""
-
-    def fresh_data(
-        self,
-        label: str,
-        url: DatabaseURL,
-        config: RunConfig,
-        workload: Workload,
-        data: DataSpec,
-        make: DataMaker,
-        verify: bool,
-    ) -> FreshData:
-        return FreshData(url, workload, data, verify=verify, make=make)
-
-    def integrity(
-        self,
-        config: RunConfig,
-        workload: Workload,
-        prepared: Prepared,
-        acknowledged: AcknowledgedWrites,
-        baseline: object,
-        faults: Sequence[JsonObject],
-    ) -> IntegrityChecked:
-        return integrity_section(
-            config.url, workload, prepared.data, acknowledged, baseline, prepared.engine, faults
-        )

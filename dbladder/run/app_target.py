@@ -27,6 +27,7 @@ from pathlib import Path
 from typing import Any, cast
 
 from ..app import app_environment, run_setup, running_app
+from ..app.errors import AppExited
 from ..app.process import AppCommand, RunningApp
 from ..app.sessions import make_sessions
 from ..app.workload import AppWorkload, save_state
@@ -135,6 +136,13 @@ class AppWatch:
     @property
     def words(self) -> str:
         return f"the app exited with code {self.code} at {self.at_s:.1f} s"
+
+
+def raise_if_exited(app: RunningApp, during: str) -> None:
+    """AppExited (exit 1) when the app dbladder started exited during `during` (the warm-up, the
+    calibration): before the first level, with nothing measured, there is nothing to go on with."""
+    if (code := app.exit_code()) is not None:
+        raise AppExited(f"the app exited with code {code} during {during}, before the first level")
 
 
 def app_section(

@@ -69,7 +69,6 @@ from .sizing import process_spec
 from .storage_reads import database_size, reading_role_cap
 from .targets import Target, target_for
 from .this_machine import GeneratorCounts
-from .warm_up import calibrated, warm_up_target
 
 if TYPE_CHECKING:
     from ..cluster.coordinator import Cluster
@@ -301,13 +300,9 @@ def _load(state: RoundSteps, observer: RunObserver) -> tuple[Fleet, Ended, LoadT
         drop_page_cache()
     with state.target.started(progress, state.groups.hook("service"), state.workload) as started:
         _describe_target(state, started)
-        if (
-            warmed := warm_up_target(config, started, state.workload, prepared.data.sizes, progress)
-        ) is not None:
-            state.run.update(warmup=warmed)
-        # A search's start calibrated on the warm target: the rest of the round goes by its plan.
-        config = state.config = calibrated(
-            config, state.run, started, state.workload, prepared.mix, prepared.data.sizes, progress
+        # The target warmed, a search's start calibrated on it: the rest of the round goes by its plan.
+        config = state.config = state.target.warm_up(
+            config, state.run, started, state.workload, prepared, progress
         )
         spec = process_spec(config, prepared, started, generators.first, generators.parts)
         progress.message(describe_load(config, state.workload, prepared.mix))

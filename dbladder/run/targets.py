@@ -8,6 +8,7 @@ while the load runs; the round asks its target and never asks which one it has.
 from __future__ import annotations
 
 import contextlib
+import functools
 from collections.abc import Callable, Iterator
 from contextlib import AbstractContextManager
 from dataclasses import replace
@@ -20,7 +21,16 @@ from ..load.acknowledged import AcknowledgedWrites
 from ..urls import DatabaseURL
 from ..workloads.base import DataSpec, Workload
 from ..workloads.registry import load_workload
-from .app_target import APP_LOG, AppWatch, app_probe, app_section, app_target, run_app_setup, setup_maker
+from .app_target import (
+    APP_LOG,
+    AppWatch,
+    app_probe,
+    app_section,
+    app_target,
+    raise_if_exited,
+    run_app_setup,
+    setup_maker,
+)
 from .config import RunConfig, parse_service_url
 from .faults import direct_probe, http_probe
 from .load_target import LoadTarget, route_here
@@ -28,6 +38,7 @@ from .place import LoadPlace
 from .preparation import Prepared
 from .progress import Progress
 from .this_machine import DataMaker
+from .warm_up import before_the_load
 
 if TYPE_CHECKING:
     from ..app.process import RunningApp
@@ -50,6 +61,19 @@ class Target(Protocol):
     ) -> AbstractContextManager[LoadTarget]:
         """The target started (or found) for the block, stopped after it; `place` puts what is
         started for it (the service, the relay) in the service role's place."""
+
+    def warm_up(
+        self,
+        config: RunConfig,
+        run: Run,
+        started: LoadTarget,
+        workload: Workload,
+        prepared: Prepared,
+        progress: Progress,
+    ) -> RunConfig:
+        """Before the first level: the started target warmed (`config.warm_up_s`, the result's
+        `warmup`) and a search's start calibrated on it (`config.calibrate`); the config the rest
+        of the round goes by."""
 
     def probe(self, started: LoadTarget, workload: Workload, prepared: Prepared) -> Callable[[], bool]:
         """The faults' probe: whether a real request is answered now."""
@@ -87,6 +111,17 @@ class DbladderService:
         self, progress: Progress, place: Callable[[], None] | None, workload: Workload
     ) -> AbstractContextManager[LoadTarget]:
         return self.place.service(self.config, progress, place)
+
+    def warm_up(
+        self,
+        config: RunConfig,
+        run: Run,
+        started: LoadTarget,
+        workload: Workload,
+        prepared: Prepared,
+        progress: Progress,
+    ) -> RunConfig:
+        return before_the_load(config, run, started, workload, prepared, progress)
 
     def probe(self, started: LoadTarget, workload: Workload, prepared: Prepared) -> Callable[[], bool]:
         return http_probe(started.host, started.port, workload, prepared.data.sizes)
@@ -163,6 +198,19 @@ class UsersApp(DbladderService):
             yield LoadTarget(
                 app.config.host, app.port, description, cast("RunningService", app), workload=text
             )
+
+    def warm_up(
+        self,
+        config: RunConfig,
+        run: Run,
+        started: LoadTarget,
+        workload: Workload,
+        prepared: Prepared,
+        progress: Progress,
+    ) -> RunConfig:
+        # An app that exits while it is warmed or calibrated stops the round before the first level.
+        exited = functools.partial(raise_if_exited, cast("RunningApp", started.service))
+        return before_the_load(config, run, started, workload, prepared, progress, exited)
 
     def probe(self, started: LoadTarget, workload: Workload, prepared: Prepared) -> Callable[[], bool]:
         # A read of its request file, on a session.

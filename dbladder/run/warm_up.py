@@ -36,8 +36,6 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field, replace
 from typing import TYPE_CHECKING, Any
 
-from ..app.errors import AppExited
-from ..app.process import RunningApp
 from ..app.templates import template_names
 from ..app.workload import AppWorkload
 from ..load.calibration import CalibrationRule, calibrate
@@ -52,6 +50,8 @@ from .progress import Progress
 if TYPE_CHECKING:
     from .config import RunConfig
     from .document import Run
+    from .load_target import LoadTarget
+    from .preparation import Prepared
 
 DEFAULT_APP_WARMUP_S = 120.0
 """`--app-warmup`'s default: long enough for a few hundred pages' first hits at a few hundred ms."""
@@ -260,7 +260,16 @@ async def warm_up(
     return record
 
 
-def target_workload(target: Any, workload: Workload) -> Workload:
+ExitCheck = Callable[[str], None]
+"""check(during): raises when the target exited during `during` (the warm-up, the calibration):
+the user's app dbladder started (AppExited); nothing for a target that is not asked."""
+
+
+def no_exit_check(during: str) -> None:
+    """The exit check of a target that is not asked (dbladder's service, one already running)."""
+
+
+def target_workload(target: LoadTarget, workload: Workload) -> Workload:
     """The workload as the load target takes it: the app's with its sessions and rows (the state
     its generator processes load), else the round's own."""
     return load_workload(target.workload) if target.workload is not None else workload
@@ -274,8 +283,31 @@ def judge_of(workload: Workload) -> Judge:
     return lambda index, status: 0 < status < 400
 
 
+def before_the_load(
+    config: RunConfig,
+    run: Run,
+    target: LoadTarget,
+    workload: Workload,
+    prepared: Prepared,
+    progress: Progress,
+    check_exit: ExitCheck = no_exit_check,
+) -> RunConfig:
+    """Before the first level: the target warmed (`warm_up_target`, the run's `warmup`) and the
+    search's start calibrated on it (`calibrated`); the config the rest of the round goes by.
+    `check_exit` is asked after each (a target that exited stops the round here)."""
+    sizes = prepared.data.sizes
+    if (warmed := warm_up_target(config, target, workload, sizes, progress, check_exit)) is not None:
+        run.update(warmup=warmed)
+    return calibrated(config, run, target, workload, prepared.mix, sizes, progress, check_exit)
+
+
 def warm_up_target(
-    config: RunConfig, target: Any, workload: Workload, sizes: Mapping[str, int], progress: Progress
+    config: RunConfig,
+    target: LoadTarget,
+    workload: Workload,
+    sizes: Mapping[str, int],
+    progress: Progress,
+    check_exit: ExitCheck = no_exit_check,
 ) -> dict[str, Any] | None:
     """The round's warm-up (`config.warm_up_s` seconds at most; none when it is None or the load
     goes straight to the engine): the result's `warmup` block, or None."""
@@ -286,26 +318,19 @@ def warm_up_target(
     record = asyncio.run(
         warm_up(target.host, target.port, sent, sizes, rule, judge_of(sent), progress, config.mix_seed)
     )
-    raise_if_exited(target, "the warm-up")
+    check_exit("the warm-up")
     return record.to_json()
-
-
-def raise_if_exited(target: Any, during: str) -> None:
-    """AppExited (exit 1) when the app dbladder started exited during `during`: before the first
-    level, with nothing measured, there is nothing to go on with."""
-    service = target.service
-    if isinstance(service, RunningApp) and (code := service.exit_code()) is not None:
-        raise AppExited(f"the app exited with code {code} during {during}, before the first level")
 
 
 def calibrated(
     config: RunConfig,
     run: Run,
-    target: Any,
+    target: LoadTarget,
     workload: Workload,
     mix: Mix,
     sizes: Mapping[str, int],
     progress: Progress,
+    check_exit: ExitCheck = no_exit_check,
 ) -> RunConfig:
     """The round's config with the search's start calibrated on the warm service
     (dbladder.load.calibration) when `config.calibrate` asks for it, recorded in the run's
@@ -324,7 +349,7 @@ def calibrated(
         calibrate(target.host, target.port, stream, render, judge_of(sent), start, min_rate, max_rate,
                   CalibrationRule(timeout_s=config.timeout))
     )  # fmt: skip
-    raise_if_exited(target, "the calibration")
+    check_exit("the calibration")
     record = found.to_json()
     progress.message(calibration_words(CalibrationRecord.from_json(record)) or "")
     config = replace(config, plan=plan.started_at(found.start_rps, record))

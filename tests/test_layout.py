@@ -423,3 +423,37 @@ def test_no_protocol_of_the_round_has_over_8_methods() -> None:
     assert {"DataPlace", "LoadPlace", "Target"} <= set(methods)
     over = {name: count for name, count in methods.items() if count > MAX_PROTOCOL_METHODS}
     assert set(over) == set(PROTOCOLS_OVER), over
+
+
+def test_the_cluster_keeps_its_state_to_itself() -> None:
+    # Issue 33: the run reads the cluster through its methods (`offsets()`, `actor(name)`,
+    # `lost_agents()`...), never an attribute it could also write: every attribute `Cluster` sets is
+    # private, and what never changes once entered (`address`, `agents`) is a property.
+    tree = tree_of(ROOT / "cluster" / "coordinator.py")
+    cluster = next(
+        node for node in ast.walk(tree) if isinstance(node, ast.ClassDef) and node.name == "Cluster"
+    )
+    public = sorted(
+        {
+            target.attr
+            for node in ast.walk(cluster)
+            if isinstance(node, ast.Assign | ast.AnnAssign | ast.AugAssign)
+            for target in (node.targets if isinstance(node, ast.Assign) else [node.target])
+            if isinstance(target, ast.Attribute)
+            and isinstance(target.value, ast.Name)
+            and target.value.id == "self"
+            and not target.attr.startswith("_")
+        }
+    )
+    assert public == []
+    outside = sorted(
+        f"{module_name(path)}:{node.lineno} {ast.unparse(node)}"
+        for path in module_paths()
+        if path != ROOT / "cluster" / "coordinator.py"
+        for node in nodes_of(path)
+        if isinstance(node, ast.Attribute)
+        and isinstance(node.value, ast.Attribute | ast.Name)
+        and ast.unparse(node.value).split(".")[-1] == "cluster"
+        and node.attr.startswith("_")
+    )
+    assert outside == []

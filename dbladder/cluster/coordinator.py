@@ -18,7 +18,7 @@ from pathlib import Path
 from typing import Any, TypeVar
 
 import dask
-from distributed import Client
+from distributed import Actor, Client
 
 from ..errors import DbladderError
 from . import clocks
@@ -74,73 +74,73 @@ class Cluster:
         db_url: str | None = None,
         sample: bool = True,
     ):
-        self.address = address
-        self.tls = tls
-        self.place = place
+        self._address = address
+        self._tls = tls
+        self._placing = place
         """False: only connect and check the agents (a comparison's check before it seeds)."""
-        self.roles = roles
-        self.sample = sample
+        self._roles = roles
+        self._sample = sample
         """False: the db and app agents do not sample their hosts (a comparison's hold on its data)."""
-        self.db_url = db_url
+        self._db_url = db_url
         """The run's database as every machine reaches it: a db agent samples its server's processes."""
-        self.found: dict[str, dict[str, Any]] = {}
+        self._found: dict[str, dict[str, Any]] = {}
         """How each db agent found the database server's processes on its host (how, warning, pid)."""
-        self.client: Client | None = None
-        self.agents: list[Agent] = []
-        self.actors: dict[str, Any] = {}
-        self.offsets: dict[str, clocks.ClockOffset] = {}
-        self.lost: dict[str, str] = {}
+        self._client: Client | None = None
+        self._agents: tuple[Agent, ...] = ()
+        self._actors: dict[str, Actor] = {}
+        self._offsets: dict[str, clocks.ClockOffset] = {}
+        self._lost: dict[str, str] = {}
         """Agents of other roles than load that stopped answering, by name: why (their figures
         are not measured from then on)."""
-        self.clock_history: list[tuple[float, dict[str, clocks.ClockOffset]]] = []
+        self._clock_history: list[tuple[float, dict[str, clocks.ClockOffset]]] = []
         """Every measurement of the agents' clock offsets: when (this process's
         time.perf_counter()) and each agent's offset; the first is the run start's (`offsets`)."""
-        self.notify: Callable[[str], None] = lambda line: None
+        self._notify: Callable[[str], None] = lambda line: None
         """Where a line goes when an agent other than a load agent is lost (the run's progress)."""
         self._futures: list[Any] = []  # an actor lives while its future is held
 
     def __enter__(self) -> Cluster:
         dask.config.set(DASK_SETTINGS)
         # A scheme or certificate mismatch, said as such; a scheduler still starting waited for.
-        if not check_tls(self.address, self.tls, wait=CONNECT_WAIT):
+        if not check_tls(self._address, self._tls, wait=CONNECT_WAIT):
             raise SchedulerUnreachable(
-                f"no scheduler answered at {self.address} within {CONNECT_WAIT:g} s: start one "
+                f"no scheduler answered at {self._address} within {CONNECT_WAIT:g} s: start one "
                 "there with `dbladder scheduler`, or check the address"
             )
         try:
-            self.client = Client(
-                self.address,
+            self._client = Client(
+                self._address,
                 timeout=CONNECT_TIMEOUT,
                 direct_to_workers=True,
                 set_as_default=True,
-                security=security(self.tls),
+                security=security(self._tls),
             )
         except (OSError, TimeoutError) as exc:
             raise SchedulerUnreachable(
-                f"no scheduler answered at {self.address} ({exc or type(exc).__name__}): start one "
+                f"no scheduler answered at {self._address} ({exc or type(exc).__name__}): start one "
                 "there with `dbladder scheduler`, or check the address"
             ) from None
         try:
-            self.agents = self._find_agents()
-            if "load" in self.roles and not self.of_role("load"):
+            self._agents = tuple(self._find_agents())
+            if "load" in self._roles and not self.of_role("load"):
                 raise NoAgentOfRole(
-                    f"no load agent is connected to {self.address}: start one on each load machine with "
-                    f"`dbladder agent --scheduler {self.address} --role load`"
+                    f"no load agent is connected to {self._address}: start one on each load machine with "
+                    f"`dbladder agent --scheduler {self._address} --role load`"
                 )
-            if not self.place:
+            if not self._placing:
                 return self
-            for agent in self.agents:
-                if agent.role in self.roles:
-                    self.actors[agent.name] = self._place(ACTORS[agent.role], agent)
-            for agent in self.agents:
-                if agent.name in self.actors:
-                    self.offsets[agent.name] = self.measure(agent)
-            self.clock_history.append((time.perf_counter(), dict(self.offsets)))
-            for agent in self.of_role("db") if self.sample else ():
-                if agent.name in self.actors:
-                    self.found[agent.name] = self._call(agent.name, "start", self.db_url)
-            for agent in self.of_role("app") if self.sample else ():
-                if agent.name in self.actors:
+            for agent in self._agents:
+                if agent.role in self._roles:
+                    self._actors[agent.name] = self._place(ACTORS[agent.role], agent)
+            for agent in self._agents:
+                if agent.name in self._actors:
+                    self._offsets[agent.name] = self.measure(agent)
+            self._clock_history.append((time.perf_counter(), dict(self._offsets)))
+            for agent in self.of_role("db") if self._sample else ():
+                if agent.name in self._actors:
+                    self._found[agent.name] = self._call(agent.name, "start", self._db_url)
+            for agent in self.of_role("app") if self._sample else ():
+                if agent.name in self._actors:
                     self._call(agent.name, "start")
         except BaseException:
             self.__exit__()
@@ -149,24 +149,24 @@ class Cluster:
 
     def __exit__(self, *exc_info: object) -> None:
         for agent in self.of_role("db"):  # its sampling thread would outlive the actor otherwise
-            if agent.name in self.actors and agent.name not in self.lost:
+            if agent.name in self._actors and agent.name not in self._lost:
                 with contextlib.suppress(Exception):
-                    self.actors[agent.name].stop().result(timeout=PING_TIMEOUT)
-        if self.client is not None:
-            self.client.close(timeout=5)
-            self.client = None
+                    self._actors[agent.name].stop().result(timeout=PING_TIMEOUT)
+        if self._client is not None:
+            self._client.close(timeout=5)
+            self._client = None
 
     def _find_agents(self) -> list[Agent]:
-        assert self.client is not None
-        described = self.client.run(describe, on_error="return")
-        workers = self.client.scheduler_info()["workers"]
+        assert self._client is not None
+        described = self._client.run(describe, on_error="return")
+        workers = self._client.scheduler_info()["workers"]
         names = {address: worker.get("name") for address, worker in workers.items()}
         return agents_of(described, names, versions())
 
     def _place(self, cls: type, agent: Agent) -> Any:
         """An actor of `cls` on `agent`, never moved to another worker."""
-        assert self.client is not None
-        future = self.client.submit(
+        assert self._client is not None
+        future = self._client.submit(
             cls,
             workers=[agent.address],
             allow_other_workers=False,
@@ -179,7 +179,48 @@ class Cluster:
 
     def _call(self, name: str, method: str, *args: Any, timeout: float = CALL_TIMEOUT) -> Any:
         """Call `method` of agent `name`'s actor and wait for its answer (bounded)."""
-        return getattr(self.actors[name], method)(*args).result(timeout=timeout)
+        return getattr(self._actors[name], method)(*args).result(timeout=timeout)
+
+    # What the run reads of the cluster: each a copy, or a value that does not change once entered.
+
+    @property
+    def address(self) -> str:
+        """The scheduler's address, as the run was given it."""
+        return self._address
+
+    @property
+    def agents(self) -> tuple[Agent, ...]:
+        """The dbladder agents connected to the scheduler, found on entering."""
+        return self._agents
+
+    def agent(self, name: str) -> Agent:
+        """The agent named `name` (KeyError: none of that name)."""
+        for agent in self._agents:
+            if agent.name == name:
+                return agent
+        raise KeyError(name)
+
+    def actor(self, name: str) -> Actor:
+        """The actor placed on agent `name` (KeyError: none placed), whose calls answer with a
+        future: for the load agents' fleet (fleet.py), which waits on several at once."""
+        return self._actors[name]
+
+    def offsets(self) -> dict[str, clocks.ClockOffset]:
+        """Each placed agent's clock offset measured on entering, by name."""
+        return dict(self._offsets)
+
+    def lost_agents(self) -> dict[str, str]:
+        """The db and app agents that stopped answering, by name: why."""
+        return dict(self._lost)
+
+    def servers_found(self) -> dict[str, dict[str, Any]]:
+        """How each db agent found the database server's processes on its host (how, warning,
+        pid), by name."""
+        return {name: dict(found) for name, found in self._found.items()}
+
+    def notify_losses(self, notify: Callable[[str], None]) -> None:
+        """Where a line goes from now on when a db or app agent is lost (the run's progress)."""
+        self._notify = notify
 
     # The agents' calls, each a method: what the run asks of an agent, by what it does.
 
@@ -240,22 +281,22 @@ class Cluster:
 
     def placed(self, role: str) -> list[Agent]:
         """The agents of `role` the run placed an actor on (those it may call)."""
-        return [agent for agent in self.of_role(role) if agent.name in self.actors]
+        return [agent for agent in self.of_role(role) if agent.name in self._actors]
 
     def data_agent(self, has_server: bool) -> Agent | None:
         """The agent on whose machine the run's data is seeded: a server's on the db agent's
         machine, SQLite's on the app agent's (where the service opens the file); None: here."""
         agents = self.of_role("db" if has_server else "app")
-        return agents[0] if agents and agents[0].name in self.actors else None
+        return agents[0] if agents and agents[0].name in self._actors else None
 
     def app_agent(self) -> Agent | None:
         """The agent the service runs on (the first app agent), or None: no app agent."""
         agents = self.of_role("app")
-        return agents[0] if agents and agents[0].name in self.actors else None
+        return agents[0] if agents and agents[0].name in self._actors else None
 
     def measure(self, agent: Agent, timeout: float = CALL_TIMEOUT) -> clocks.ClockOffset:
         """The agent's clock offset from this process's, by the fastest of a few dozen pings."""
-        actor = self.actors[agent.name]
+        actor = self._actors[agent.name]
         return clocks.measure(lambda: actor.clock().result(timeout=timeout))
 
     def measure_clocks(self, skip: Collection[str] = ()) -> dict[str, clocks.ClockOffset]:
@@ -263,22 +304,22 @@ class Cluster:
         does not answer is left out: a db or app agent is then lost; a load agent, not in `skip`
         (those already lost), is the fleet's to strike the level for (its poll finds it gone)."""
         found = {}
-        for agent in self.agents:
-            if agent.name not in self.actors or agent.name in self.lost or agent.name in skip:
+        for agent in self._agents:
+            if agent.name not in self._actors or agent.name in self._lost or agent.name in skip:
                 continue
             try:
                 found[agent.name] = self.measure(agent, timeout=PING_TIMEOUT)
             except Exception as exc:
                 if agent.role != "load":
                     self.lose(agent, cause_of(exc))
-        self.clock_history.append((time.perf_counter(), found))
+        self._clock_history.append((time.perf_counter(), found))
         return found
 
     def clocks_at(self, moment: float) -> dict[str, clocks.ClockOffset]:
         """The offsets measured last at or before `moment` (this process's time.perf_counter()),
         the run start's for an agent not measured then."""
-        chosen = dict(self.offsets)
-        for measured_at, found in self.clock_history:
+        chosen = dict(self._offsets)
+        for measured_at, found in self._clock_history:
             if measured_at <= moment:
                 chosen.update(found)
         return chosen
@@ -287,7 +328,9 @@ class Cluster:
         """A level's row `clocks`: the last measurement before its measured window (taken before
         the level or, when the coordinator was busy at its start, in its warm-up): when, in
         seconds from the level's start (negative: before it), and each agent's offset and bound."""
-        taken = [entry for entry in self.clock_history if entry[0] <= window_start] or self.clock_history[:1]
+        taken = [entry for entry in self._clock_history if entry[0] <= window_start] or self._clock_history[
+            :1
+        ]
         measured_at, found = taken[-1]
         return {
             "measured_s": measured_at - level_start,
@@ -297,10 +340,10 @@ class Cluster:
     def lose(self, agent: Agent, cause: str) -> None:
         """A db or app agent stopped answering: its figures are not measured from now on (one line
         through `notify`, once)."""
-        if agent.name in self.lost:
+        if agent.name in self._lost:
             return
-        self.lost[agent.name] = cause
-        self.notify(
+        self._lost[agent.name] = cause
+        self._notify(
             f"{agent.role} agent {agent.name} ({agent.address}) was lost: {cause}; its host's "
             "figures are not measured from now on, the run goes on"
         )
@@ -312,11 +355,11 @@ class Cluster:
         one lost (now or before) is marked `measured: false` with the cause, from then on."""
         figures: dict[str, dict[str, Any]] = {}
         offsets = self.clocks_at(start)
-        for agent in [agent for agent in self.agents if agent.role in SAMPLED]:
-            actor = self.actors.get(agent.name)
+        for agent in [agent for agent in self._agents if agent.role in SAMPLED]:
+            actor = self._actors.get(agent.name)
             if actor is None:
                 continue
-            if agent.name in self.lost:
+            if agent.name in self._lost:
                 figures[agent.name] = self._not_measured(agent)
                 continue
             offset = offsets[agent.name].offset
@@ -330,7 +373,7 @@ class Cluster:
                 if any(sample["t1"] - offset >= end for sample in samples) or time.monotonic() > deadline:
                     break
                 time.sleep(0.2)
-            if agent.name in self.lost:
+            if agent.name in self._lost:
                 figures[agent.name] = self._not_measured(agent)
                 continue
             window = window_figures(samples, offset, start, end)
@@ -344,19 +387,19 @@ class Cluster:
         return figures
 
     def _not_measured(self, agent: Agent) -> dict[str, Any]:
-        return {"role": agent.role, "measured": False, "cause": f"agent lost: {self.lost[agent.name]}"}
+        return {"role": agent.role, "measured": False, "cause": f"agent lost: {self._lost[agent.name]}"}
 
     def of_role(self, role: str) -> list[Agent]:
-        return [agent for agent in self.agents if agent.role == role]
+        return [agent for agent in self._agents if agent.role == role]
 
     def machines(self) -> list[dict[str, Any]]:
         """The result's "machines": this coordinator, then each agent of the run, with its clock offset."""
         listed = [
             {"name": "coordinator", "role": "coordinator", **machine(), "clock": None},
         ]
-        for agent in self.agents:
-            if agent.name in self.offsets:
-                offset = self.offsets[agent.name]
+        for agent in self._agents:
+            if agent.name in self._offsets:
+                offset = self._offsets[agent.name]
                 listed.append(
                     {"name": agent.name, "role": agent.role, "address": agent.address, **agent.machine}
                     | {"clock": offset.to_dict()}

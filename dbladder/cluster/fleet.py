@@ -75,7 +75,7 @@ class ClusterFleet(FleetBase):
         """The agents lost, by name: why."""
         self.struck: dict[str, Any] | None = None
         """The level a lost agent struck: index, rate, agent, cause."""
-        self._actors = {name: cluster.actors[name] for name in self.names}
+        self._actors = {name: cluster.actor(name) for name in self.names}
         self._pending: dict[str, Any] = {}
         self._scheduled = spec.plan.scheduled()
         self._levels_run: dict[int, PlannedLevel] = {level.index: level for level in self._scheduled}
@@ -106,9 +106,9 @@ class ClusterFleet(FleetBase):
             if self.errors:
                 raise GeneratorFailed(self.failure() or "a load agent failed to start")
             self.origin = time.perf_counter() + self.start_delay
+            offsets = self.cluster.offsets()
             released = {
-                name: self._actors[name].release(self.origin + self.cluster.offsets[name].offset)
-                for name in self.names
+                name: self._actors[name].release(self.origin + offsets[name].offset) for name in self.names
             }
             for name, future in released.items():
                 self._answer(name, future, CALL_TIMEOUT)
@@ -247,7 +247,7 @@ class ClusterFleet(FleetBase):
         if not self.errors:
             return None
         name = next(name for name in self.names if name in self.errors)
-        agent = next(agent for agent in self.cluster.agents if agent.name == name)
+        agent = self.cluster.agent(name)
         during = ""
         if self.struck is not None and self.struck["agent"] == name:
             during = f" during level {self.struck['index'] + 1} ({self.struck['rate']:,.0f} req/s)"

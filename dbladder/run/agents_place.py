@@ -123,11 +123,11 @@ class LoadOnAgents:
     def observe(self, observer: RunObserver, run: Run, progress: Progress) -> None:
         cluster = self.cluster
         observer.clocks = cluster.level_clocks
-        cluster.notify = progress.message  # a db agent lost: one line, the run goes on
+        cluster.notify_losses(progress.message)  # a db agent lost: one line, the run goes on
         if not (cluster.of_role("db") or cluster.of_role("app")):
             return
         observer.hosts = cluster.host_figures  # a db or app agent's host is sampled where it runs
-        for name, found in cluster.found.items():
+        for name, found in cluster.servers_found().items():
             if found.get("warning"):
                 run.flag(f"db agent {name}: {found['warning']}")
             if found.get("pid") is not None:  # found on its host: nothing of it to find here
@@ -234,7 +234,7 @@ def cluster_counts(config: RunConfig, cluster: Cluster) -> dict[str, int]:
 def lost_agent_flags(cluster: Cluster, levels: Sequence[JsonObject]) -> list[str]:
     """A flag per db or app agent lost during the run, from the first level it was not measured in."""
     flags = []
-    for name, cause in cluster.lost.items():
+    for name, cause in cluster.lost_agents().items():
         missed = [
             row["index"] + 1 for row in levels if row.get("hosts", {}).get(name, {}).get("measured") is False
         ]
@@ -246,8 +246,9 @@ def lost_agent_flags(cluster: Cluster, levels: Sequence[JsonObject]) -> list[str
 def machine_lines(cluster: Cluster, counts: dict[str, int]) -> list[str]:
     """A line per agent of the run: its role, machine and clock offset."""
     lines = []
+    offsets = cluster.offsets()
     for agent in cluster.agents:
-        offset = cluster.offsets.get(agent.name)
+        offset = offsets.get(agent.name)
         if offset is None:
             continue
         what = f"{counts[agent.name]} generator process(es)" if agent.name in counts else "host samples"

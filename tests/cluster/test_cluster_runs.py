@@ -59,7 +59,7 @@ def config(cluster_address: str, url: str, folder: Path, plan, **changes) -> Run
 
 def test_an_injected_clock_offset_is_recovered_within_half_a_round_trip(cluster):
     with Cluster(cluster.address) as connected:
-        offsets = connected.offsets
+        offsets = connected.offsets()
     assert set(offsets) == {"load-1", "load-2", "db-1"}
     for name, shift in (("load-1", 0.0), ("load-2", CLOCK_SHIFT), ("db-1", 0.0)):
         found = offsets[name]

@@ -27,6 +27,7 @@ import weakref
 from collections.abc import Iterator
 from pathlib import Path
 
+import node_support
 import psutil
 import pytest
 from database_support import MARIADB_URL, POSTGRES_URL, mariadb_admin, unique_name
@@ -54,6 +55,26 @@ pytest_plugins += ["busy_machine", "pytester"]
 # sees a server the user's own `dbladder db start` left, and none can leave one for the user.
 os.environ[ROOT_ENV] = tempfile.mkdtemp(prefix=f"dbladder-test-servers-{os.getpid()}-")
 os.chmod(os.environ[ROOT_ENV], 0o755)  # as root the servers run as postgres and mysql, who must reach it
+
+
+def pytest_sessionstart(session) -> None:
+    """In the process that hands out the tests to xdist's workers, when slow tests are not left
+    out: the Node example's packages start installing now, beside the tests
+    (tests/node_support.py). Not where the tests run in this process: the install's compilers
+    would be processes a test seemed to leave behind."""
+    config = session.config
+    handing_out = bool(getattr(config.option, "numprocesses", None)) and not hasattr(config, "workerinput")
+    if not handing_out or "not slow" in (config.option.markexpr or ""):
+        return
+    _node_install[:] = [process for process in [node_support.install_ahead()] if process is not None]
+
+
+def pytest_sessionfinish(session) -> None:
+    for process in _node_install:  # bounded by the install's own time-out
+        process.wait(timeout=node_support.NPM_CI_TIMEOUT_S + 60)
+
+
+_node_install: list[subprocess.Popen] = []
 
 
 def pytest_unconfigure(config) -> None:

@@ -21,6 +21,7 @@ import os
 import platform
 import shutil
 import subprocess
+import sys
 import tempfile
 from pathlib import Path
 
@@ -58,15 +59,20 @@ def cache_root() -> Path:
     return Path(os.environ.get("DBLADDER_TEST_CACHE") or Path.home() / ".cache" / "dbladder-tests")
 
 
-def installed_modules() -> Path:
-    """The app's node_modules, installed once for this package-lock.json and Node version."""
-    node, npm = tool("node"), tool("npm")
+def cached_install(node: str) -> Path:
+    """Where the app's packages are kept for this package-lock.json, Node version and machine."""
     version = subprocess.run([node, "--version"], capture_output=True, text=True, check=True).stdout.strip()
     lock = (NODE_CHIRP / "package-lock.json").read_bytes()
     # A native module is built for one Node ABI and one machine: both are in the key.
     key = hashlib.sha256(lock + f"|{version}|{platform.machine()}".encode()).hexdigest()[:16]
+    return cache_root() / f"node_chirp-{key}"
+
+
+def installed_modules() -> Path:
+    """The app's node_modules, installed once for this package-lock.json and Node version."""
+    node, npm = tool("node"), tool("npm")
     root = cache_root()
-    target = root / f"node_chirp-{key}"
+    target = cached_install(node)
     if (target / "node_modules").is_dir():
         return target / "node_modules"
     root.mkdir(parents=True, exist_ok=True)
@@ -75,6 +81,24 @@ def installed_modules() -> Path:
         if not (target / "node_modules").is_dir():
             _install(npm, root, target)
     return target / "node_modules"
+
+
+def install_ahead() -> subprocess.Popen | None:
+    """Start installing the app's packages in a process of its own, when node and npm are there
+    and the cache misses, so that compiling better-sqlite3 (a minute of one core) overlaps the
+    suite's other tests instead of holding up the worker whose Node test comes first. That test
+    then waits on the same lock, and finds the packages installed (or installs them itself, and
+    says why, if this install failed). The process is the caller's to wait for."""
+    node = shutil.which("node")
+    if node is None or shutil.which("npm") is None or (cached_install(node) / "node_modules").is_dir():
+        return None
+    code = "import node_support, sys; node_support.installed_modules()"
+    return subprocess.Popen(
+        [sys.executable, "-c", code],
+        cwd=Path(__file__).resolve().parent,
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+    )
 
 
 def _install(npm: str, root: Path, target: Path) -> None:

@@ -1,4 +1,4 @@
-"""The result of one run, typed: what `result.json` holds (schema `dbladder.result/3`; `/2` is read too).
+"""The result of one run, typed: what `result.json` holds (schema `dbladder.result/4`; `/3`, `/2` read too).
 
 `RunResult.from_json(document)` reads a document; `to_json()` gives it back key for key (see
 `part.Part`), and the shipped JSON Schema (`schema.py`) validates what it gives. Reports read
@@ -14,12 +14,13 @@ server's settings, the per-second samples, the options' sources) stays a plain m
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass, field
-from typing import Any
+from dataclasses import dataclass, field, replace
+from typing import Any, Self
 
 from .. import __version__
 from ..engine_registry import run_settings
 from ..errors import UnknownBundleVersion
+from ..plans import plan_class_of
 from .context import (
     AppSection,
     CalibrationRecord,
@@ -38,7 +39,7 @@ from .context import (
 from .expectations import Checked
 from .level import Level
 from .part import Part, spread
-from .schema import RESULT_SCHEMA, RESULT_SCHEMAS_READ
+from .schema import KIND_ALWAYS_LADDER, RESULT_SCHEMA, RESULT_SCHEMAS_READ
 
 
 def run_setting_keys() -> tuple[str, ...]:
@@ -370,7 +371,8 @@ class RunResult(Part):
     """One run's result document (docs/result-schema.md)."""
 
     schema: str = RESULT_SCHEMA
-    kind: str = "ladder"
+    kind: str
+    """The plan that ran, as `PLANS` names it: "ladder", "users" or "search" (see `from_json`)."""
     model: str | None = None
     label: str | None = None
     run: int | None = None
@@ -420,6 +422,25 @@ class RunResult(Part):
     # The warm-up before the first level (run/warm_up.py): its time, each request's first hit
     # against its settled latency; None when the run had none (older results, dbladder's service).
     warmup: WarmUpRecord | None = None
+
+    @classmethod
+    def from_json(cls, data: Mapping[str, Any]) -> Self:
+        """The result as typed values (`Part.from_json`). A result of a version that wrote "ladder"
+        for every plan (`schema.KIND_ALWAYS_LADDER`: /3 and /2) reads as the plan its record shows,
+        as the reports have always picked it (`plans.plan_class_of`: users when its model or config
+        block says so, a search when its config block or search block does, else the ladder)."""
+        result = super().from_json(data)
+        if result.schema in KIND_ALWAYS_LADDER and result.kind == "ladder":
+            return replace(result, kind=plan_class_of(result).kind)
+        return result
+
+    def to_json(self) -> dict[str, Any]:
+        """The result as JSON data (`Part.to_json`); one of a version that wrote "ladder" for every
+        plan says "ladder" again, as it was read."""
+        document = super().to_json()
+        if self.schema in KIND_ALWAYS_LADDER and "kind" in document:
+            document["kind"] = "ladder"
+        return document
 
     @property
     def engine_name(self) -> str:

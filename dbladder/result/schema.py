@@ -17,13 +17,19 @@ from typing import TYPE_CHECKING, Any
 if TYPE_CHECKING:
     from jsonschema import Draft202012Validator
 
-RESULT_SCHEMA = "dbladder.result/3"
+RESULT_SCHEMA = "dbladder.result/4"
 COMPARE_SCHEMA = "dbladder.compare/2"
-RESULT_SCHEMAS_READ = (RESULT_SCHEMA, "dbladder.result/2")
-"""The result versions this release reads. Version 3 added a level's last part-second to its
-`seconds` (with its `length_s`): a version-2 reader would take it for a whole second, and its
-counts for a drop. A version-2 result, whole seconds only, reads as one whose seconds are all
-whole; one schema file checks both."""
+KIND_ALWAYS_LADDER = ("dbladder.result/3", "dbladder.result/2")
+"""The result versions whose `kind` is "ladder" whatever plan ran; version 4 names the plan there
+("ladder", "users" or "search"). Such a result reads as the plan its config block names
+(`run.RunResult.from_json`) and is written back with "ladder", as it was read."""
+RESULT_SCHEMAS_READ = (RESULT_SCHEMA, *KIND_ALWAYS_LADDER)
+"""The result versions this release reads. Version 4 made `kind` the plan that ran (a version-3
+reader, or any reader that took "ladder" for the open model's plan, would take a search or a users
+run for a ladder). Version 3 added a level's last part-second to its `seconds` (with its
+`length_s`): a version-2 reader would take it for a whole second, and its counts for a drop. A
+version-2 result, whole seconds only, reads as one whose seconds are all whole; one schema file
+checks the three."""
 FILES = {
     **dict.fromkeys(RESULT_SCHEMAS_READ, "result.schema.json"),
     COMPARE_SCHEMA: "compare.schema.json",

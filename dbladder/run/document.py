@@ -44,7 +44,7 @@ class Run:
         self.result = RunResult.from_json(
             {
                 "schema": RESULT_SCHEMA,
-                "kind": "ladder",
+                "kind": config.plan.kind,
                 "model": config.plan.model,
                 "dbladder_version": __version__,
                 "status": "running",

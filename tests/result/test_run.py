@@ -11,11 +11,11 @@ from typing import Any
 import pytest
 
 from dbladder.errors import UnknownBundleVersion
-from dbladder.plans import Ladder
+from dbladder.plans import PLANS, Ladder
 from dbladder.result.level import Level
 from dbladder.result.part import Part, document_keys
 from dbladder.result.run import Config, RunResult, Service, read_result
-from dbladder.result.schema import RESULT_SCHEMA, json_schema, problem
+from dbladder.result.schema import KIND_ALWAYS_LADDER, RESULT_SCHEMA, json_schema, problem
 from dbladder.run.config import RunConfig
 from dbladder.run.round import run_round
 
@@ -35,6 +35,33 @@ def test_a_result_of_the_previous_release_comes_back_unchanged_and_valid():
     assert result.to_json() == document
     assert json.dumps(result.to_json(), indent=2) + "\n" == PREVIOUS.read_text()
     assert problem(result.to_json(), RESULT_SCHEMA) is None
+
+
+def test_a_result_from_before_kind_named_the_plan_reads_as_the_plan_its_config_names():
+    # Versions 3 and 2 said "ladder" whatever plan ran; the fixture is a users run.
+    for version in KIND_ALWAYS_LADDER:
+        document = previous() | {"schema": version, "kind": "ladder"}
+        result = read_result(document)
+        assert (result.schema, result.kind) == (version, "users")
+        assert result.to_json() == document
+        assert problem(document, version) is None
+    searched = previous() | {"schema": "dbladder.result/3", "model": "open", "search": {"held_rps": 400.0}}
+    searched["config"] = searched["config"] | {"users": None, "search": {"start": 100.0}}
+    assert read_result(searched).kind == "search"
+    laddered = previous() | {"schema": "dbladder.result/3", "model": "open"}
+    laddered["config"] = laddered["config"] | {"users": None, "ladder": {"start": 10.0, "step": 10.0}}
+    assert read_result(laddered).kind == "ladder"
+
+
+def test_a_result_of_this_version_says_the_plan_it_ran_as_it_was_written():
+    document = previous() | {"schema": RESULT_SCHEMA, "kind": "users"}
+    assert read_result(document).kind == "users"
+    assert read_result(document).to_json() == document
+    assert problem(document, RESULT_SCHEMA) is None
+    # The schema names every plan, and only they; an older version says "ladder" only.
+    assert json_schema(RESULT_SCHEMA)["properties"]["kind"]["enum"] == [plan.kind for plan in PLANS]
+    assert problem(document | {"kind": "spike"}, RESULT_SCHEMA) is not None
+    assert problem(document | {"schema": "dbladder.result/3"}, RESULT_SCHEMA) == "kind: 'ladder' was expected"
 
 
 def test_its_parts_read_as_attributes():
@@ -59,7 +86,8 @@ def test_an_unknown_schema_names_its_writer_in_one_line():
     assert "\n" not in message
     assert "x/result.json is schema 'dbladder.result/9', which this dbladder" in message
     assert (
-        "does not read (dbladder.result/3 or dbladder.result/2); it was written by dbladder 9.0.0" in message
+        "does not read (dbladder.result/4 or dbladder.result/3 or dbladder.result/2); "
+        "it was written by dbladder 9.0.0" in message
     )
     assert read_result(previous()) == RunResult.from_json(previous())
 

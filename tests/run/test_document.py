@@ -42,7 +42,7 @@ def test_a_run_opens_with_the_documents_keys_and_the_plans_model(tmp_path: Path)
     run = Run(RunConfig(plan=UserPlan((Phase(10, 0, 1),)), out_dir=tmp_path), tmp_path / "result.json")
     document = run.result.to_json()
     assert list(document)[:6] == ["schema", "kind", "model", "dbladder_version", "status", "started_at"]
-    assert (run.result.kind, run.result.model, run.result.status) == ("ladder", "closed", "running")
+    assert (run.result.kind, run.result.model, run.result.status) == ("users", "closed", "running")
     # The typed result reads the config's plan as typed parts; as JSON its phases are a list.
     assert document["config"]["users"] == {
         "phases": [{"users": 10, "ramp": 0, "hold": 1}],

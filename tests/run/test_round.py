@@ -50,7 +50,7 @@ def config(url: str, out: Path, **changes) -> RunConfig:
 def check_result_file(out: Path, result: dict) -> None:
     on_disk = json.loads((out / "result.json").read_text())
     assert on_disk == json.loads(json.dumps(result))
-    assert on_disk["schema"] == "dbladder.result/3"
+    assert on_disk["schema"] == "dbladder.result/4"
     # The typed result reads it and gives it back unchanged, and the shipped schema accepts that.
     assert RunResult.from_json(on_disk).to_json() == on_disk
     assert problem(RunResult.from_json(on_disk).to_json(), RESULT_SCHEMA) is None

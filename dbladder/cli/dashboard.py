@@ -10,6 +10,7 @@ from typing import Any
 import click
 
 from ..dashboard import DashboardProgress, DashboardServer, DashboardState, check_address, parse_address
+from ..result.run import RunResult
 
 
 def dashboard_options(command: Any) -> Any:
@@ -35,7 +36,7 @@ class Board:
     progress: Any
     state: DashboardState | None = None
 
-    def finished(self, result: Mapping[str, Any]) -> None:
+    def finished(self, result: RunResult) -> None:
         if self.state is not None:
             self.state.finish(result)
 

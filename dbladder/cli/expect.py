@@ -14,7 +14,7 @@ import click
 
 from ..app.workload import app_workload
 from ..errors import DbladderError, ExpectationsUnmet, UsageError
-from ..result.expectations import FIGURES, Expectations, parse_bounds
+from ..result.expectations import FIGURES, Check, Expectations, parse_bounds
 from ..workloads.base import Workload
 from ..workloads.registry import load_workload
 
@@ -69,10 +69,10 @@ def expectations_of(options: dict[str, Any]) -> Expectations:
     return expectations
 
 
-def echo_checks(checks: Sequence[dict[str, Any]], echo: Callable[[str], None], prefix: str = "") -> None:
+def echo_checks(checks: Sequence[Check], echo: Callable[[str], None], prefix: str = "") -> None:
     """Every check as a line: `met` or `unmet`, then its words."""
     for found in checks:
-        echo(f"{'met' if found['met'] else 'unmet':<9}{prefix}{found['line']}")
+        echo(f"{'met' if found.met else 'unmet':<9}{prefix}{found.line}")
 
 
 def raise_if_unmet(unmet: Sequence[str]) -> None:

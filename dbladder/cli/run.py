@@ -20,7 +20,6 @@ from ..report import terminal
 from ..report.integrity import integrity_lines
 from ..report.warm_up import summary_lines
 from ..result.passmark import PassMark
-from ..result.run import RunResult
 from ..run.config import TARGETS, RunConfig
 from ..run.document import default_out_dir
 from ..run.faults import KINDS
@@ -317,31 +316,31 @@ def run(as_json: bool, **options: Any) -> None:
         options,
         "dbladder run",
         config.pass_mark,
-        lambda progress: run_round(config, progress).to_json(),
+        lambda progress: run_round(config, progress),
         Board.finished,
     )
     echo = _echo(as_json)
     echo("")
-    if not result["levels"]:
+    if not result.levels:
         echo("no level finished")
     echo(terminal.summary(result))
     preset = plan.preset
     if preset is not None and preset.reference:  # the published figure this round reproduces
         echo(f"post     {preset.reference} ({preset.description})")
     for line in [
-        *summary_lines(RunResult.from_json(result)),
+        *summary_lines(result),
         *terminal.request_lines(result),
         *integrity_lines(result),
     ]:
         echo(line)
     echo(f"saved    {config.out_dir / 'result.json'}")
     echo(f"report   {config.out_dir / 'report.html'} (and report.md, levels.csv, timeseries.csv)")
-    checks = (result.get("expectations") or {}).get("checks", [])
+    checks = result.expectations.checks if result.expectations is not None else ()
     echo_checks(checks, echo)
     if as_json:
-        click.echo(json.dumps(result, indent=2))
-    raise_if_lost(result.get("integrity"))  # exit code 4, before 3: a lost write matters more
-    raise_if_unmet([found["line"] for found in checks if not found["met"]])
+        click.echo(json.dumps(result.to_json(), indent=2))
+    raise_if_lost(result.integrity)  # exit code 4, before 3: a lost write matters more
+    raise_if_unmet([found.line for found in checks if not found.met])
 
 
 def watched(

@@ -29,6 +29,7 @@ from ..load.live_view import LiveView
 from ..report.result_table import comparison_table
 from ..report.runs import rounds_of
 from ..report.verdicts import round_verdict
+from ..result.run import RunResult
 from ..result.seconds import second_rows
 
 MESSAGES = 20
@@ -116,13 +117,13 @@ class DashboardState:
             run["live_operations"] = None
             self._bump()
 
-    def finish(self, result: Mapping[str, Any]) -> None:
-        """A round's result as run_round returns it (as JSON data): its headline, why it stopped."""
+    def finish(self, result: RunResult) -> None:
+        """A round's result as run_round returns it: its headline, why it stopped."""
         with self._changed:
             run = self._run()
-            run["ceiling_rps"] = result.get("ceiling_rps")
-            run["stopped_because"] = result.get("stopped_because")
-            run["status"] = result.get("status")
+            run["ceiling_rps"] = result.ceiling_rps
+            run["stopped_because"] = result.stopped_because
+            run["status"] = result.status
             run["current"] = None
             self._bump()
 
@@ -307,7 +308,7 @@ def state_of_bundle(
         for row in run.get("levels") or []:
             state.level(row)
         state.samples(rows)
-        state.finish(run)
+        state.finish(RunResult.from_json(run))
     if compared:
         state.compared(runs)
     statuses = {str(run.get("status")) for run in runs}

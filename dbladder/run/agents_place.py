@@ -21,6 +21,7 @@ from ..load.acknowledged import AcknowledgedWrites
 from ..load.fleet import Fleet, PartRange, ProcessSpec
 from ..observe.database import DatabaseProcesses
 from ..observe.processes import nothing
+from ..result.context import MachineRecord
 from ..servers import ManagedServer
 from ..service import running_service
 from ..types import JsonObject
@@ -140,7 +141,7 @@ class LoadOnAgents:
         return GeneratorCounts(processes, first, PartRange(0, first, processes), counts)
 
     def describe(self, run: Run, progress: Progress, generators: GeneratorCounts) -> None:
-        run.update(machines=self.cluster.machines())
+        run.update(machines=tuple(MachineRecord.from_json(machine) for machine in self.cluster.machines()))
         for line in machine_lines(self.cluster, generators.counts):
             progress.message(line)
 

@@ -35,6 +35,7 @@ from ..data.seeding import SeedReport
 from ..engines import opened
 from ..engines.base import EngineOptions
 from ..load.acknowledged import AcknowledgedWrites
+from ..result.context import AppSection
 from ..urls import DatabaseURL
 from ..workloads.base import Draw, Workload
 from .config import RunConfig
@@ -146,15 +147,15 @@ def raise_if_exited(app: RunningApp, during: str) -> None:
 
 
 def app_section(
-    before: dict[str, Any] | None, acknowledged: AcknowledgedWrites, watch: AppWatch | None
-) -> dict[str, Any]:
-    """The result's `app` block: the setup's time, the log, the first failures of each kind, how
-    the app exited if it did during the load."""
-    section = dict(before or {})
+    before: AppSection | None, acknowledged: AcknowledgedWrites, watch: AppWatch | None
+) -> AppSection:
+    """The result's `app` block: the setup's time, the log (`before`: as the setup left it), the
+    first failures of each kind, how the app exited if it did during the load."""
+    section = before.to_json() if before is not None else {}
     section["failures"] = acknowledged.failures.to_list()
     if watch is not None and watch.exited:
         section["exited"] = {"code": watch.code, "at_s": round(watch.at_s or 0.0, 1), "words": watch.words}
-    return section
+    return AppSection.from_json(section)
 
 
 def setup_maker(config: RunConfig, url: DatabaseURL, log: Path) -> Callable[[Any], Awaitable[SeedReport]]:

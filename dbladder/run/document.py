@@ -10,21 +10,25 @@ from __future__ import annotations
 import contextlib
 import json
 import os
+import typing
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import asdict, replace
 from datetime import UTC, datetime
+from functools import cache
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from .. import __version__
 from ..errors import DbladderError, UsageError
 from ..plans import Outcome, Stop, plan_to_config
+from ..result.context import FaultRecord
 from ..result.expectations import check
 from ..result.files import write_json
 from ..result.level import Level
 from ..result.level_rows import level_row
+from ..result.part import Part
 from ..result.passmark import PassMark
-from ..result.run import RunResult
+from ..result.run import Config, RunResult, SearchAsRun, Spike
 from ..result.schema import RESULT_SCHEMA
 from ..result.spike import spike_recovery
 from ..workloads.base import Mix, Workload
@@ -65,16 +69,23 @@ class Run:
         if config.settings is not None:
             self.update(settings=config.settings)
 
-    def update(self, **fields: Any) -> None:
-        """Set fields of the result, each as JSON data or already typed (a new one goes last)."""
+    def update(self, **fields: object) -> None:
+        """Set fields of the result, each as `RunResult` types it: a part (`Service`, `Integrity`...),
+        a tuple of them, or a plain value (a figure, words, a mapping the result keeps as it is); a
+        field new to the document goes last. A part given as JSON data is refused (TypeError): who
+        makes a section types it, so the result is typed while it is made."""
+        for name, value in fields.items():
+            if _untyped(name, value):
+                raise TypeError(f"the result's {name!r} given as JSON data, not as its typed part")
         self.result = self.result.updated(fields)
 
     def replan(self, config: RunConfig) -> None:
         """Go on with `config`, whose plan was chosen after the run started (a search's start,
         calibrated on the app): the config block and the headline say the plan as it runs."""
         self.config = replace(self.config, plan=config.plan)
-        block = self.result.to_json()["config"] | plan_to_config(config.plan)
-        self.update(config=block, **config.plan.headline([]))
+        # The plans are a leaf that knows no result: their config keys and headline are JSON data.
+        block = Config.from_json(self.result.config.to_json() | plan_to_config(config.plan))
+        self.update(kind=config.plan.kind, config=block, **headline(config.plan.headline([])))
 
     def flag(self, *flags: str) -> None:
         """Add flags to the run's own."""
@@ -94,7 +105,7 @@ class Run:
             level.updated({"faults": found}) if (found := struck(level.index)) else level
             for level in self.result.levels
         )
-        self.update(faults=tuple(records), levels=levels)
+        self.update(faults=tuple(FaultRecord.from_json(record) for record in records), levels=levels)
         self.flag(
             "faults were injected (" + ", ".join(record["fault"] for record in records) + "): "
             "the ceiling is not a capacity figure"
@@ -128,7 +139,37 @@ class Run:
         levels = self.result.levels
         peak = max((level.achieved_rps for level in levels), default=None)
         outcomes = [outcome_of(level.to_json()) for level in levels]
-        self.update(peak_rps=peak, **self.config.plan.headline(outcomes, stop))
+        self.update(peak_rps=peak, **headline(self.config.plan.headline(outcomes, stop)))
+
+
+def headline(figures: Mapping[str, Any]) -> dict[str, object]:
+    """A plan's headline (`Plan.headline`: JSON data, the plans knowing no result) as the result
+    types it: the ceiling or the users held as they are, a search's block as `SearchAsRun`."""
+    search = figures.get("search")
+    return {**figures, "search": SearchAsRun.from_json(search)} if search is not None else dict(figures)
+
+
+@cache
+def _hints() -> dict[str, Any]:
+    return typing.get_type_hints(RunResult)
+
+
+def _parts_in(hint: Any) -> bool:
+    """Whether a type hint holds a typed part (`Service`, `tuple[FaultRecord, ...]`, `X | None`)."""
+    if isinstance(hint, type) and issubclass(hint, Part):
+        return True
+    return any(_parts_in(arg) for arg in typing.get_args(hint))
+
+
+def _untyped(name: str, value: object) -> bool:
+    """Whether `value`, for the result's field `name`, is JSON data where the field is a part."""
+    if name not in _hints() or not _parts_in(_hints()[name]) or isinstance(value, Part):
+        return False
+    if isinstance(value, list):
+        return True
+    if isinstance(value, tuple):
+        return any(not isinstance(item, Part) for item in value)
+    return isinstance(value, Mapping)
 
 
 INTERRUPTED = "interrupted by the user (Ctrl-C)"
@@ -206,14 +247,14 @@ def describe_load(config: RunConfig, workload: Workload, mix: Mix) -> str:
     return f"{config.plan.describe()}, {target}"
 
 
-def spike_figures(final: dict[str, Any], pass_mark: PassMark) -> dict[str, Any] | None:
+def spike_figures(final: dict[str, Any], pass_mark: PassMark) -> Spike:
     """A spike ("Postgres vs MariaDB on two dedicated CPUs"): the seconds until p95 was back within
     20 % with failures under the pass mark's bound."""
     try:
         recovery = spike_recovery(final, max_fail_pct=pass_mark.max_fail_pct)
     except ValueError as exc:
-        return {"recovery_seconds": None, "note": str(exc)}
-    return {"recovery_seconds": recovery, "tolerance": 0.2}
+        return Spike.from_json({"recovery_seconds": None, "note": str(exc)})
+    return Spike.from_json({"recovery_seconds": recovery, "tolerance": 0.2})
 
 
 def _now() -> str:

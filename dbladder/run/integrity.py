@@ -3,7 +3,7 @@
     before = take_baseline(url, workload)                 # before the load: workload.before_writes
     ... the load; the generator keeps a compact record of every write answered 2xx ...
     report = check_integrity(url, workload, data, acknowledged, before, engine_info, faults)
-    raise_if_lost(report)                                 # WritesLost, exit code 4
+    raise_if_lost(result.integrity)                       # WritesLost, exit code 4 (the typed section)
 
 The workload decides what "present and intact" means and which invariants must hold
 (`Workload.verify`; the shop: `workloads/shop/integrity.py`). This module times the check, adds
@@ -27,6 +27,7 @@ from ..engines.dialect import dialect_of
 from ..errors import DbladderError, UnknownEngine
 from ..load.acknowledged import AcknowledgedWrites
 from ..report.integrity import integrity_line
+from ..result.run import Integrity
 from ..urls import DatabaseURL
 from ..workloads.base import DataSpec, Workload
 
@@ -144,10 +145,11 @@ def not_checked(reason: str, acknowledged: int) -> dict[str, Any]:
     }
 
 
-def raise_if_lost(report: dict[str, Any] | None) -> None:
-    """WritesLost (exit 4) when the integrity check found acknowledged writes lost or corrupted."""
-    if report and not _kept(report):
-        raise WritesLost(summary(report))
+def raise_if_lost(section: Integrity | None) -> None:
+    """WritesLost (exit 4) when the integrity check (a result's section) found acknowledged writes
+    lost or corrupted."""
+    if section is not None and (section.lost or section.corrupted):
+        raise WritesLost(integrity_line(section))
 
 
 def raise_if_any_lost(runs: Sequence[dict[str, Any]]) -> None:

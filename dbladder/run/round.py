@@ -36,7 +36,18 @@ from ..observe import syscalls_unavailable
 from ..observe.disk import probe_seconds
 from ..plans import Stop
 from ..report.bundle import write_bundle
-from ..result.run import RunResult
+from ..result.context import DatabaseSize, RolePlacement
+from ..result.run import (
+    EngineAsRun,
+    Environment,
+    Generators,
+    Integrity,
+    RunResult,
+    Seeding,
+    Service,
+    Transport,
+    WorkloadAsRun,
+)
 from ..result.seconds import beside_samples
 from ..roles import drop_page_cache
 from ..servers import (
@@ -53,7 +64,7 @@ from .app_target import AppWatch
 from .config import RunConfig
 from .database_route import load_transport
 from .diagnose import LevelDiagnosis, role_cores, service_loops
-from .document import INTERRUPTED, Run, describe_load, ended_on_error, make_out_dir, spike_figures
+from .document import INTERRUPTED, Run, describe_load, ended_on_error, headline, make_out_dir, spike_figures
 from .faults import FaultInjector, parse_faults
 from .faults import describe as describe_faults
 from .integrity import summary as integrity_summary
@@ -152,7 +163,7 @@ def _round(
     target.check()  # a route the service's machine cannot make: refused before anything is written
     place.data.check(served)  # so is a fault no agent may cause
     run = Run(config, config.out_dir / "result.json")
-    run.update(placement=config.placement.describe())
+    run.update(placement=RolePlacement.from_json(config.placement.describe()))
     if server is None and served.url.kind.has_server:
         server = server_for_url(served.url)  # one of dbladder's own servers, if it is
     if (record := place.data.server_record(server)) is not None:  # its settings travel with the result
@@ -163,13 +174,11 @@ def _round(
     state = RoundSteps(served, run, place, target, groups, progress, served.round_workload(), server)
     state.prepared = place.data.prepare(target.make_data(run, progress), state.workload, progress)
     observer = _observed(state, idle)
-    run.update(**served.plan.headline([]))
+    run.update(**headline(served.plan.headline([])))
     fleet, ended, started = _load(state, observer)
     # The service's totals and the relay's figures went into their descriptions as each stopped.
-    run.update(service=started.description)
+    _describe_route(run, started)
     target.finish(run, fleet.acknowledged, ended.watch)
-    if started.transport is not None:
-        run.update(transport=started.transport)
     agent_failed = _check_integrity(state, fleet, ended)
     run.finish(ended.status, ended.because, ended.stop if ended.status == "complete" else None)
     result = run.result.to_json()
@@ -186,11 +195,11 @@ def _observed(state: RoundSteps, idle: dict[str, Any]) -> RunObserver:
     assert prepared is not None
     writes = workload.write_share(prepared.mix) > 0
     described = _workload_section(workload, prepared)
-    run.update(workload=described)
+    run.update(workload=WorkloadAsRun.from_json(described))
     if config.integrity and writes:  # checked where the data is, as it was seeded
         state.baseline = state.place.data.baseline(config, workload)
     if (data_layer := workload.data_layer(prepared.engine.engine)) is not None:
-        run.update(workload=described | {"data_layer": data_layer})
+        run.update(workload=WorkloadAsRun.from_json(described | {"data_layer": data_layer}))
     local = state.place.data.data_url(config.url)  # None: the data's files are another machine's
     sqlite_path = local.path if local is not None else None  # a server's files are not ours to measure
     data_path = os.path.abspath(sqlite_path) if sqlite_path else None
@@ -235,16 +244,13 @@ def _workload_section(workload: Workload, prepared: Prepared) -> dict[str, Any]:
 def _describe_storage(state: RoundSteps, observer: RunObserver, prepared: Prepared) -> None:
     """The database's size and memory cap, the machine and the engine in the result, saved."""
     run = state.run
+    size = database_size(observer.storage_url) if observer.storage_url else None
+    cap = reading_role_cap(state.config)
+    run.update(storage=DatabaseSize.from_json({"size_bytes": size, "memory_cap_bytes": cap}))
     run.update(
-        storage={
-            "size_bytes": database_size(observer.storage_url) if observer.storage_url else None,
-            "memory_cap_bytes": reading_role_cap(state.config),
-        }
-    )
-    run.update(
-        environment={"platform": platform.platform(), **observer.environment()},
-        engine=prepared.engine.to_dict(),
-        seeding=prepared.seeding,
+        environment=Environment.from_json({"platform": platform.platform(), **observer.environment()}),
+        engine=EngineAsRun.from_json(prepared.engine.to_dict()),
+        seeding=Seeding.from_json(prepared.seeding) if prepared.seeding is not None else None,
     )
     if prepared.engine.durability_warning:
         run.flag(prepared.engine.durability_warning)
@@ -257,12 +263,14 @@ def _describe_generators(state: RoundSteps, generators: GeneratorCounts) -> None
     connections = spread(config.pool_size, processes)
     direct = config.target == "direct"
     state.run.update(
-        generators={
-            "processes": processes,
-            "sized_to_machine": config.generator_processes == 0,
-            "cores": os.cpu_count(),
-            "connections_per_process": connections if direct else None,
-        }
+        generators=Generators.from_json(
+            {
+                "processes": processes,
+                "sized_to_machine": config.generator_processes == 0,
+                "cores": os.cpu_count(),
+                "connections_per_process": connections if direct else None,
+            }
+        )
     )
     if direct:
         state.progress.message(
@@ -274,15 +282,22 @@ def _describe_generators(state: RoundSteps, generators: GeneratorCounts) -> None
 def _describe_target(state: RoundSteps, started: LoadTarget) -> None:
     """The started target and the load's route in the result (the engine's transport as it went)."""
     run, config = state.run, state.config
-    run.update(service=started.description)
+    _describe_route(run, started)
     if started.transport is None:
         return
-    run.update(transport=started.transport)
     if run.result.engine is not None and (
         config.transport is not None or config.added_latency_ms is not None
     ):
         # The engine described itself over the URL as given; the load went by this route.
         run.update(engine=run.result.engine.updated({"transport": load_transport(started.transport)}))
+
+
+def _describe_route(run: Run, started: LoadTarget) -> None:
+    """The service's description and the load's route to the database, as they are now (their
+    totals and the relay's figures go into them as each stops)."""
+    run.update(service=Service.from_json(started.description) if started.description is not None else None)
+    if started.transport is not None:
+        run.update(transport=Transport.from_json(started.transport))
 
 
 def _load(state: RoundSteps, observer: RunObserver) -> tuple[Fleet, Ended, LoadTarget]:
@@ -417,7 +432,7 @@ def _check_integrity(state: RoundSteps, fleet: Fleet, ended: Ended) -> Exception
         config, state.workload, prepared, fleet.acknowledged, state.baseline, faults
     )
     run.flag(*checked.flags)  # a check that cannot read the database flags the run
-    run.update(integrity=checked.section)
+    run.update(integrity=Integrity.from_json(checked.section))
     state.progress.message(integrity_summary(checked.section))
     return checked.failure
 

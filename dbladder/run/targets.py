@@ -18,6 +18,7 @@ from typing import TYPE_CHECKING, Protocol, cast
 from ..app.process import AppCommand
 from ..app.workload import AppWorkload
 from ..load.acknowledged import AcknowledgedWrites
+from ..result.context import AppSection
 from ..urls import DatabaseURL
 from ..workloads.base import DataSpec, Workload
 from ..workloads.registry import load_workload
@@ -184,7 +185,9 @@ class UsersApp(DbladderService):
         return None
 
     def make_data(self, run: Run, progress: Progress) -> RunConfig:
-        run.update(app={"setup_s": run_app_setup(self.config, progress), "log": APP_LOG})
+        run.update(
+            app=AppSection.from_json({"setup_s": run_app_setup(self.config, progress), "log": APP_LOG})
+        )
         return replace(self.config, seed=None)
 
     @contextlib.contextmanager
@@ -222,7 +225,7 @@ class UsersApp(DbladderService):
             yield watch
 
     def finish(self, run: Run, acknowledged: AcknowledgedWrites, watch: AppWatch | None) -> None:
-        run.update(app=app_section(run.result.to_json().get("app"), acknowledged, watch))
+        run.update(app=app_section(run.result.app, acknowledged, watch))
 
     def comparison_data(self, data: DataSpec, sizes: str) -> tuple[DataSpec, str]:
         # The app's setup makes the data once per database, then a snapshot.

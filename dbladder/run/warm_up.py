@@ -297,7 +297,7 @@ def before_the_load(
     `check_exit` is asked after each (a target that exited stops the round here)."""
     sizes = prepared.data.sizes
     if (warmed := warm_up_target(config, target, workload, sizes, progress, check_exit)) is not None:
-        run.update(warmup=warmed)
+        run.update(warmup=WarmUpRecord.from_json(warmed))
     return calibrated(config, run, target, workload, prepared.mix, sizes, progress, check_exit)
 
 

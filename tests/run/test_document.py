@@ -13,7 +13,8 @@ from dbladder.app.errors import AppExited, AppSetupFailed
 from dbladder.app.requests import RequestFileError
 from dbladder.errors import UsageError
 from dbladder.plans import Ladder, Phase, Search, Stop, UserPlan
-from dbladder.result.run import read_result
+from dbladder.result.level import Level
+from dbladder.result.run import EngineAsRun, WorkloadAsRun, read_result
 from dbladder.run.config import RunConfig
 from dbladder.run.document import Run, describe_load, ended_on_error, outcome_of
 from dbladder.workloads.registry import load_workload
@@ -28,11 +29,15 @@ def row(rate: float, passed: bool, achieved: float) -> dict[str, Any]:
     }
 
 
+def typed(rows: list[dict[str, Any]]) -> tuple[Level, ...]:
+    return tuple(Level.from_json(found) for found in rows)
+
+
 def finished(
     plan: Any, rows: list[dict[str, Any]], tmp_path: Path, stop: Stop | None = None
 ) -> dict[str, Any]:
     run = Run(RunConfig(plan=plan, out_dir=tmp_path), tmp_path / "result.json")
-    run.update(levels=rows)
+    run.update(levels=typed(rows))
     result = run.finish("complete", "done", stop)
     assert json.loads((tmp_path / "result.json").read_text()) == json.loads(json.dumps(result))
     return result
@@ -113,7 +118,10 @@ def test_the_load_in_one_line(plan: Any, words: str) -> None:
 
 def test_the_run_fills_its_typed_result_and_keeps_the_order_it_was_filled_in(tmp_path: Path) -> None:
     run = Run(RunConfig(plan=Ladder(100, 100, 2, 1), out_dir=tmp_path), tmp_path / "result.json")
-    run.update(workload={"name": "shop"}, engine={"engine": "sqlite", "transport": "file"})
+    run.update(
+        workload=WorkloadAsRun.from_json({"name": "shop"}),
+        engine=EngineAsRun.from_json({"engine": "sqlite", "transport": "file"}),
+    )
     run.flag("first", "second")
     run.update(engine=run.result.engine.updated({"transport": "tcp"}) if run.result.engine else None)
     run.flag("third")
@@ -126,12 +134,26 @@ def test_the_run_fills_its_typed_result_and_keeps_the_order_it_was_filled_in(tmp
     assert run.result.workload is not None and run.result.workload.name == "shop"
 
 
+def test_a_part_given_as_json_data_is_refused(tmp_path: Path) -> None:
+    run = Run(RunConfig(plan=Ladder(100, 100, 2, 1), out_dir=tmp_path), tmp_path / "result.json")
+    for fields in (
+        {"workload": {"name": "shop"}},
+        {"levels": [row(100, True, 100)]},
+        {"levels": (row(100, True, 100),)},
+    ):
+        with pytest.raises(TypeError, match="given as JSON data"):
+            run.update(**fields)
+    # A figure, words and a mapping the result keeps as it is are typed as they are.
+    run.update(peak_rps=10.0, status="complete", database_server={"settings": {}})
+    assert (run.result.peak_rps, run.result.database_server) == (10.0, {"settings": {}})
+
+
 def test_faults_and_a_struck_levels_flag_go_into_the_typed_rows_in_the_order_they_came(
     tmp_path: Path,
 ) -> None:
     run = Run(RunConfig(plan=Ladder(100, 100, 2, 1), out_dir=tmp_path), tmp_path / "result.json")
     rows = [{"index": index, "offered_rps": 100.0 * (index + 1), "passed": True} for index in range(2)]
-    run.update(levels=rows)
+    run.update(levels=typed(rows))
     record = {"fault": "kill-db@2", "kind": "kill-db", "level": 1, "second": 1.0, "state": "done"}
     run.add_faults([record], lambda index: [record] if index == 1 else [])
     run.flag_last_level("level 2: the database server was lost")
@@ -164,7 +186,7 @@ def test_a_run_stopped_by_an_error_after_its_first_save_is_ended_with_why(
     path = tmp_path / "result.json"
     with pytest.raises(type(error)), ended_on_error(path):
         run = Run(RunConfig(plan=Ladder(100, 100, 2, 1), out_dir=tmp_path), path)
-        run.update(levels=[row(100, True, 100)])
+        run.update(levels=typed([row(100, True, 100)]))
         run.save()
         raise error
     on_disk = json.loads(path.read_text())

@@ -6,6 +6,7 @@ from typing import Any
 
 import pytest
 
+from dbladder.result.run import Integrity
 from dbladder.run.integrity import WritesLost, raise_if_any_lost, raise_if_lost
 
 
@@ -23,13 +24,13 @@ def section(lost: int = 0, corrupted: int = 0) -> dict[str, Any]:
 
 def test_a_run_that_kept_its_writes_or_was_not_checked_passes() -> None:
     raise_if_lost(None)
-    raise_if_lost(section())
+    raise_if_lost(Integrity.from_json(section()))
     raise_if_any_lost([{"label": "sqlite", "run": 1, "integrity": section()}, {"label": "pg", "run": 1}])
 
 
 def test_lost_or_corrupted_writes_are_exit_code_4_naming_every_run() -> None:
     with pytest.raises(WritesLost) as one:
-        raise_if_lost(section(lost=2))
+        raise_if_lost(Integrity.from_json(section(lost=2)))
     assert one.value.exit_code == 4 and "2 lost" in str(one.value)
     runs = [
         {"label": "sqlite", "run": 1, "integrity": section()},

@@ -232,8 +232,8 @@ def keyed_reads(tree: ast.AST) -> list[tuple[int, str, str]]:
 def test_the_reports_read_the_result_by_attribute_only() -> None:
     # Issue 33: a report reads the typed result (`result.run.RunResult` and its parts), so a field
     # renamed or retyped is found by mypy, not by a report that prints "-". The documents are read by
-    # key once, in result/ (`result.documents`, `part.Part.from_json`). The sampler's flat machine
-    # summary of a level (`Level.machine`) is read by paths of keys in report/figures.py only.
+    # key once, in result/ (`result.documents`, `part.Part.from_json`); a level's machine figures too
+    # (`result.machine`: where each of the sampler's figures lives, in either spelling).
     wrong = [
         f"{where}:{line}: {text}"
         for path in module_paths()

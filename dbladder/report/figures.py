@@ -4,16 +4,14 @@ Machine figures (host CPU by kind, CPU per process group, the service's time bre
 when a run sampled the machine. Every accessor here returns None (or an empty dict) when a figure
 is missing, so a reporter says "not measured" instead of showing a 0 it never measured.
 
-The sampler's level summary (`dbladder.observe.summary.summarise`) is flat (`machine.host_usr`,
-`machine.service_cpu_pct`, None where a figure does not exist); a nested spelling
-(`machine.host.usr`, `machine.groups.service.cpu_pct`) is read too. This module is the one place
-that knows where each figure lives.
+The sampler's level summary is typed (`dbladder.result.machine`: the flat and the nested
+spellings read there); this module picks each figure the reports show out of it.
 """
 
 from __future__ import annotations
 
 import re
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable
 from typing import Any
 
 # The number formats live in the shared leaf, which the plans' words use too; named here for the reports.
@@ -23,6 +21,7 @@ from ..formats import pct as pct
 from ..formats import plain as plain
 from ..formats import rate as rate
 from ..result.level import Level
+from ..result.machine import time_breakdown
 
 HOST_KINDS = ("usr", "sys", "iowait", "idle", "steal")
 """Host CPU kinds, % of all CPUs; they add up to 100."""
@@ -30,24 +29,11 @@ GROUPS = ("service", "database", "generator")
 """Process groups the sampler measures, each in % of one CPU."""
 
 
-def _lookup(block: Any, *paths: tuple[str, ...]) -> float | None:
-    """The first path through nested dicts that ends at a number."""
-    for path in paths:
-        node = block
-        for key in path:
-            node = node.get(key) if isinstance(node, Mapping) else None
-        found = number(node)
-        if found is not None:
-            return found
-    return None
-
-
 def host_cpu(level: Level) -> dict[str, float] | None:
     """The host's CPU shares by HOST_KINDS for a level (% of all CPUs), or None when not measured."""
-    machine = level.machine
-    if not isinstance(machine, Mapping):
+    if level.machine is None:
         return None
-    shares = {kind: _lookup(machine, (f"host_{kind}",), ("host", kind)) for kind in HOST_KINDS}
+    shares = level.machine.host_cpu.shares()
     if all(value is None for value in shares.values()):
         return None
     return {kind: value for kind, value in shares.items() if value is not None}
@@ -55,17 +41,17 @@ def host_cpu(level: Level) -> dict[str, float] | None:
 
 def host_steal(level: Level) -> float | None:
     """The host's CPU taken by other tenants during a level (% of all CPUs), or None when not measured."""
-    return _lookup(level.machine, ("host_steal",), ("host", "steal"))
+    return level.machine.host_cpu.steal if level.machine is not None else None
 
 
 def group_cpu(level: Level, group: str) -> float | None:
     """A process group's CPU during a level, % of one CPU (two busy processes read 200), or None."""
-    return _lookup(level.machine, (f"{group}_cpu_pct",), ("groups", group, "cpu_pct"))
+    return level.machine.group(group).cpu_pct if level.machine is not None else None
 
 
 def group_cpu_per_1k(level: Level, group: str) -> float | None:
     """A group's CPU milliseconds per 1,000 requests answered in a level, or None."""
-    return _lookup(level.machine, (f"{group}_cpu_ms_per_1k",), ("groups", group, "cpu_ms_per_1k"))
+    return level.machine.group(group).cpu_ms_per_1k if level.machine is not None else None
 
 
 def generator_cpu(level: Level) -> float | None:
@@ -87,22 +73,12 @@ def breakdown(level: Level) -> dict[str, float]:
     The sampler may keep the breakdown apart (`service_breakdown`) or merged into the level's
     machine summary; parts without a figure are left out.
     """
-    found = {}
-    for part in BREAKDOWN_PARTS:
-        value = _lookup(
-            {"service_breakdown": level.service_breakdown, "machine": level.machine},
-            ("service_breakdown", f"{part}_mean_ms"),
-            ("service_breakdown", f"{part}_ms"),
-            ("machine", f"{part}_mean_ms"),
-        )
-        if value is not None:
-            found[part] = value
-    return found
+    return time_breakdown(level.service_breakdown, level.machine).parts()
 
 
 def load_average(level: Level) -> float | None:
     """The host's 1-minute load average during a level (mean of the samples), or None."""
-    return _lookup(level.machine, ("load1",), ("host", "load1"))
+    return level.machine.load_average if level.machine is not None else None
 
 
 def heading(key: str) -> str:

@@ -2,11 +2,12 @@
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from typing import Any
 
 from ..result.interval import interval_note, is_wide
 from ..result.level import Level
+from ..result.machine import Machine
 from ..result.run import RunResult, as_result
 from . import figures as fig
 from .figures import ms
@@ -28,12 +29,12 @@ COLUMNS = (
 )
 
 
-def _machine(key: str, digits: int = 0) -> Any:
+def _machine(figure: Callable[[Machine], float | None], digits: int = 0) -> Any:
     """A column from the level's machine figures (the CPU columns of "Postgres vs MariaDB on two dedicated
     CPUs"); "-" where not measured."""
 
     def render(row: Level) -> str:
-        value = (row.machine or {}).get(key)
+        value = figure(row.machine) if row.machine is not None else None
         return "-" if value is None else f"{value:.{digits}f}"
 
     return render
@@ -43,13 +44,13 @@ def _machine(key: str, digits: int = 0) -> Any:
 # wait / idle and load, and
 # here also the service's and the database's CPU (% of one core; SQLite's is inside the service's).
 MACHINE_COLUMNS = (
-    ("| usr", 5, _machine("host_usr")),
-    ("sys", 3, _machine("host_sys")),
-    ("wait", 4, _machine("host_iowait")),
-    ("idle", 4, _machine("host_idle")),
-    ("load", 4, _machine("load1", 1)),
-    ("svc%", 4, _machine("service_cpu_pct")),
-    ("db%", 4, _machine("database_cpu_pct")),
+    ("| usr", 5, _machine(lambda machine: machine.host_usr)),
+    ("sys", 3, _machine(lambda machine: machine.host_sys)),
+    ("wait", 4, _machine(lambda machine: machine.host_iowait)),
+    ("idle", 4, _machine(lambda machine: machine.host_idle)),
+    ("load", 4, _machine(lambda machine: machine.load1, 1)),
+    ("svc%", 4, _machine(lambda machine: machine.service_cpu_pct)),
+    ("db%", 4, _machine(lambda machine: machine.database_cpu_pct)),
 )
 
 

@@ -2,8 +2,8 @@
 
 `level_rows.level_row` computes a level's figures from the recorder's merged snapshot; `Level` is the
 same row as the reports read it (`result.run.RunResult.levels`). Every field is a key of the row
-documented in docs/result-schema.md; the machine's figures (`machine`, `service_breakdown`) stay
-the sampler's flat mappings, which `dbladder.report.figures` is the one place to read.
+documented in docs/result-schema.md; the machine's figures (`machine`, `service_breakdown`) are
+typed in `machine.py`, which knows where each of the sampler's figures lives.
 """
 
 from __future__ import annotations
@@ -12,6 +12,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
+from .machine import Machine, ServiceBreakdown
 from .part import Part
 
 
@@ -177,8 +178,8 @@ class Level(Part):
     ramp_s: float | None = None
     passed: bool
     reasons: tuple[str, ...] = ()
-    machine: Mapping[str, Any] | None = None
-    service_breakdown: Mapping[str, Any] | None = None
+    machine: Machine | None = None
+    service_breakdown: ServiceBreakdown | None = None
     syscalls: Mapping[str, Any] | None = None
     faults: tuple[Mapping[str, Any], ...] | None = None
     # What the database read from its cache and from disk during the window (run/storage_reads.py).

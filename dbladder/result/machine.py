@@ -2,9 +2,9 @@
 
 `Machine` is `levels[].machine`, the sampler's flat summary (`dbladder.observe.summary.summarise`:
 `host_usr`, `service_cpu_pct`, None where a figure does not exist); `ServiceBreakdown` is
-`levels[].service_breakdown` (`dbladder.observe.breakdown`). Each declares the figures the reports
-show; the sampler writes many more (memory, disk, each process's figures, the service's loops),
-which are kept as they were read (`part.Part`) for levels.csv and the diagnosis. A nested spelling
+`levels[].service_breakdown` (`dbladder.observe.breakdown`). Each declares every key its writer
+writes (a process's figures and a loop's shares stay plain mappings, as the diagnosis reads them
+from the level's row while the run is on; levels.csv keeps them in the JSON). A nested spelling
 (`host.usr`, `groups.service.cpu_pct`) is read too: this module is the one place that knows where
 each figure lives, and a figure that is missing or not a number reads as None, so a reporter says
 "not measured" instead of showing a 0 it never measured.

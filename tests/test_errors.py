@@ -21,6 +21,8 @@ INTERNAL: dict[str, str] = {
     "service turns it into that answer, it never leaves the service",
     "dbladder.observe.breakdown.NoTiming": "a /stats answer without request-time histograms; the run "
     "leaves the level's breakdown out and goes on",
+    "dbladder.result.part.UndeclaredKey": "a key that dbladder's own code gives a part of the result "
+    "and the part does not declare (Part.updated): a mistake in the code, which no input reaches",
     "dbladder.run.levels.DatabaseLost": "the managed database lost during a level; the round catches "
     "it, keeps the levels and raises ServerLost",
 }

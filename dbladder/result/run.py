@@ -430,7 +430,7 @@ class RunResult(Part):
         as the reports have always picked it (`plans.plan_class_of`: users when its model or config
         block says so, a search when its config block or search block does, else the ladder)."""
         result = super().from_json(data)
-        if result.schema in KIND_ALWAYS_LADDER and result.kind == "ladder":
+        if result.schema in KIND_ALWAYS_LADDER:  # their kind is always "ladder" (the schema says so)
             return replace(result, kind=plan_class_of(result).kind)
         return result
 

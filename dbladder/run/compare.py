@@ -51,7 +51,7 @@ from .document import make_out_dir, stop_words
 from .place import data_cluster_for, place_for
 from .progress import Progress, QuietProgress, seeding_pass
 from .round import run_round
-from .targets import Target, target_for
+from .targets import TargetData, target_for
 from .this_machine import LoadHere
 
 if TYPE_CHECKING:
@@ -224,7 +224,7 @@ def _run_compare(
     server_urls = {text: parse_url(server.url) for text, server in servers.items() if server is not None}
     base = config.base
     workload = base.round_workload()
-    target = target_for(base, LoadHere())  # what the load is sent to decides how the data is made
+    target = target_for(base, LoadHere()).data  # what the load is sent to decides how the data is made
     # checked() refuses a comparison without a seed: every run starts from the data as seeded.
     data = DataSpec(cast(int, base.seed), workload.scaled_sizes(base.scale, base.sizes))
     sizes = ", ".join(f"{count:,} {name}" for name, count in data.sizes.items())
@@ -309,7 +309,7 @@ def _runs(
     labels: list[str],
     document: JsonObject,
     fresh: dict[str, FreshData | FreshDataOnAgent],
-    target: Target,
+    target: TargetData,
     data: DataSpec,
     servers: dict[str, ManagedServer | None],
     server_urls: dict[str, DatabaseURL],

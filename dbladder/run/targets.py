@@ -3,6 +3,11 @@ where the place runs it), the user's app (`--app`), a service already running (`
 or the engine itself (`--target direct`). Each is checked before the run, started for the load
 and stopped after it, probed by the faults (is a real request answered again?), and watched
 while the load runs; the round asks its target and never asks which one it has.
+
+A target comes with how a comparison makes the data its load runs on (`Target.data`, a
+`TargetData`): seeded (`SeededData`), or made by the app's setup (`AppSetupData`), then restored
+for every run. The round's steps and the comparison's part are two small protocols, as a place's
+two halves are (run/place.py).
 """
 
 from __future__ import annotations
@@ -49,7 +54,10 @@ if TYPE_CHECKING:
 
 
 class Target(Protocol):
-    """What the load is sent to: what the round asks of it, step by step."""
+    """What the load is sent to: what the round asks of it, step by step, and how a comparison
+    makes the data its load runs on (`data`)."""
+
+    data: TargetData
 
     def check(self) -> None:
         """Before anything is written or seeded: what this target cannot reach, refused in one line."""
@@ -85,6 +93,11 @@ class Target(Protocol):
     def finish(self, run: Run, acknowledged: AcknowledgedWrites, watch: AppWatch | None) -> None:
         """The target's part of the result, once it has stopped."""
 
+
+class TargetData(Protocol):
+    """How a comparison makes the data a target's load runs on, once per database, and restores
+    it for every run."""
+
     def comparison_data(self, data: DataSpec, sizes: str) -> tuple[DataSpec, str]:
         """A comparison's data as it says it, and its words: the seed's, or the app's setup."""
 
@@ -96,11 +109,47 @@ class Target(Protocol):
         """A comparison's run on the data as made once and restored: nothing seeded or set up again."""
 
 
+class SeededData:
+    """The data seeded from the comparison's seed (dbladder's service, one already running, the
+    engine itself)."""
+
+    def comparison_data(self, data: DataSpec, sizes: str) -> tuple[DataSpec, str]:
+        return data, sizes
+
+    def data_maker(self, url: DatabaseURL, log: Path, seeding: DataMaker) -> DataMaker:
+        return seeding
+
+    def rerun(self, config: RunConfig) -> RunConfig:
+        return replace(config, seed=None)
+
+
+class AppSetupData:
+    """The data the app's setup makes (`--app-setup`), once per database, then a snapshot."""
+
+    def __init__(self, config: RunConfig):
+        self.config = config
+
+    def comparison_data(self, data: DataSpec, sizes: str) -> tuple[DataSpec, str]:
+        return DataSpec(data.seed, {}), f"the app's setup: {self._app.setup}"
+
+    def data_maker(self, url: DatabaseURL, log: Path, seeding: DataMaker) -> DataMaker:
+        return setup_maker(self.config, url, log)
+
+    def rerun(self, config: RunConfig) -> RunConfig:
+        # The app's data is the setup's snapshot, restored: the setup does not run again.
+        return replace(config, seed=None, app=replace(self._app, setup=None))
+
+    @property
+    def _app(self) -> AppCommand:
+        return cast(AppCommand, self.config.app)
+
+
 class DbladderService:
     """dbladder's service, started where the round's place runs it."""
 
     def __init__(self, config: RunConfig, place: LoadPlace):
         self.config, self.place = config, place
+        self.data: TargetData = SeededData()
 
     def check(self) -> None:
         self.place.check_service_route(self.config)
@@ -132,15 +181,6 @@ class DbladderService:
 
     def finish(self, run: Run, acknowledged: AcknowledgedWrites, watch: AppWatch | None) -> None:
         return None
-
-    def comparison_data(self, data: DataSpec, sizes: str) -> tuple[DataSpec, str]:
-        return data, sizes
-
-    def data_maker(self, url: DatabaseURL, log: Path, seeding: DataMaker) -> DataMaker:
-        return seeding
-
-    def rerun(self, config: RunConfig) -> RunConfig:
-        return replace(config, seed=None)
 
 
 class ServiceAlreadyRunning(DbladderService):
@@ -180,6 +220,10 @@ class EngineDirect(DbladderService):
 
 class UsersApp(DbladderService):
     """The user's app (`--app`) on the run's database: its setup makes the data, nothing is seeded."""
+
+    def __init__(self, config: RunConfig, place: LoadPlace):
+        super().__init__(config, place)
+        self.data = AppSetupData(config)
 
     def check(self) -> None:
         return None
@@ -226,17 +270,6 @@ class UsersApp(DbladderService):
 
     def finish(self, run: Run, acknowledged: AcknowledgedWrites, watch: AppWatch | None) -> None:
         run.update(app=app_section(run.result.app, acknowledged, watch))
-
-    def comparison_data(self, data: DataSpec, sizes: str) -> tuple[DataSpec, str]:
-        # The app's setup makes the data once per database, then a snapshot.
-        return DataSpec(data.seed, {}), f"the app's setup: {self._app.setup}"
-
-    def data_maker(self, url: DatabaseURL, log: Path, seeding: DataMaker) -> DataMaker:
-        return setup_maker(self.config, url, log)
-
-    def rerun(self, config: RunConfig) -> RunConfig:
-        # The app's data is the setup's snapshot, restored: the setup does not run again.
-        return replace(config, seed=None, app=replace(self._app, setup=None))
 
     @property
     def _app(self) -> AppCommand:

@@ -267,17 +267,16 @@ class Cluster:
     ) -> Iterator[T]:
         """The service's route to the database made on the app agent `agent` for the block, undone
         after it, also on error: what the route yields there (`timeout`: the seconds its round
-        trips may take to measure). At the end the yielded description is brought up to date in
-        place with the agent's (a relay's stats are added as it stops)."""
+        trips may take to measure). At the end the yielded object is brought up to date in place
+        with the agent's, as the route left it there (a relay's stats are added as it stops)."""
         route: T = self._call(agent.name, "open_route", start, timeout=timeout)
         try:
             yield route
         finally:
             with contextlib.suppress(Exception):  # an agent gone has taken its relay with it
                 ended = self._call(agent.name, "close_route", timeout=60.0)
-                described = getattr(route, "description", None)
-                if isinstance(described, dict) and ended is not None:
-                    described.update(ended.description or {})
+                if ended is not None and ended is not route:
+                    vars(route).update(vars(ended))
 
     def placed(self, role: str) -> list[Agent]:
         """The agents of `role` the run placed an actor on (those it may call)."""

@@ -92,7 +92,7 @@ def entry_of(group: Group) -> RouteEntry:
     """A group's route and the medians of its runs' first-level figures."""
     results = [run.result for run in group.runs]
     first = results[0]
-    transport = first.transport or Transport()
+    transport = first.transport or Transport(added_latency_ms=None)
     engine = str((first.engine.engine if first.engine else None) or "?")
     relays = [(r.transport.relay if r.transport else None) or RelayRecord() for r in results]
     relay_stats = [relay.stats or RelayForwarded() for relay in relays]

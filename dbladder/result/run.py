@@ -208,20 +208,23 @@ class EngineAsRun(Part):
 
 @dataclass(frozen=True, kw_only=True)
 class Service(Part):
-    """The web service the load went to: started for the run, or one already running."""
+    """The web service the load went to: started for the run, or one already running.
+
+    Its fields are in the order the round's targets write them (run/load_target.py,
+    run/app_target.py), which is the schema's: a service built in code writes its keys so."""
 
     workers: int | None = None
     pool_size: int | None = None
-    url: str | None = None
-    started_by_dbladder: bool | None = None
-    stats: Mapping[str, Any] | None = None
-    command: str | None = None  # the user's app (`--app`): its command
-    app: bool | None = None
-    sessions: int | None = None
-    starts: int | None = None
-    agent: str | None = None  # a cluster run: the app agent it ran on
     # The engines' run settings the service ran with, among its own keys, as in `Config`.
     engine_settings: Mapping[str, int] = spread(run_setting_keys)
+    url: str | None = None
+    started_by_dbladder: bool | None = None
+    agent: str | None = None  # a cluster run: the app agent it ran on
+    stats: Mapping[str, Any] | None = None
+    app: bool | None = None
+    command: str | None = None  # the user's app (`--app`): its command
+    sessions: int | None = None
+    starts: int | None = None
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -288,7 +291,8 @@ class Transport(Part):
     transport: str | None = None
     chosen: bool | None = None
     url: str | None = None
-    added_latency_ms: float | None = None
+    # Written even when null (no relay), as run/database_route.py has always written it.
+    added_latency_ms: float | None
     round_trip_us: RoundTrips | None = None
     relay: RelayRecord | None = None
     measured_on: str | None = None  # a cluster run: the app agent whose machine made the route

@@ -193,12 +193,12 @@ def service_on_agent(
     """dbladder's service on the app agent `agent` for the block, behind the route made on its
     machine (the relay beside the service, in front of the database's address as that machine
     reaches it, its round trips measured there); stopped after it."""
-    start = functools.partial(database_route, config.url, config.transport, config.added_latency_ms)
+    start = functools.partial(
+        database_route, config.url, config.transport, config.added_latency_ms, measured_on=agent.name
+    )
     with cluster.route_on(agent, start, route_timeout(config.added_latency_ms)) as route:
-        described = cast(JsonObject, route.description)  # a route made there is always described
-        described["measured_on"] = agent.name
         if config.transport is not None or config.added_latency_ms is not None:
-            words = route_words(route.description)
+            words = route_words(route.transport)
             progress.message(f"the load reaches the database over {words} from app agent {agent.name}")
         routed = config.with_url(route.url)
         # On the agent's own address, a free port: the load agents reach it there.
@@ -206,18 +206,19 @@ def service_on_agent(
         with cluster.service_on(agent, functools.partial(running_service, here)) as (started, stats):
             where = f"app agent {agent.name} at {started['url']}"
             progress.message(f"service on {where}: {service_words(routed)}")
-            description = service_description(routed, started["url"]) | {"agent": agent.name}
-            yield LoadTarget(
+            described = service_description(routed, started["url"], agent.name)
+            target = LoadTarget(
                 started["host"],
                 started["port"],
-                description,
+                described,
                 stats=stats,
                 db_url=route.url.raw,
-                transport=route.description,
+                route=route,
                 agent=agent,
             )
+            yield target
             with suppress(Exception):  # an agent gone: no totals to add
-                description["stats"] = stats()["totals"]
+                target.described = described.updated({"stats": stats()["totals"]})
 
 
 def cluster_counts(config: RunConfig, cluster: Cluster) -> dict[str, int]:

@@ -24,7 +24,7 @@ import threading
 import time
 from collections.abc import Awaitable, Callable, Iterator
 from pathlib import Path
-from typing import Any, cast
+from typing import TYPE_CHECKING, Any, cast
 
 from ..app import app_environment, run_setup, running_app
 from ..app.errors import AppExited
@@ -36,10 +36,15 @@ from ..engines import opened
 from ..engines.base import EngineOptions
 from ..load.acknowledged import AcknowledgedWrites
 from ..result.context import AppSection
+from ..result.run import Service
 from ..urls import DatabaseURL
 from ..workloads.base import Draw, Workload
 from .config import RunConfig
+from .load_target import LoadTarget
 from .progress import Progress
+
+if TYPE_CHECKING:
+    from ..service.server import RunningService
 
 APP_LOG = "app.log"
 WATCH_INTERVAL = 0.1
@@ -65,9 +70,11 @@ async def _checked(url: DatabaseURL, workload: AppWorkload) -> None:
 @contextlib.contextmanager
 def app_target(
     config: RunConfig, command: AppCommand, workload: AppWorkload, progress: Progress
-) -> Iterator[tuple[RunningApp, dict[str, Any], str]]:
-    """The app running and ready for the block, its sessions logged in: the app, its description
-    for the result, and the workload text the generator processes load it by; stopped on any exit.
+) -> Iterator[LoadTarget]:
+    """The app running and ready for the block, its sessions logged in, as the load's target: the
+    app (stopped and started by the service faults as dbladder's service is), its description for
+    the result (how many times it started, added when the block ends), and the workload text the
+    generator processes load it by; stopped on any exit.
 
     `workload` is the round's, whose SQL the round checked when it prepared the database
     (`AppWorkload.check_sql`): the `Param.rows` values read then go on to the load as they are,
@@ -90,15 +97,12 @@ def app_target(
             how = "logged in at" if declared.login is not None else "started by a visit to"
             progress.message(f"{len(sessions)} session(s) {how} {declared.start.path}")  # type: ignore[union-attr]
         text = save_state(Path(folder) / "state.json", declared, rows, sessions)
-        description: dict[str, Any] = {
-            "url": app.url,
-            "started_by_dbladder": True,
-            "app": True,
-            "command": app.command,
-            "sessions": len(sessions),
-        }
-        yield app, description, text
-        description["starts"] = app.starts
+        described = Service(
+            url=app.url, started_by_dbladder=True, app=True, command=app.command, sessions=len(sessions)
+        )
+        target = LoadTarget(app.config.host, app.port, described, cast("RunningService", app), workload=text)
+        yield target
+        target.described = described.updated({"starts": app.starts})
 
 
 class AppWatch:

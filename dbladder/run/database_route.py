@@ -2,7 +2,7 @@
 
     route = database_route(db_url, transport, added_latency_ms)   # before the service starts
     with route as found: ... found.url ...                         # the URL the load uses
-    result["transport"] = found.description                        # relay figures added at exit
+    run.update(transport=found.transport)                          # relay figures added at exit
 
 The data is seeded and checked over the URL as given; only the load (the service, or direct mode)
 goes by the route. `--transport` asks the server where it listens and uses that form of the same
@@ -33,10 +33,11 @@ import math
 import os
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
-from typing import Any
 
 from ..engines.dialect import dialect_of
 from ..errors import DbladderError
+from ..result.context import RelayForwarded, RelayRecord, RoundTrips, RoundTripSpread
+from ..result.run import Transport
 from ..transport import (
     TRANSPORTS,
     relay_process,
@@ -54,10 +55,11 @@ RELAY_PROBE_ROUND_TRIPS = 100  # through a relay adding MS each way: 100 x 2 MS 
 
 @dataclass
 class Route:
-    """The URL the load uses, parsed, and what the result records about how it gets there (None: as given)."""
+    """The URL the load uses, parsed, and the result's `transport`: how it gets there (None: as
+    given). The route's block replaces `transport` with the relay's figures added as it stops."""
 
     url: DatabaseURL
-    description: dict[str, Any] | None = None
+    transport: Transport | None = None
 
 
 def route_problems(
@@ -136,55 +138,59 @@ def database_route(
     transport: str | None,
     added_latency_ms: float | None,
     place: Callable[[], None] | None = None,
+    measured_on: str | None = None,
 ) -> Iterator[Route]:
     """The route for the block: the URL as given, another transport of it, or a relay in front of it,
-    described (a run records the description as `transport`).
+    described (the result's `transport`; `measured_on`: the app agent whose machine makes it).
 
     Raises TransportUnavailable or TransportFailed (from `transport_url`), RelayFailed when the
     relay cannot start.
     """
     given = parse_url(db_url) if isinstance(db_url, str) else db_url
     url = asyncio.run(transport_url(given, transport)) if transport is not None else given
-    description: dict[str, Any] = {
-        "transport": transport_of(url),
-        "chosen": transport is not None,
-        "url": url.redacted,
-        "added_latency_ms": added_latency_ms,
-        "round_trip_us": {"direct": asyncio.run(round_trip_us(url))},
-    }
+    direct = RoundTripSpread.from_json(asyncio.run(round_trip_us(url)))
+    described = Transport(
+        transport=transport_of(url),
+        chosen=transport is not None,
+        url=url.redacted,
+        added_latency_ms=added_latency_ms,
+        round_trip_us=RoundTrips(direct=direct),
+        measured_on=measured_on,
+    )
     if added_latency_ms is None:
-        yield Route(url, description)
+        yield Route(url, described)
         return
     target = relay_target(url)
     with relay_process(target, added_latency_ms, place) as relay:
         relayed = through_relay(url, relay.address)
-        description["relay"] = {"target": str(target), "listen": f"{relay.address[0]}:{relay.address[1]}"}
-        description["round_trip_us"]["through_relay"] = asyncio.run(
-            round_trip_us(relayed, RELAY_PROBE_ROUND_TRIPS)
+        record = RelayRecord(target=str(target), listen=f"{relay.address[0]}:{relay.address[1]}")
+        through = RoundTripSpread.from_json(asyncio.run(round_trip_us(relayed, RELAY_PROBE_ROUND_TRIPS)))
+        described = described.updated(
+            {"relay": record, "round_trip_us": RoundTrips(direct=direct, through_relay=through)}
         )
-        yield Route(relayed, description)
+        route = Route(relayed, described)
+        yield route
     stats = relay.stats
-    description["relay"]["stats"] = stats.to_dict() | {
-        "mean_late_us": round(stats.mean_late_seconds * 1e6, 1),
-    }
+    forwarded = stats.to_dict() | {"mean_late_us": round(stats.mean_late_seconds * 1e6, 1)}
+    route.transport = described.updated(
+        {"relay": record.updated({"stats": RelayForwarded.from_json(forwarded)})}
+    )
 
 
-def route_words(description: dict[str, Any] | None) -> str:
+def route_words(transport: Transport | None) -> str:
     """A route in a few words: "tcp", "unix", "tcp + 2 ms each way (relay)"."""
-    if not description:
+    if transport is None:
         return ""
-    words = str(description.get("transport", "?"))
-    latency = description.get("added_latency_ms")
-    if latency is not None:
-        words += f" + {latency:g} ms each way (relay)"
+    words = str(transport.transport or "?")
+    if transport.added_latency_ms is not None:
+        words += f" + {transport.added_latency_ms:g} ms each way (relay)"
     return words
 
 
-def load_transport(description: dict[str, Any]) -> str:
+def load_transport(transport: Transport) -> str:
     """The engine's transport as the load used it, for the result's `engine.transport`: "tcp
     postgresql://127.0.0.1:5432/shop, through the latency relay adding 2 ms each way"."""
-    words = f"{description['transport']} {description['url']}"
-    latency = description.get("added_latency_ms")
-    if latency is not None:
-        words += f", through the latency relay adding {latency:g} ms each way"
+    words = f"{transport.transport} {transport.url}"
+    if transport.added_latency_ms is not None:
+        words += f", through the latency relay adding {transport.added_latency_ms:g} ms each way"
     return words

@@ -1,7 +1,8 @@
 """What a started target gives the load (`LoadTarget`), and dbladder's service as this machine
-starts it: its config, its description for the result, and the service running for the block
-(`service_here`) behind the route `--transport` and `--added-latency` choose. Which target the
-round has, and how each is started, probed and stopped, is run/targets.py's."""
+starts it: its config, its description for the result (the typed `Service`), and the service
+running for the block (`service_here`) behind the route `--transport` and `--added-latency`
+choose (its typed `Transport`). Which target the round has, and how each is started, probed and
+stopped, is run/targets.py's."""
 
 from __future__ import annotations
 
@@ -12,6 +13,7 @@ from typing import TYPE_CHECKING, Any
 
 from ..engine_registry import run_label, settings_with_defaults
 from ..errors import DbladderError
+from ..result.run import Service, Transport
 from ..service import ServiceConfig, running_service
 from .config import RunConfig
 from .database_route import RELAY_PROBE_ROUND_TRIPS, Route, database_route, route_words
@@ -28,13 +30,21 @@ class LoadTarget:
 
     host: str = ""
     port: int = 0
-    description: dict[str, Any] | None = None
+    # The result's `service` (None in direct mode): its totals, or the app's starts, are added
+    # when it stops.
+    described: Service | None = None
     service: RunningService | None = None  # the user's app answers as one
     db_url: str = ""  # the URL the load uses (another transport, or the latency relay)
-    transport: dict[str, Any] | None = None  # how it gets there, for the result (None: as given)
+    route: Route | None = None  # how it gets there (None: as given)
     workload: str | None = None  # the workload the load's processes load, when not the config's (--app)
     stats: Callable[[], dict[str, Any]] | None = None  # the service's /stats, where it is not `service`
     agent: Agent | None = None  # the cluster's app agent the service runs on (None: this machine)
+
+    @property
+    def transport(self) -> Transport | None:
+        """The result's `transport`: the load's route as it is now (the relay's figures are added
+        as it stops, after the target)."""
+        return self.route.transport if self.route is not None else None
 
 
 def service_config(config: RunConfig, host: str | None = None) -> ServiceConfig:
@@ -52,15 +62,17 @@ def service_config(config: RunConfig, host: str | None = None) -> ServiceConfig:
     )
 
 
-def service_description(config: RunConfig, url: str) -> dict[str, Any]:
-    """The result's `service` of dbladder's service listening at `url`: its workers, pool and the
-    engine's run settings under their own keys (as result.json has always had "sqlite_writers")."""
-    return {
-        "workers": config.workers,
-        "pool_size": config.pool_size,
-        **settings_with_defaults(config.engine_settings),
-        "url": url,
-    }
+def service_description(config: RunConfig, url: str, agent: str | None = None) -> Service:
+    """The result's `service` of dbladder's service listening at `url` (on the app agent `agent`):
+    its workers, pool and the engine's run settings under their own keys (as result.json has
+    always had "sqlite_writers")."""
+    return Service(
+        workers=config.workers,
+        pool_size=config.pool_size,
+        engine_settings=settings_with_defaults(config.engine_settings),
+        url=url,
+        agent=agent,
+    )
 
 
 def service_words(config: RunConfig) -> str:
@@ -76,7 +88,7 @@ def route_here(
     outlives the service); `place` puts the relay in the service role's place."""
     with database_route(config.url, config.transport, config.added_latency_ms, place) as route:
         if config.transport is not None or config.added_latency_ms is not None:
-            progress.message(f"the load reaches the database over {route_words(route.description)}")
+            progress.message(f"the load reaches the database over {route_words(route.transport)}")
         yield route
 
 
@@ -96,14 +108,15 @@ def service_here(
         routed = config.with_url(route.url)
         with running_service(service_config(routed), place=place) as service:
             progress.message(f"service on {service.url}: {service_words(routed)}")
-            description = service_description(routed, service.url)
-            yield LoadTarget(
+            described = service_description(routed, service.url)
+            target = LoadTarget(
                 service.config.host,
                 service.config.port,
-                description,
+                described,
                 service,
                 db_url=route.url.raw,
-                transport=route.description,
+                route=route,
             )
+            yield target
             with contextlib.suppress(DbladderError, OSError):
-                description["stats"] = service.stats()["totals"]
+                target.described = described.updated({"stats": service.stats()["totals"]})

@@ -44,8 +44,6 @@ from ..result.run import (
     Integrity,
     RunResult,
     Seeding,
-    Service,
-    Transport,
     WorkloadAsRun,
 )
 from ..result.seconds import beside_samples
@@ -295,9 +293,9 @@ def _describe_target(state: RoundSteps, started: LoadTarget) -> None:
 def _describe_route(run: Run, started: LoadTarget) -> None:
     """The service's description and the load's route to the database, as they are now (their
     totals and the relay's figures go into them as each stops)."""
-    run.update(service=Service.from_json(started.description) if started.description is not None else None)
+    run.update(service=started.described)
     if started.transport is not None:
-        run.update(transport=Transport.from_json(started.transport))
+        run.update(transport=started.transport)
 
 
 def _load(state: RoundSteps, observer: RunObserver) -> tuple[Fleet, Ended, LoadTarget]:

@@ -24,6 +24,7 @@ from ..app.process import AppCommand
 from ..app.workload import AppWorkload
 from ..load.acknowledged import AcknowledgedWrites
 from ..result.context import AppSection
+from ..result.run import Service
 from ..urls import DatabaseURL
 from ..workloads.base import DataSpec, Workload
 from ..workloads.registry import load_workload
@@ -49,7 +50,6 @@ from .warm_up import before_the_load
 if TYPE_CHECKING:
     from ..app.process import RunningApp
     from ..load.fleet import Fleet
-    from ..service.server import RunningService
     from .document import Run
 
 
@@ -197,8 +197,8 @@ class ServiceAlreadyRunning(DbladderService):
         with route_here(self.config, progress, place) as route:
             host, port = parse_service_url(service_url)
             progress.message(f"load goes to the service already running at {service_url}")
-            description = {"url": service_url, "started_by_dbladder": False}
-            yield LoadTarget(host, port, description, db_url=route.url.raw, transport=route.description)
+            described = Service(url=service_url, started_by_dbladder=False)
+            yield LoadTarget(host, port, described, db_url=route.url.raw, route=route)
 
 
 class EngineDirect(DbladderService):
@@ -212,7 +212,7 @@ class EngineDirect(DbladderService):
         self, progress: Progress, place: Callable[[], None] | None, workload: Workload
     ) -> Iterator[LoadTarget]:
         with route_here(self.config, progress, place) as route:
-            yield LoadTarget(db_url=route.url.raw, transport=route.description)
+            yield LoadTarget(db_url=route.url.raw, route=route)
 
     def probe(self, started: LoadTarget, workload: Workload, prepared: Prepared) -> Callable[[], bool]:
         return direct_probe(self.config.url, workload, prepared.data.sizes)
@@ -234,17 +234,11 @@ class UsersApp(DbladderService):
         )
         return replace(self.config, seed=None)
 
-    @contextlib.contextmanager
     def started(
         self, progress: Progress, place: Callable[[], None] | None, workload: Workload
-    ) -> Iterator[LoadTarget]:
+    ) -> AbstractContextManager[LoadTarget]:
         # The round's workload: its SQL checked and its `Param.rows` read once (`app_target`).
-        with app_target(self.config, self._app, cast(AppWorkload, workload), progress) as started:
-            app, description, text = started
-            # The app is stopped and started by the service faults as dbladder's service is.
-            yield LoadTarget(
-                app.config.host, app.port, description, cast("RunningService", app), workload=text
-            )
+        return app_target(self.config, self._app, cast(AppWorkload, workload), progress)
 
     def warm_up(
         self,

@@ -56,16 +56,16 @@ def test_a_run_config_reports_them_with_its_other_problems():
 def test_sqlite_is_reached_in_process_and_its_round_trip_is_a_call(sqlite_url):
     with database_route(sqlite_url, "inproc", None) as route:
         assert route.url.raw == sqlite_url
-    described = route.description
+    described = route.transport
     assert described is not None
-    assert (described["transport"], described["chosen"], described["added_latency_ms"]) == (
-        "inproc",
-        True,
-        None,
-    )
+    assert (described.transport, described.chosen, described.added_latency_ms) == ("inproc", True, None)
     # A function call in this process: far below any socket's round trip.
-    assert 0 < described["round_trip_us"]["direct"]["median"] < 1000
-    assert "relay" not in described
+    assert described.round_trip_us is not None and described.round_trip_us.direct is not None
+    assert 0 < (described.round_trip_us.direct.median or 0) < 1000
+    assert described.relay is None
+    # As result.json has always had it: the added latency written even when there is none.
+    assert list(described.to_json()) == ["transport", "chosen", "url", "added_latency_ms", "round_trip_us"]
+    assert described.to_json()["added_latency_ms"] is None
 
 
 @pytest.mark.serial
@@ -74,17 +74,20 @@ def test_postgres_over_its_socket_through_the_relay_is_recorded_with_the_relay_f
     with database_route(postgres_url, "unix", 1.0) as route:
         relayed = route.url
         assert relayed.host == "127.0.0.1" and relayed.port != 5432  # the relay's port
-    described = route.description
+    described = route.transport
     assert described is not None
-    assert (described["transport"], described["chosen"]) == ("unix", True)
-    assert described["url"] == f"postgresql://postgres@/{database}?host=/var/run/postgresql"
-    assert described["relay"]["target"].endswith(".s.PGSQL.5432")
-    through = described["round_trip_us"]["through_relay"]["median"]
-    direct = described["round_trip_us"]["direct"]["median"]
+    assert (described.transport, described.chosen) == ("unix", True)
+    assert described.url == f"postgresql://postgres@/{database}?host=/var/run/postgresql"
+    assert described.relay is not None and (described.relay.target or "").endswith(".s.PGSQL.5432")
+    document = described.to_json()
+    through = document["round_trip_us"]["through_relay"]["median"]
+    direct = document["round_trip_us"]["direct"]["median"]
     # Known answer: 1 ms each way adds at least 2 ms to a round trip.
     assert through - direct >= 2000
-    stats = described["relay"]["stats"]
+    stats = document["relay"]["stats"]
     assert stats["connections"] >= 1 and stats["held_chunks"] > 0 and stats["mean_late_us"] >= 0
+    assert list(document) == ["transport", "chosen", "url", "added_latency_ms", "round_trip_us", "relay"]
+    assert list(document["relay"]) == ["target", "listen", "stats"]
     assert route_words(described) == "unix + 1 ms each way (relay)"
     assert load_transport(described).endswith("through the latency relay adding 1 ms each way")
 
@@ -115,11 +118,11 @@ def test_an_app_agent_holds_the_route_and_its_relay_until_it_closes_it(postgres_
     agent = AppAgent()
     start = functools.partial(database_route, postgres_url, None, 0.0)
     route = agent.open_route(start)
-    relay = RelayTarget.parse(route.description["relay"]["listen"])
+    relay = RelayTarget.parse(route.transport.relay.listen)
     with socket.create_connection((relay.host, relay.port), timeout=5):
         pass  # the relay listens while the route is open
     ended = agent.close_route()
-    assert ended is route and ended.description["relay"]["stats"]["connections"] >= 1
+    assert ended is route and ended.transport.relay.stats.connections >= 1
     with pytest.raises(OSError):
         socket.create_connection((relay.host, relay.port), timeout=5).close()
     assert agent.close_route() is None

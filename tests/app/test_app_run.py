@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import asyncio
 import json
+import os
 import re
 import sqlite3
 import sys
@@ -75,12 +76,16 @@ def app_run(tmp_path: Path, *extra: str, serve: str = SERVE, requests: Path | No
     return ran, out, db
 
 
-def _pythons() -> list[int]:
+def _pythons(app_dir: Path) -> list[int]:
+    """The live login_app.py processes started in `app_dir` (the test's own --app-dir): another
+    test running in parallel has apps of its own, in its own folder."""
     found = []
     for entry in Path("/proc").iterdir():
         if entry.name.isdigit():
             try:
-                if "login_app.py" in (entry / "cmdline").read_text():
+                if "login_app.py" in (entry / "cmdline").read_text() and Path(
+                    os.readlink(entry / "cwd")
+                ).is_relative_to(app_dir):
                     found.append(int(entry.name))
             except OSError:
                 pass
@@ -118,7 +123,7 @@ def test_the_app_runs_on_the_runs_database_and_keeps_every_acknowledged_write(tm
     assert result["config"]["app"]["command"] == SERVE and result["service"]["sessions"] == 2
     assert "integrity: " in ran.stdout and f"{writes} acknowledged, {writes} present, 0 lost" in ran.stdout
     assert (out / "app.log").is_file()
-    assert not _pythons()
+    assert not _pythons(tmp_path)
 
 
 @pytest.mark.slow
@@ -218,7 +223,7 @@ def test_an_app_that_exits_mid_level_stops_the_run_keeping_the_finished_levels(t
     assert ran.stderr.strip().splitlines()[-1] == (
         f"Error: level {finished + 1}: {words}; the levels finished before it are in {out / 'result.json'}"
     )
-    assert not _pythons()
+    assert not _pythons(tmp_path)
 
 
 @pytest.mark.slow
@@ -231,7 +236,7 @@ def test_an_app_that_exits_during_the_warm_up_stops_the_run_in_one_line_before_a
     assert ran.stderr.strip().splitlines()[-1] == f"Error: {line}"
     result = json.loads((out / "result.json").read_text())
     assert (result["status"], result["stopped_because"], result["levels"]) == ("failed", line, [])
-    assert not _pythons()
+    assert not _pythons(tmp_path)
 
 
 @pytest.mark.slow
@@ -243,7 +248,7 @@ def test_a_login_that_fails_is_one_line_and_nothing_is_sent(tmp_path):
         "b'Please enter a correct username and password.'"
     )
     assert json.loads((out / "result.json").read_text())["levels"] == []
-    assert not _pythons()
+    assert not _pythons(tmp_path)
 
 
 FAILING = textwrap.dedent(

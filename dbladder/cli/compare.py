@@ -144,37 +144,37 @@ def compare(
         transports=transports if any(t is not None for t in transports) else (),
         added_latencies=latencies if any(latency is not None for latency in latencies) else (),
     )
-    document = watched(
+    comparison = watched(
         options,
         "dbladder compare",
         base.pass_mark,
         lambda progress: run_compare(config, progress),
-        lambda board, document: board.compared(document["runs"]),
+        lambda board, comparison: board.compared(comparison.runs),
     )
     click.echo("", err=as_json)
-    if not document["runs"]:
+    if not comparison.runs:
         click.echo("no run finished", err=as_json)
     else:
-        rows = comparison_table(document["runs"])
+        rows = comparison_table(comparison.runs)
         widths = [max(len(row[i]) for row in rows) for i in range(len(rows[0]))]
         for row in rows:
             line = "  ".join(cell.ljust(width) for cell, width in zip(row, widths, strict=True)).rstrip()
             click.echo(line, err=as_json)
-    for result in document["runs"]:
+    for result in comparison.runs:
         for line in integrity_lines(result):
-            click.echo(f"{result['label']} run {result['run']}: {line}", err=as_json)
+            click.echo(f"{result.label} run {result.run}: {line}", err=as_json)
     click.echo(f"\nsaved    {config.out_dir / 'compare.json'}", err=as_json)
     click.echo(f"report   {config.out_dir / 'report.html'} (and report.md)", err=as_json)
     unmet = []
-    for database in document["databases"]:
-        outcome = database.get("expectations")
+    for database in comparison.databases or ():
+        outcome = database.expectations
         if outcome is not None:  # one line per unmet expectation of each run, naming the database
-            unmet += [f"{database['label']} {line}" for line in outcome["unmet"]]
-            if outcome["met"]:
-                click.echo(f"met      {database['label']}: every expectation, in every run", err=as_json)
+            unmet += [f"{database.label} {line}" for line in outcome.unmet]
+            if outcome.met:
+                click.echo(f"met      {database.label}: every expectation, in every run", err=as_json)
     for line in unmet:
         click.echo(f"unmet    {line}", err=as_json)
     if as_json:
-        click.echo(json.dumps(document, indent=2))
-    raise_if_any_lost(document["runs"])  # exit code 4, before 3: a lost write matters more
+        click.echo(json.dumps(comparison.to_json(), indent=2))
+    raise_if_any_lost(comparison.runs)  # exit code 4, before 3: a lost write matters more
     raise_if_unmet(unmet)

@@ -40,7 +40,7 @@ class Board:
         if self.state is not None:
             self.state.finish(result)
 
-    def compared(self, runs: Sequence[Mapping[str, Any]]) -> None:
+    def compared(self, runs: Sequence[RunResult]) -> None:
         if self.state is not None:
             self.state.compared(runs)
 

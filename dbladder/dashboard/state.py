@@ -127,14 +127,18 @@ class DashboardState:
             run["current"] = None
             self._bump()
 
-    def compared(self, runs: Sequence[Mapping[str, Any]]) -> None:
+    def compared(self, runs: Sequence[RunResult]) -> None:
         """A comparison's runs, at its end: the result table and the verdict."""
         with self._changed:
             self.data["verdict"] = verdict_of(runs)
             shown = self.data["runs"][-len(runs) :] if runs else []
             if len(shown) == len(runs):  # each run's headline, which only its result has
                 for run, result in zip(shown, runs, strict=True):
-                    run |= {key: result.get(key) for key in ("ceiling_rps", "stopped_because", "status")}
+                    run |= {
+                        "ceiling_rps": result.ceiling_rps,
+                        "stopped_because": result.stopped_because,
+                        "status": result.status,
+                    }
             self._bump()
 
     def end(self, status: str) -> None:
@@ -268,7 +272,7 @@ def _add_operations(into: dict[str, dict[str, float]], operations: Mapping[str, 
         counts["failures"] += sum((figures.get("failures") or {}).values())
 
 
-def verdict_of(runs: Sequence[Mapping[str, Any]]) -> dict[str, Any]:
+def verdict_of(runs: Sequence[RunResult]) -> dict[str, Any]:
     """A comparison's result table (rows of text, the first its header) and its verdict's sentences."""
     if not runs:
         return {"table": [], "sentences": []}
@@ -302,15 +306,16 @@ def state_of_bundle(
     """The state a saved bundle gives (`report.bundle.load_bundle`'s runs and samples): every
     level, point, CPU sample, and for a comparison its verdict."""
     state = DashboardState(title, runs[0].get("pass_mark") if runs else None)
-    for number, (run, rows) in enumerate(zip(runs, samples, strict=True), start=1):
+    typed = [RunResult.from_json(run) for run in runs]
+    for number, (run, result, rows) in enumerate(zip(runs, typed, samples, strict=True), start=1):
         if compared:
             state.message(f"run {run.get('run', number)} of {len(runs)}: {run.get('label', '')}".rstrip())
         for row in run.get("levels") or []:
             state.level(row)
         state.samples(rows)
-        state.finish(RunResult.from_json(run))
+        state.finish(result)
     if compared:
-        state.compared(runs)
+        state.compared(typed)
     statuses = {str(run.get("status")) for run in runs}
     state.end(statuses.pop() if len(statuses) == 1 else "mixed")
     return state

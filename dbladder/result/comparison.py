@@ -7,7 +7,7 @@ gives the document back key for key (`part.Part`).
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -18,6 +18,16 @@ from .schema import COMPARE_SCHEMA, RESULT_SCHEMAS_READ
 
 
 @dataclass(frozen=True, kw_only=True)
+class DatabaseOutcome(Part):
+    """A compared database's expectations over all its runs: met when every run met every one (and
+    at least one run finished); a line per unmet expectation of each run (`per_database`)."""
+
+    met: bool
+    runs: int
+    unmet: tuple[str, ...] = ()
+
+
+@dataclass(frozen=True, kw_only=True)
 class Database(Part):
     """One database a comparison ran against: its label in the reports, its URL and route."""
 
@@ -25,8 +35,8 @@ class Database(Part):
     db_url: str | None = None
     transport: str | None = None
     added_latency_ms: float | None = None
-    # Whether its runs met every --expect-* (result.expectations.per_database).
-    expectations: Mapping[str, Any] | None = None
+    # Whether its runs met every --expect-* (`per_database`).
+    expectations: DatabaseOutcome | None = None
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -43,6 +53,25 @@ class Comparison(Part):
     runs_per_database: int | None = None
     preparation: Mapping[str, Any] | None = None
     runs: tuple[RunResult, ...] = ()
+
+
+def per_database(labels: Sequence[str], runs: Sequence[RunResult]) -> list[DatabaseOutcome]:
+    """Each compared database's outcome from its runs' own `expectations`: one line per unmet
+    expectation per run, naming the run ("run 2: p95 at ...")."""
+    outcomes = []
+    for label in labels:
+        own = [run for run in runs if run.label == label and run.expectations]
+        lines = [
+            f"run {run.run}: {check.line}"
+            for run in own
+            if run.expectations is not None
+            for check in run.expectations.checks
+            if not check.met
+        ]
+        if not own:  # an interrupted comparison: a database none of whose runs finished
+            lines = ["no run finished, so whether it meets the expectations is unknown"]
+        outcomes.append(DatabaseOutcome(met=not lines, runs=len(own), unmet=tuple(lines)))
+    return outcomes
 
 
 def read_comparison(document: Any, where: str = "the comparison") -> Comparison:

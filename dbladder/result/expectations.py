@@ -23,7 +23,7 @@ from __future__ import annotations
 import math
 import re
 from collections.abc import Iterable, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import Any
 
 from ..errors import InvalidConfig, UsageError
@@ -255,38 +255,3 @@ def unmet(expectations: Expectations, result: dict[str, Any]) -> list[str]:
     """Each expectation the result did not meet, in words ("p95 at 1,000 req/s was 73.2 ms (the
     1,000 req/s level); expected at most 25 ms"); empty when every one was met."""
     return check(expectations, result).unmet
-
-
-@dataclass(frozen=True)
-class DatabaseOutcome:
-    """A compared database's expectations over all its runs: met when every run met every one (and
-    at least one run finished)."""
-
-    label: str
-    runs: int
-    unmet: list[str] = field(default_factory=list)
-
-    @property
-    def met(self) -> bool:
-        return not self.unmet
-
-    def to_dict(self) -> dict[str, Any]:
-        return {"met": self.met, "runs": self.runs, "unmet": self.unmet}
-
-
-def per_database(labels: Sequence[str], runs: Sequence[dict[str, Any]]) -> list[DatabaseOutcome]:
-    """Each compared database's outcome from its runs' own `expectations`: one line per unmet
-    expectation per run, naming the run ("run 2: p95 at ...")."""
-    outcomes = []
-    for label in labels:
-        own = [run for run in runs if run.get("label") == label and run.get("expectations")]
-        lines = [
-            f"run {run.get('run')}: {checkpoint['line']}"
-            for run in own
-            for checkpoint in run["expectations"]["checks"]
-            if not checkpoint["met"]
-        ]
-        if not own:  # an interrupted comparison: a database none of whose runs finished
-            lines = ["no run finished, so whether it meets the expectations is unknown"]
-        outcomes.append(DatabaseOutcome(label, len(own), lines))
-    return outcomes

@@ -11,7 +11,6 @@ verdict respects noise: the figures of one engine's runs give its spread, and a 
 it is "about the same" (`dbladder.report.runs`). compare.json is rewritten after every run, so an
 interrupted comparison keeps the runs it finished. A `managed:ENGINE` database is a throwaway
 server started for the whole comparison and removed after it.
-interrupted comparison keeps the runs it finished.
 
 An entry is a database and how the load reaches it (`--transport`, `--added-latency`): the same
 database may be an entry more than once with different routes ("PostgreSQL over its socket, over
@@ -29,7 +28,7 @@ from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, cast
+from typing import TYPE_CHECKING, cast
 
 from .. import __version__
 from ..data.fresh import FreshData
@@ -37,9 +36,9 @@ from ..data.seeding import SeedReport, seed
 from ..engines.base import Engine
 from ..errors import DbladderError, InvalidConfig
 from ..report.bundle import build_reports
-from ..result.expectations import per_database
+from ..result.comparison import Comparison, per_database
 from ..result.files import write_json
-from ..result.run import RunResult, WorkloadAsRun
+from ..result.run import Fresh, RunResult, WorkloadAsRun
 from ..result.schema import COMPARE_SCHEMA
 from ..servers import Database, ManagedServer, is_managed_spec, managed_server_for, parse_database
 from ..types import JsonObject
@@ -194,8 +193,9 @@ def seeder(
     return lambda engine: seed(engine, workload, data, seeding_pass(progress, label, planned))
 
 
-def run_compare(config: CompareConfig, progress: Progress | None = None) -> dict[str, Any]:
-    """Run the comparison; its compare.json content (also written to `config.out_dir`)."""
+def run_compare(config: CompareConfig, progress: Progress | None = None) -> Comparison:
+    """Run the comparison; the typed comparison (`result.comparison`), also written to
+    `config.out_dir` as compare.json."""
     config = config.checked()
     progress = progress or QuietProgress()
     make_out_dir(config.out_dir)
@@ -218,7 +218,7 @@ def _run_compare(
     progress: Progress,
     servers: dict[str, ManagedServer | None],
     cluster: Cluster | None = None,
-) -> JsonObject:
+) -> Comparison:
     labels = labels_for(config.entries)
     # A managed server's URL, parsed once for all the runs of its entries.
     server_urls = {text: parse_url(server.url) for text, server in servers.items() if server is not None}
@@ -230,9 +230,8 @@ def _run_compare(
     sizes = ", ".join(f"{count:,} {name}" for name, count in data.sizes.items())
     planned = workload.planned_rows(data.sizes)
     data, sizes = target.comparison_data(data, sizes)
-    document = _document(config, labels)
-    path = config.out_dir / "compare.json"
-    write_json(path, document)
+    document = ComparisonInProgress(config, labels)
+    document.save()
     fresh: dict[str, FreshData | FreshDataOnAgent] = {}  # by database: its entries share its data
     prepared: dict[str, JsonObject] = {}
     try:
@@ -254,23 +253,23 @@ def _run_compare(
                     f"{label}: every run gets its data by {preparation.method}{place.data.data_words()}"
                 )
                 prepared[entry.db_url] = preparation.to_dict()
-            document["preparation"][label] = prepared[entry.db_url]
-            write_json(path, document)
+            document.add_preparation(label, prepared[entry.db_url])
+            document.save()
         interrupted = _runs(config, labels, document, fresh, target, data, servers, server_urls, progress)
-        document["status"] = "interrupted" if interrupted else "complete"
+        document.update(status="interrupted" if interrupted else "complete")
     except KeyboardInterrupt:
-        document["status"] = "interrupted"
+        document.update(status="interrupted")
     except BaseException as exc:  # the error goes on; the document says the comparison stopped on it
-        document["status"] = stop_words(exc)[0]
+        document.update(status=stop_words(exc)[0])
         raise
     finally:
         for copies in fresh.values():
             asyncio.run(copies.cleanup())
-        document["finished_at"] = _now()
-        write_json(path, document)
-    if document["runs"]:
+        document.update(finished_at=_now())
+        document.save()
+    if document.comparison.runs:
         build_reports([config.out_dir], config.out_dir)
-    return document
+    return document.comparison
 
 
 def _url_of(entry: Entry, server_urls: dict[str, DatabaseURL]) -> DatabaseURL:
@@ -281,33 +280,67 @@ def _url_of(entry: Entry, server_urls: dict[str, DatabaseURL]) -> DatabaseURL:
     return database
 
 
-def _document(config: CompareConfig, labels: list[str]) -> JsonObject:
-    """compare.json as it starts: its databases, no run yet."""
-    return {
-        "schema": COMPARE_SCHEMA,
-        "kind": "compare",
-        "dbladder_version": __version__,
-        "created_at": _now(),
-        "status": "running",
-        "databases": [
+class ComparisonInProgress:
+    """The comparison while it runs: its typed document (`result.comparison.Comparison`), each part
+    replaced as it is made, and compare.json written from it (`save`) after every step."""
+
+    def __init__(self, config: CompareConfig, labels: list[str]):
+        self.path = config.out_dir / "compare.json"
+        self.labels = labels
+        # Read from the document as it starts, as a round's `Run` is: the part keeps these keys in
+        # this order (a route not given written as null), and a key given later goes after them.
+        self.comparison = Comparison.from_json(
             {
-                "label": label,
-                "db_url": entry.parsed.redacted,
-                "transport": entry.transport,
-                "added_latency_ms": entry.added_latency_ms,
+                "schema": COMPARE_SCHEMA,
+                "kind": "compare",
+                "dbladder_version": __version__,
+                "created_at": _now(),
+                "status": "running",
+                "databases": [
+                    {
+                        "label": label,
+                        "db_url": entry.parsed.redacted,
+                        "transport": entry.transport,
+                        "added_latency_ms": entry.added_latency_ms,
+                    }
+                    for label, entry in zip(labels, config.entries, strict=True)
+                ],
+                "runs_per_database": config.runs,
+                "preparation": {},
+                "runs": [],
             }
-            for label, entry in zip(labels, config.entries, strict=True)
-        ],
-        "runs_per_database": config.runs,
-        "preparation": {},
-        "runs": [],
-    }
+        )
+
+    def update(self, **fields: object) -> None:
+        """Set fields of the comparison, each as `Comparison` types it."""
+        self.comparison = self.comparison.updated(fields)
+
+    def add_preparation(self, label: str, preparation: JsonObject) -> None:
+        """How `label`'s database was made ready for its runs (`FreshData.prepare`)."""
+        self.update(preparation={**(self.comparison.preparation or {}), label: preparation})
+
+    def add_run(self, result: RunResult, expected: bool) -> None:
+        """A run's result, and (`expected`: some --expect-* given) each database's expectations
+        over its runs so far."""
+        self.update(runs=(*self.comparison.runs, result))
+        if expected:
+            outcomes = per_database(self.labels, self.comparison.runs)
+            databases = self.comparison.databases or ()
+            self.update(
+                databases=tuple(
+                    database.updated({"expectations": outcome})
+                    for database, outcome in zip(databases, outcomes, strict=True)
+                )
+            )
+
+    def save(self) -> None:
+        write_json(self.path, self.comparison.to_json())
 
 
 def _runs(
     config: CompareConfig,
     labels: list[str],
-    document: JsonObject,
+    document: ComparisonInProgress,
     fresh: dict[str, FreshData | FreshDataOnAgent],
     target: TargetData,
     data: DataSpec,
@@ -316,7 +349,6 @@ def _runs(
     progress: Progress,
 ) -> bool:
     """Every run of every database, in turn, each on its data restored; whether one was interrupted."""
-    path = config.out_dir / "compare.json"
     for number in range(1, config.runs + 1):
         for label, entry in zip(labels, config.entries, strict=True):
             progress.message(f"run {number} of {config.runs}: {label}")
@@ -326,16 +358,12 @@ def _runs(
                 out_dir=config.out_dir / f"{label}-run{number}",
             )
             returned = run_round(run_config, progress, servers[entry.db_url])
-            result = _as_restored(returned, data).to_json()
-            result.update(label=label, run=number, fresh=start.to_dict())
-            write_json(run_config.out_dir / "result.json", result)
-            document["runs"].append(result)
-            if config.base.expectations.any:
-                outcomes = per_database(labels, document["runs"])
-                for database, outcome in zip(document["databases"], outcomes, strict=True):
-                    database["expectations"] = outcome.to_dict()
-            write_json(path, document)
-            if result["status"] == "interrupted":
+            fields = {"label": label, "run": number, "fresh": Fresh.from_json(start.to_dict())}
+            result = _as_restored(returned, data).updated(fields)
+            write_json(run_config.out_dir / "result.json", result.to_json())
+            document.add_run(result, config.base.expectations.any)
+            document.save()
+            if result.status == "interrupted":
                 return True
     return False
 

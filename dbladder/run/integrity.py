@@ -27,7 +27,7 @@ from ..engines.dialect import dialect_of
 from ..errors import DbladderError, UnknownEngine
 from ..load.acknowledged import AcknowledgedWrites
 from ..report.integrity import integrity_line
-from ..result.run import Integrity
+from ..result.run import Integrity, RunResult
 from ..urls import DatabaseURL
 from ..workloads.base import DataSpec, Workload
 
@@ -152,21 +152,16 @@ def raise_if_lost(section: Integrity | None) -> None:
         raise WritesLost(integrity_line(section))
 
 
-def raise_if_any_lost(runs: Sequence[dict[str, Any]]) -> None:
+def raise_if_any_lost(runs: Sequence[RunResult]) -> None:
     """WritesLost (exit 4) naming every run of a comparison whose check found writes lost or
     corrupted (each by its label and number)."""
-    lost = [run for run in runs if run.get("integrity") and not _kept(run["integrity"])]
+    lost = [
+        f"{run.label} run {run.run}: {integrity_line(section)}"
+        for run in runs
+        if (section := run.integrity) is not None and (section.lost or section.corrupted)
+    ]
     if lost:
-        raise WritesLost("; ".join(f"{r['label']} run {r['run']}: {summary(r['integrity'])}" for r in lost))
-
-
-def _kept(integrity: dict[str, Any]) -> bool:
-    return not (integrity["lost"] or integrity["corrupted"])
-
-
-def summary(report: dict[str, Any]) -> str:
-    """The check in one line (`report.integrity.integrity_line`)."""
-    return integrity_line(report)
+        raise WritesLost("; ".join(lost))
 
 
 # What a kill -9 of the process that holds the data can lose, by setting, is each engine's dialect's

@@ -36,6 +36,7 @@ from ..observe import syscalls_unavailable
 from ..observe.disk import probe_seconds
 from ..plans import Stop
 from ..report.bundle import write_bundle
+from ..report.integrity import integrity_line
 from ..result.context import DatabaseSize, RolePlacement
 from ..result.run import (
     EngineAsRun,
@@ -65,7 +66,6 @@ from .diagnose import LevelDiagnosis, role_cores, service_loops
 from .document import INTERRUPTED, Run, describe_load, ended_on_error, headline, make_out_dir, spike_figures
 from .faults import FaultInjector, parse_faults
 from .faults import describe as describe_faults
-from .integrity import summary as integrity_summary
 from .interrupts import Interrupted, noting_interrupts
 from .levels import DatabaseLost, run_plan
 from .load_target import LoadTarget
@@ -430,8 +430,9 @@ def _check_integrity(state: RoundSteps, fleet: Fleet, ended: Ended) -> Exception
         config, state.workload, prepared, fleet.acknowledged, state.baseline, faults
     )
     run.flag(*checked.flags)  # a check that cannot read the database flags the run
-    run.update(integrity=Integrity.from_json(checked.section))
-    state.progress.message(integrity_summary(checked.section))
+    section = Integrity.from_json(checked.section)
+    run.update(integrity=section)
+    state.progress.message(integrity_line(section))
     return checked.failure
 
 

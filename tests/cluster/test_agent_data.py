@@ -80,7 +80,7 @@ def test_a_cluster_comparison_restores_sqlites_snapshot_on_the_app_agent_before_
             cluster=cluster.address,
         )
         config = CompareConfig(("sqlite:///shop.db",), base, runs=2, out_dir=tmp_path / "out", verify=True)
-        document = run_compare(config, Watching(on))
+        document = run_compare(config, Watching(on)).to_json()
     assert not (coordinator_folder / "shop.db").exists()
     assert document["status"] == "complete"
     assert document["preparation"]["sqlite"]["method"] == "restore"
@@ -140,7 +140,7 @@ def test_a_cluster_comparison_on_postgresql_makes_its_fresh_data_on_the_db_agent
             cluster=cluster.address,
         )
         config = CompareConfig((postgres_url,), base, runs=2, out_dir=tmp_path / "out", verify=True)
-        document = run_compare(config, Watching(said.append))
+        document = run_compare(config, Watching(said.append)).to_json()
     assert document["status"] == "complete"
     method = document["preparation"]["postgresql"]["method"]  # whichever was faster here
     assert any(

@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 
 from dbladder.errors import UnknownBundleVersion
-from dbladder.result.comparison import Comparison, read_comparison
+from dbladder.result.comparison import Comparison, DatabaseOutcome, per_database, read_comparison
 from dbladder.result.run import RunResult
 from dbladder.result.schema import COMPARE_SCHEMA, problem
 
@@ -41,3 +41,37 @@ def test_a_run_of_an_unknown_schema_is_named_in_one_line():
         read_comparison(document)
     with pytest.raises(UnknownBundleVersion, match=r"is schema 'dbladder\.compare/1'"):
         read_comparison(DOCUMENT | {"schema": "dbladder.compare/1"})
+
+
+def test_a_database_meets_the_expectations_when_every_run_does():
+    def run(label: str, number: int, *lines: str) -> RunResult:
+        checks = [{"line": line, "met": False} for line in lines] + [{"line": "fine", "met": True}]
+        return RunResult.from_json(
+            {"label": label, "run": number, "expectations": {"met": not lines, "checks": checks}}
+        )
+
+    runs = [run("sqlite", 1), run("postgresql", 1, "p95 was 9 ms"), run("sqlite", 2), run("postgresql", 2)]
+    sqlite, postgresql, mariadb = per_database(["sqlite", "postgresql", "mariadb"], runs)
+    assert sqlite.to_json() == {"met": True, "runs": 2, "unmet": []}
+    assert postgresql.to_json() == {"met": False, "runs": 2, "unmet": ["run 1: p95 was 9 ms"]}
+    assert mariadb.to_json() == {
+        "met": False,
+        "runs": 0,
+        "unmet": ["no run finished, so whether it meets the expectations is unknown"],
+    }
+
+
+def test_a_database_outcome_reads_as_a_typed_part():
+    document = DOCUMENT | {
+        "databases": [
+            {
+                "label": "SQLite",
+                "db_url": "sqlite:///a.db",
+                "expectations": {"met": False, "runs": 1, "unmet": ["run 1: x"]},
+            }
+        ]
+    }
+    comparison = read_comparison(document)
+    assert comparison.to_json() == document
+    assert comparison.databases is not None
+    assert comparison.databases[0].expectations == DatabaseOutcome(met=False, runs=1, unmet=("run 1: x",))

@@ -12,7 +12,6 @@ from dbladder.result.expectations import (
     check,
     parse_at_rate,
     parse_bounds,
-    per_database,
     unmet,
 )
 
@@ -147,19 +146,3 @@ def test_an_operation_the_workload_lacks_is_named_with_the_ones_it_has():
     assert expectations.operation_problems("shop", ["browse", "place_order"]) == [
         "--expect-p99: the shop workload has no operation 'checkout'; its operations: browse, place_order"
     ]
-
-
-def test_a_database_meets_the_expectations_when_every_run_does():
-    def run(label: str, number: int, *lines: str) -> dict:
-        checks = [{"line": line, "met": False} for line in lines] + [{"line": "fine", "met": True}]
-        return {"label": label, "run": number, "expectations": {"met": not lines, "checks": checks}}
-
-    runs = [run("sqlite", 1), run("postgresql", 1, "p95 was 9 ms"), run("sqlite", 2), run("postgresql", 2)]
-    sqlite, postgresql, mariadb = per_database(["sqlite", "postgresql", "mariadb"], runs)
-    assert sqlite.to_dict() == {"met": True, "runs": 2, "unmet": []}
-    assert postgresql.to_dict() == {"met": False, "runs": 2, "unmet": ["run 1: p95 was 9 ms"]}
-    assert mariadb.to_dict() == {
-        "met": False,
-        "runs": 0,
-        "unmet": ["no run finished, so whether it meets the expectations is unknown"],
-    }

@@ -38,22 +38,28 @@ def test_sqlite_against_itself_over_three_runs_is_about_the_same(tmp_path):
     base = round_config(
         tmp_path, plan=Ladder(20, 9980, 2, 1.5, warmup=0.5), in_flight=4, pass_mark=PassMark(p95_ms=1000)
     )
-    document = run_compare(
+    comparison = run_compare(
         CompareConfig(db_urls=urls, base=base, runs=3, out_dir=tmp_path / "cmp", verify=True)
     )
-    assert document["status"] == "complete"
-    runs = document["runs"]
+    assert comparison.status == "complete"
+    runs = comparison.runs
     # Interleaved: A B A B A B, so a drift of the machine is shared.
-    assert [(run["label"], run["run"]) for run in runs] == [
+    assert [(run.label, run.run) for run in runs] == [
         ("sqlite-1", 1), ("sqlite-2", 1), ("sqlite-1", 2), ("sqlite-2", 2), ("sqlite-1", 3), ("sqlite-2", 3),
     ]  # fmt: skip
     # verify=True checksummed the data before every run: each started from the data as seeded.
-    checksums = {json.dumps(run["fresh"]["checksum"], sort_keys=True) for run in runs}
+    assert all(run.fresh is not None and run.fresh.checksum for run in runs)
+    checksums = {json.dumps(run.fresh.checksum, sort_keys=True) for run in runs if run.fresh is not None}
     assert len(checksums) == 1
-    assert all(run["ceiling_rps"] == 20 for run in runs), [run["ceiling_rps"] for run in runs]
+    assert all(run.ceiling_rps == 20 for run in runs), [run.ceiling_rps for run in runs]
     on_disk = json.loads((tmp_path / "cmp" / "compare.json").read_text())
     assert on_disk["schema"] == "dbladder.compare/2" and len(on_disk["runs"]) == 6
-    assert read_comparison(on_disk).to_json() == on_disk  # the typed comparison reads it unchanged
+    # compare.json is the typed comparison returned, written as it was made; it reads back unchanged.
+    assert comparison.to_json() == on_disk
+    assert read_comparison(on_disk).to_json() == on_disk
+    # Each run's result.json is the run as compare.json holds it.
+    first = json.loads((tmp_path / "cmp" / "sqlite-1-run1" / "result.json").read_text())
+    assert first == on_disk["runs"][0]
     markdown = (tmp_path / "cmp" / "report.md").read_text()
     # The rule names no winner between two identical engines (here every figure is the first step,
     # known only to within the 9,980 req/s step, so the interval is wide).

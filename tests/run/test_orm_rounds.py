@@ -176,7 +176,7 @@ def test_postgres_over_its_socket_tcp_and_added_latency_gives_the_cost_of_a_roun
             transports=tuple(transport for transport, _ in routes),
             added_latencies=tuple(latency for _, latency in routes),
         )
-    )
+    ).to_json()
     assert document["status"] == "complete"
     labels = [run["label"] for run in document["runs"]]
     assert labels == ["postgresql-unix", "postgresql-tcp", "postgresql-tcp+0ms", "postgresql-tcp+2ms"]

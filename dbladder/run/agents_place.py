@@ -22,6 +22,7 @@ from ..load.fleet import Fleet, PartRange, ProcessSpec
 from ..observe.database import DatabaseProcesses
 from ..observe.processes import nothing
 from ..result.context import MachineRecord
+from ..result.level import Level
 from ..servers import ManagedServer
 from ..service import running_service
 from ..types import JsonObject
@@ -182,7 +183,7 @@ class LoadOnAgents:
         db_agent = self.data.db_agent
         return AgentFaultActions(self.cluster, origin, config.db_url, target.agent, db_agent, service)
 
-    def flags(self, levels: Sequence[dict[str, Any]]) -> list[str]:
+    def flags(self, levels: Sequence[Level]) -> list[str]:
         return lost_agent_flags(self.cluster, levels)
 
 
@@ -233,12 +234,14 @@ def cluster_counts(config: RunConfig, cluster: Cluster) -> dict[str, int]:
     return {agent.name: max(1, min(agent.machine["cores"] or 1, share, 64)) for agent in agents}
 
 
-def lost_agent_flags(cluster: Cluster, levels: Sequence[JsonObject]) -> list[str]:
+def lost_agent_flags(cluster: Cluster, levels: Sequence[Level]) -> list[str]:
     """A flag per db or app agent lost during the run, from the first level it was not measured in."""
     flags = []
     for name, cause in cluster.lost_agents().items():
         missed = [
-            row["index"] + 1 for row in levels if row.get("hosts", {}).get(name, {}).get("measured") is False
+            level.number
+            for level in levels
+            if (host := (level.hosts or {}).get(name)) is not None and host.measured is False
         ]
         since = f" from level {missed[0]} on" if missed else ""
         flags.append(f"agent {name} was lost ({cause}): its host's figures are not measured{since}")

@@ -24,6 +24,7 @@ from typing import TYPE_CHECKING, Any, Protocol
 
 from ..load.acknowledged import AcknowledgedWrites
 from ..load.fleet import Fleet, ProcessSpec
+from ..result.level import Level
 from ..servers import ManagedServer, is_managed_spec
 from ..types import JsonObject
 from ..urls import DatabaseURL
@@ -124,8 +125,8 @@ class LoadPlace(Protocol):
     ) -> FaultActions:
         """What causes the run's faults: here, or on the agent of what each one stops."""
 
-    def flags(self, levels: Sequence[dict[str, Any]]) -> list[str]:
-        """The run's flags of this place (an agent lost during the run)."""
+    def flags(self, levels: Sequence[Level]) -> list[str]:
+        """The run's flags of this place (an agent lost during the run), from its levels as measured."""
 
 
 @dataclass(frozen=True)

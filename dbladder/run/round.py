@@ -398,7 +398,7 @@ def _record_load(state: RoundSteps, ended: Ended, injector: FaultInjector | None
     """The load's flags, the faults' records and the generator's own figures in the result."""
     run = state.run
     run.flag(*ended.flags)
-    run.flag(*state.place.load.flags(run.result.to_json()["levels"]))
+    run.flag(*state.place.load.flags(run.result.levels))
     if injector is not None:  # the faults' records go into the struck levels' rows too
         run.add_faults(injector.records, injector.records_for)
         for line in describe_faults(injector.records):

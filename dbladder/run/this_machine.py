@@ -16,6 +16,7 @@ from ..data.seeding import SeedReport
 from ..engines.base import Engine
 from ..load.acknowledged import AcknowledgedWrites
 from ..load.fleet import Fleet, PartRange, ProcessSpec
+from ..result.level import Level
 from ..servers import ManagedServer
 from ..types import JsonObject
 from ..urls import DatabaseURL
@@ -127,5 +128,5 @@ class LoadHere:
     ) -> FaultActions:
         return FaultActions(target.service, server)
 
-    def flags(self, levels: Sequence[dict[str, Any]]) -> list[str]:
+    def flags(self, levels: Sequence[Level]) -> list[str]:
         return []

@@ -10,7 +10,7 @@ done on this machine, as `DataHere` and `LoadHere` do it.
 from __future__ import annotations
 
 import functools
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from contextlib import AbstractContextManager, contextmanager, suppress
 from typing import TYPE_CHECKING, Any, cast
 from urllib.parse import urlsplit
@@ -184,7 +184,7 @@ class LoadOnAgents:
         return AgentFaultActions(self.cluster, origin, config.db_url, target.agent, db_agent, service)
 
     def flags(self, levels: Sequence[Level]) -> list[str]:
-        return lost_agent_flags(self.cluster, levels)
+        return lost_agent_flags(self.cluster.lost_agents(), levels)
 
 
 @contextmanager
@@ -234,10 +234,11 @@ def cluster_counts(config: RunConfig, cluster: Cluster) -> dict[str, int]:
     return {agent.name: max(1, min(agent.machine["cores"] or 1, share, 64)) for agent in agents}
 
 
-def lost_agent_flags(cluster: Cluster, levels: Sequence[Level]) -> list[str]:
-    """A flag per db or app agent lost during the run, from the first level it was not measured in."""
+def lost_agent_flags(lost: Mapping[str, str], levels: Sequence[Level]) -> list[str]:
+    """A flag per db or app agent lost during the run (`lost`: why, by name, as
+    `Cluster.lost_agents` says), from the first level its host was not measured in."""
     flags = []
-    for name, cause in cluster.lost_agents().items():
+    for name, cause in lost.items():
         missed = [
             level.number
             for level in levels

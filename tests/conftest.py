@@ -46,6 +46,13 @@ REQUIRE_SERVERS = os.environ.get("DBLADDER_REQUIRE_SERVERS") == "1"
 # is pytest's own (__pycache__, ignored by git); the library's files are not affected by this.
 sys.dont_write_bytecode = False
 
+# A suite started in the background by a shell (`... &`, as a CI script or a detached job may be)
+# inherits Ctrl-C ignored, and so would every process a test starts: the tests that send one
+# SIGINT (an app, a managed server or `report --serve` told to stop) would wait for nothing. The
+# suite's processes take it as a terminal's foreground job does.
+if signal.getsignal(signal.SIGINT) == signal.SIG_IGN:
+    signal.signal(signal.SIGINT, signal.default_int_handler)
+
 # Where the suite's time goes (scripts/test-times): loaded only when asked for.
 pytest_plugins = ["timing_support"] if os.environ.get("DBLADDER_TEST_TIMES") else []
 # A serial test that fails while other work kept the machine busy is skipped with the figures.

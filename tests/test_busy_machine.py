@@ -41,7 +41,8 @@ INNER = textwrap.dedent(
 def burners(count: int, seconds: float) -> list[int]:
     """`count` processes that each burn a core for at most `seconds`, started through a shell
     that exits at once, so they are not this test's descendants (as another user's work is not)."""
-    script = f"import time\\nend = time.monotonic() + {seconds}\\nwhile time.monotonic() < end: pass"
+    # Real line breaks inside the shell's double quotes: python -c reads them as the program's.
+    script = f"import time\nend = time.monotonic() + {seconds}\nwhile time.monotonic() < end: pass"
     shell = " ".join(f'{sys.executable} -c "{script}" >/dev/null 2>&1 & echo $!;' for _ in range(count))
     started = subprocess.run(["sh", "-c", shell], capture_output=True, text=True, check=True)
     return [int(pid) for pid in started.stdout.split()]

@@ -136,7 +136,8 @@ def test_rounds_report_sane_shapes(any_url: str) -> None:
         if tool is None or shutil.which(tool):
             reference = entry["reference"]
             assert reference is not None and reference["rate"] > 0 and reference["errors"] == {}, name
-            assert entry["ratio"] == pytest.approx(entry["rate"] / reference["rate"], rel=1e-2)
+            # The ratio is written to 3 decimals: at 0.024 that is 2 % of it, hence the abs part.
+            assert entry["ratio"] == pytest.approx(entry["rate"] / reference["rate"], rel=1e-2, abs=5e-4)
     text = render_rounds(result)
     assert "232,011 ops/s" in text and "ours/ref" in text
 

@@ -7,8 +7,10 @@
 
 Each `Sample` covers the interval (t - interval, t], with `t` on time.perf_counter(), the clock
 the generator's schedule uses, so a level's hold [origin + measured_from, origin + end) selects
-its samples directly (`summary.summarise`). Ticks are scheduled from the start (start + k *
-interval), so a slow reading delays one sample, not every later one.
+its samples directly (`summary.summarise`). Each tick is due one interval after the last
+sample's end, so a slow reading delays one sample, not every later one; `cover(moment)` takes a
+sample as soon as `moment` has passed, so a level's figures are ready when the level ends instead
+of up to an interval later (samples are then shorter than the interval around a level's end).
 
 A process listed by two groups counts in the first one only (in the order the groups were
 given), with a warning: e.g. a generator group defined as "this process and its children"
@@ -86,6 +88,7 @@ class Sampler:
         self._trackers = {name: GroupTracker((labelers or {}).get(name)) for name in self.groups}
         self._samples: list[Sample] = []
         self._lock = threading.Lock()
+        self._taking = threading.Lock()  # the thread's tick and `cover` take one reading at a time
         self._stopping = threading.Event()
         self._thread: threading.Thread | None = None
         self._last_t = 0.0
@@ -111,6 +114,24 @@ class Sampler:
                 self._take()
         return self.samples()
 
+    def cover(self, moment: float, shortest: float = 0.2) -> None:
+        """Make sure a sample ends at or after `moment` (on the sampler's clock): wait for the
+        moment if it is still ahead, then take a sample now unless one already covers it. No sample
+        is made shorter than `shortest` seconds (its CPU shares would be mostly rounding): it waits
+        that long after the last one at most."""
+        if self._thread is None or not self._thread.is_alive():
+            return
+        ahead = moment - self._clock()
+        if ahead > 0:
+            time.sleep(ahead)
+        with self._taking:
+            if self._last_t >= moment:
+                return
+            since = self._clock() - self._last_t
+            if since < shortest:
+                time.sleep(shortest - since)
+            self._take()
+
     def samples(self) -> list[Sample]:
         """The samples so far, oldest first (safe to call while sampling, e.g. for a live display)."""
         with self._lock:
@@ -132,15 +153,15 @@ class Sampler:
     # -- the thread --------------------------------------------------------------------------
 
     def _run(self) -> None:
-        began = self._last_t
-        tick = 1
-        while True:
-            due = began + tick * self.interval
-            if self._stopping.wait(max(due - self._clock(), 0.0)):
-                return
-            self._take()
-            # A reading that took longer than an interval skips the ticks it missed.
-            tick = max(tick + 1, int((self._clock() - began) / self.interval) + 1)
+        due = self._last_t + self.interval
+        while not self._stopping.wait(max(due - self._clock(), 0.0)):
+            with self._taking:
+                now = self._clock()
+                if now >= self._last_t + self.interval:  # `cover` took none meanwhile
+                    self._take()
+                    due = now + self.interval  # a failed reading too is tried again an interval on
+                else:
+                    due = self._last_t + self.interval
 
     def _take(self, baseline: bool = False) -> None:
         try:

@@ -323,10 +323,8 @@ class RunObserver:
         end = self._origin + snapshot["start"] + snapshot["hold"]
         sampler = self._sampler
         if sampler is not None:
-            # The sample covering the window's end arrives up to one interval after it.
-            deadline = time.monotonic() + SAMPLE_INTERVAL + 0.5
-            while time.monotonic() < deadline and not any(s.t >= end for s in sampler.samples()):
-                time.sleep(0.05)
+            # A sample ending at the window's end now, not at the next tick up to an interval on.
+            sampler.cover(end)
             # Per-request costs divide by the requests the service answered in the window (any
             # status), not by every request due: dropped ones never reached it.
             row["machine"] = summarise(sampler.samples(), start, end, row.get("served", row["requests"]))

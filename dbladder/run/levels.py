@@ -28,17 +28,19 @@ def _rows(
     observer: RunObserver,
     progress: Progress,
     interrupted: Interrupted,
-) -> Iterator[dict[str, Any]]:
-    """The result row of each level as the fleet finishes it, added to the run and reported; the
-    live views in between go to `progress`. Stops at a Ctrl-C noted by `interrupted`."""
+) -> Iterator[tuple[dict[str, Any], float]]:
+    """The result row of each level as the fleet finishes it, added to the run and reported, with
+    the moment (time.monotonic()) the fleet said it was done; the live views in between go to
+    `progress`. Stops at a Ctrl-C noted by `interrupted`."""
     for event in events:
         interrupted.check()
         if not isinstance(event, LevelDone):
             progress.live(dataclasses.replace(event, cpu=observer.latest_cpu()))
             continue
+        done = time.monotonic()
         row = run.add_level(event.level, observer)
         progress.level(row)
-        yield row
+        yield row, done
 
 
 def run_plan(
@@ -66,12 +68,22 @@ def run_plan(
     plan = config.plan
     shown: list[Outcome] = []
     started = time.monotonic()
-    while (planned := plan.next_level(shown, time.monotonic() - started)) is not None:
+    rested_from: float | None = None  # when the last level was done; None before the first
+
+    def next_start() -> float:
+        """Seconds from the plan's start to when the next level can start, its rest taken."""
+        now = time.monotonic()
+        return (now if rested_from is None else max(now, rested_from + plan.settle)) - started
+
+    while (planned := plan.next_level(shown, next_start())) is not None:
+        if rested_from is not None:
+            time.sleep(max(0.0, rested_from + plan.settle - time.monotonic()))
         level = fleet.start_level(planned)
         observer.watch(level)
-        for row in _rows(fleet.level_events(level.index), run, observer, progress, interrupted):
+        for row, done in _rows(fleet.level_events(level.index), run, observer, progress, interrupted):
             excused = config.continue_after_fail or row["index"] in fault_levels
             shown.append(outcome_of(row, excused))
+            rested_from = done
         if len(shown) <= level.index:  # the fleet stopped before the level reported
             raise GeneratorFailed(
                 fleet.failure() or f"the generator stopped before level {level.index + 1} finished"
@@ -80,7 +92,6 @@ def run_plan(
             words = f"level {level.index + 1}: {words}"
             run.flag_last_level(words)
             raise DatabaseLost(words)
-        time.sleep(plan.settle)
     fleet.end_schedule()
-    stop = plan.stop(shown, time.monotonic() - started)
+    stop = plan.stop(shown, next_start())
     return stop.words, stop

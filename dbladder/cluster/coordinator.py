@@ -362,10 +362,12 @@ class Cluster:
                 figures[agent.name] = self._not_measured(agent)
                 continue
             offset = offsets[agent.name].offset
-            deadline = time.monotonic() + wait  # the sample covering the window's end comes a second later
+            # The agent takes the sample covering the window's end when asked; until then, or from an
+            # agent whose sampler has stopped, it would come at the next tick.
+            deadline = time.monotonic() + wait
             while True:
                 try:
-                    samples = actor.samples().result(timeout=CALL_TIMEOUT)
+                    samples = actor.samples(end + offset).result(timeout=CALL_TIMEOUT)
                 except Exception as exc:
                     self.lose(agent, cause_of(exc))
                     break

@@ -59,11 +59,15 @@ class SampledAgent:
         self._sampler = Sampler(groups, interval=interval, clock=clocks.agent_clock)
         self._sampler.start()
 
-    def samples(self) -> list[dict[str, Any]]:
+    def samples(self, through: float | None = None) -> list[dict[str, Any]]:
         """Every sample so far (a run's worth is a few hundred): its bounds on this agent's clock,
-        the host's figures and each group's CPU (% of one CPU) as <group>_cpu_pct."""
+        the host's figures and each group's CPU (% of one CPU) as <group>_cpu_pct. Given `through`
+        (a moment on this agent's clock, a level's end), a sample ending at or after it is taken
+        first if none does yet, so the level's figures need not wait for the next tick."""
         if self._sampler is None:
             return []
+        if through is not None:
+            self._sampler.cover(through)
         return [
             {
                 "t0": sample.start,

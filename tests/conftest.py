@@ -298,13 +298,25 @@ def _leaves_nothing_behind(request) -> Iterator[None]:
 
 
 def pytest_collection_modifyitems(config, items) -> None:
-    """The files with the most slow tests first, each file's tests in their own order: run in
-    parallel (xdist's --dist loadfile hands out whole files in this order), a long file started
-    last is the tail every other worker waits for."""
-    slow_in: dict[str, int] = {}
-    for item in items:
-        slow_in[item.nodeid.split("::")[0]] = slow_in.get(item.nodeid.split("::")[0], 0) + bool(
-            item.get_closest_marker("slow")
-        )
-    position = {item.nodeid: index for index, item in enumerate(items)}
-    items.sort(key=lambda item: (-slow_in[item.nodeid.split("::")[0]], position[item.nodeid]))
+    """On xdist's workers, the slow tests dealt out first. The worksteal scheduler (the README's
+    command) gives each of the n workers one contiguous n-th of this list, in order, then moves
+    tests from the end of the longest queue to a worker that ran out. So each n-th is made to
+    begin with every n-th slow test (in file order, so a worker's slow tests of one file share
+    its module fixtures) and to end with quick ones: the tests moved at the end, and the last to
+    run, are quick, where a long test started last was the tail every other worker waited for
+    (the namespaces' cluster run, 89 s, ran at 99 % beside three idle workers)."""
+    workers = getattr(config, "workerinput", {}).get("workercount", 1)
+    if workers < 2:
+        return
+    slow = [item for item in items if item.get_closest_marker("slow")]
+    quick = [item for item in items if not item.get_closest_marker("slow")]
+    parts: list[list] = [slow[k::workers] for k in range(workers)]
+    left = len(items)
+    for k, part in enumerate(parts):  # the sizes xdist cuts: len // n, then the rest // (n - 1), ...
+        size = left // (workers - k)
+        left -= size
+        taken = max(size - len(part), 0)
+        part.extend(quick[:taken])
+        del quick[:taken]
+    parts[-1].extend(quick)  # none, unless a part's slow tests alone were more than its size
+    items[:] = [item for part in parts for item in part]

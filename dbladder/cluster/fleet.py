@@ -40,8 +40,9 @@ from ..load.merge import merge_levels
 from ..plans import PlannedLevel
 from .coordinator import CALL_TIMEOUT, CLOCK_LEAD, Cluster, NoAgentOfRole, cause_of
 
-POLL_INTERVAL = 0.5
-"""Seconds between the coordinator's polls of the load agents while a level runs."""
+POLL_INTERVAL = 0.2
+"""Seconds between the coordinator's polls of the load agents while a level runs: a level done
+is seen up to this late, and a poll is one small call an agent answers from memory."""
 LEVEL_GRACE = 10.0
 """Seconds past a level's end and the request timeout within which every agent must have
 reported it: an agent reports a level within half a second of its last outcome, so one that has

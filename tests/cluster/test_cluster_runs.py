@@ -257,14 +257,15 @@ def test_a_second_agent_of_a_taken_name_is_refused_in_one_line(cluster):
 def test_a_run_over_tls_reaches_the_fifo_servers_ceiling(tmp_path):
     # The scheduler, one load agent and the coordinator all over tls://, with the files of
     # `dbladder scheduler --make-certs`: the search climbs to a failed level and finds a ceiling of
-    # the FIFO server of capacity 400/s (never above it by more than the search's 5 %; below it by
-    # at most a quarter: one generator process on a machine shared by a load of 10 fell 7 % short,
-    # so the 5 % known answer is the two-agent test's above), every level's requests all sent.
+    # the FIFO server of capacity 400/s (never above it by more than 5 %; below it by at most a
+    # quarter: one generator process on a machine shared by a load of 10 fell 7 % short, so the
+    # 5 % known answer is the two-agent test's above), every level's requests all sent. Bisected
+    # to 20 % (150, 300, 600, 424, 357 when all goes as on paper): two probes fewer than 5 %.
     pytest.importorskip("cryptography", reason="needs the cluster extra: pip install 'dbladder[cluster]'")
     from dbladder.cluster.security import make_certs
 
     make_certs(tmp_path / "tls")
-    search = Search(start=150, hold=2.5, warmup=0.5, settle=0.5, budget=40)
+    search = Search(start=150, hold=2.5, warmup=0.5, settle=0.5, budget=40, resolution=0.2)
     with (
         loopback_cluster(tmp_path / "cluster", {"load-1": {}}, tls=tmp_path / "tls") as cluster,
         known_server("fifo", service_ms=2.5) as server,

@@ -176,9 +176,15 @@ class RunningApp:
         """Every live process the app's command started (its session)."""
         return session_members(self.pid) if self.process is not None else []
 
-    def exit_code(self) -> int | None:
-        """The command's exit code once it has exited (negative: killed by that signal), else None."""
-        return None if self.process is None else self.process.poll()
+    def exit_code(self, wait: float = 0.0) -> int | None:
+        """The command's exit code once it has exited (negative: killed by that signal), else None;
+        waiting up to `wait` seconds for it to exit."""
+        if self.process is None:
+            return None
+        try:
+            return self.process.wait(timeout=wait) if wait > 0 else self.process.poll()
+        except subprocess.TimeoutExpired:
+            return None
 
     def start(self) -> float:
         """Start the command and wait until its ready path answers below 500; the seconds it took."""

@@ -50,6 +50,10 @@ APP_LOG = "app.log"
 WATCH_INTERVAL = 0.1
 
 
+EXIT_GRACE_S = 1.0
+"""How long an app whose answers failed before the first level may take to be seen exiting."""
+
+
 def run_app_setup(config: RunConfig, progress: Progress) -> float | None:
     """Run --app-setup once on the run's database (its output at the head of app.log); the
     seconds it took, None when there is none. AppSetupFailed (exit 1) when it fails."""
@@ -143,10 +147,13 @@ class AppWatch:
         return f"the app exited with code {self.code} at {self.at_s:.1f} s"
 
 
-def raise_if_exited(app: RunningApp, during: str) -> None:
+def raise_if_exited(app: RunningApp, during: str, answers_failed: bool = False) -> None:
     """AppExited (exit 1) when the app dbladder started exited during `during` (the warm-up, the
-    calibration): before the first level, with nothing measured, there is nothing to go on with."""
-    if (code := app.exit_code()) is not None:
+    calibration): before the first level, with nothing measured, there is nothing to go on with.
+    When some of its answers failed it is given EXIT_GRACE_S to be seen exiting: an app that dies
+    fails every later request at once (connection refused), so the warm-up can end before its
+    shell has seen it go, and the first level then named what the warm-up had met."""
+    if (code := app.exit_code(EXIT_GRACE_S if answers_failed else 0.0)) is not None:
         raise AppExited(f"the app exited with code {code} during {during}, before the first level")
 
 

@@ -260,12 +260,13 @@ async def warm_up(
     return record
 
 
-ExitCheck = Callable[[str], None]
-"""check(during): raises when the target exited during `during` (the warm-up, the calibration):
-the user's app dbladder started (AppExited); nothing for a target that is not asked."""
+ExitCheck = Callable[[str, bool], None]
+"""check(during, answers_failed): raises when the target exited during `during` (the warm-up,
+the calibration), some of whose answers failed or not: the user's app dbladder started
+(AppExited); nothing for a target that is not asked."""
 
 
-def no_exit_check(during: str) -> None:
+def no_exit_check(during: str, answers_failed: bool = False) -> None:
     """The exit check of a target that is not asked (dbladder's service, one already running)."""
 
 
@@ -318,7 +319,7 @@ def warm_up_target(
     record = asyncio.run(
         warm_up(target.host, target.port, sent, sizes, rule, judge_of(sent), progress, config.mix_seed)
     )
-    check_exit("the warm-up")
+    check_exit("the warm-up", any(tally.failed for tally in record.tallies))
     return record.to_json()
 
 
@@ -349,7 +350,7 @@ def calibrated(
         calibrate(target.host, target.port, stream, render, judge_of(sent), start, min_rate, max_rate,
                   CalibrationRule(timeout_s=config.timeout))
     )  # fmt: skip
-    check_exit("the calibration")
+    check_exit("the calibration", found.failed > 0)
     record = found.to_json()
     progress.message(calibration_words(CalibrationRecord.from_json(record)) or "")
     config = replace(config, plan=plan.started_at(found.start_rps, record))

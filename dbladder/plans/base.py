@@ -82,7 +82,7 @@ class Plan(Protocol):
 
     @property
     def settle(self) -> float:
-        """Seconds of rest after each level before the next is chosen (a search's backlog drains)."""
+        """Seconds of rest after a level that failed, before the next (its backlog drains)."""
         ...
 
     @property

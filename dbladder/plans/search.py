@@ -84,7 +84,7 @@ class Search:
     budget: float = 150.0
     hold: float = 10.0
     warmup: float = 2.0
-    settle: float = 2.0
+    settle: float = 2.0  # the rest after a probe that failed (its backlog); one that held left none
     min_rate: float = 1.0
     max_rate: float = 1_000_000.0
     min_answers: int = 200
@@ -163,7 +163,8 @@ class Search:
 
     @property
     def probe_seconds(self) -> float:
-        """What one probe costs: its hold (warm-up included) and the settle pause after it."""
+        """What one probe costs at most: its hold (warm-up included) and the settle pause after
+        it (taken only when it fails: the budget counts it for every probe, to be safe)."""
         return self.hold + self.settle
 
     def probe_hold(self, rate: float, left: float | None = None) -> float:

@@ -58,9 +58,12 @@ def run_plan(
     generator processes stop before a level is reported (one of them died).
 
     A level with a fault is expected to fail, and continue-after-fail asks to go on through every
-    failure: both are excused, so a ladder goes on. After each level the fleet rests the plan's
-    `settle` seconds (a search's: so that a failed probe's backlog, the service still working
-    through requests that timed out, does not count against the next one).
+    failure: both are excused, so a ladder goes on. After a level that failed the fleet rests
+    the plan's `settle` seconds (a search's: so that a failed probe's backlog, the service still
+    working through requests that timed out, does not count against the next one; a level that
+    held left none), counted from the moment the level was done: the time spent judging it is
+    rest too, and the last level is followed by none. The plan decides on the next level as of
+    the moment it would start.
 
     `database_lost` says, after each level, whether the managed database was lost meanwhile (one
     line, or None): DatabaseLost then, with that level flagged.
@@ -70,14 +73,15 @@ def run_plan(
     started = time.monotonic()
     rested_from: float | None = None  # when the last level was done; None before the first
 
-    def next_start() -> float:
-        """Seconds from the plan's start to when the next level can start, its rest taken."""
+    def rested() -> float:
+        """When (time.monotonic()) the rest after the last level ends: now, if it needs none."""
         now = time.monotonic()
-        return (now if rested_from is None else max(now, rested_from + plan.settle)) - started
+        if rested_from is None or shown[-1].passed:
+            return now
+        return max(now, rested_from + plan.settle)
 
-    while (planned := plan.next_level(shown, next_start())) is not None:
-        if rested_from is not None:
-            time.sleep(max(0.0, rested_from + plan.settle - time.monotonic()))
+    while (planned := plan.next_level(shown, rested() - started)) is not None:
+        time.sleep(max(0.0, rested() - time.monotonic()))
         level = fleet.start_level(planned)
         observer.watch(level)
         for row, done in _rows(fleet.level_events(level.index), run, observer, progress, interrupted):
@@ -93,5 +97,5 @@ def run_plan(
             run.flag_last_level(words)
             raise DatabaseLost(words)
     fleet.end_schedule()
-    stop = plan.stop(shown, next_start())
+    stop = plan.stop(shown, rested() - started)
     return stop.words, stop

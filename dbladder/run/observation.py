@@ -56,6 +56,8 @@ from .storage_reads import storage_reader, window
 
 SAMPLE_INTERVAL = 1.0
 SYSCALL_SECONDS = 3.0
+MOMENT_TOLERANCE = 1e-6
+"""Seconds within which a moment asked of a StatsPoller is the one it was given (float rounding)."""
 IDLE_CHECK_SECONDS = 2.0
 IDLE_CHECK_VARIABLE = "DBLADDER_IDLE_CHECK_SECONDS"
 """Overrides IDLE_CHECK_SECONDS: a short check for many short runs (the test suite sets 0.25)."""
@@ -87,11 +89,22 @@ class StatsPoller:
         self._thread.start()
 
     def at(self, moment: float, wait: float = 2.0) -> dict[str, Any] | None:
-        """The snapshot taken at `moment`, waiting up to `wait` seconds for it; None if there is none."""
+        """The snapshot taken at `moment`, waiting up to `wait` seconds for it; None if there is none.
+
+        `moment` matches a moment given within MOMENT_TOLERANCE: a level's edge is added as origin
+        + (start + hold) and asked for as (origin + start) + hold, which can differ in the last
+        bit, and an exact match then waited the whole `wait` and lost the level's figures."""
         deadline = time.monotonic() + wait
-        while moment not in self._taken and time.monotonic() < deadline and self._thread.is_alive():
+        while (found := self._taken_at(moment)) is None and time.monotonic() < deadline:
+            if not self._thread.is_alive():
+                break
             time.sleep(0.02)
-        return self._taken.get(moment)
+        return found
+
+    def _taken_at(self, moment: float) -> dict[str, Any] | None:
+        with self._lock:
+            taken = list(self._taken.items())
+        return next((snapshot for at, snapshot in taken if abs(at - moment) <= MOMENT_TOLERANCE), None)
 
     def _run(self) -> None:
         while not self._stop.is_set():
@@ -105,9 +118,11 @@ class StatsPoller:
             with self._lock:
                 self._moments.remove(moment)
             try:
-                self._taken[moment] = self._stats()
+                snapshot = self._stats()
             except (DbladderError, OSError):
                 continue  # a level without a breakdown; the figures say "not measured"
+            with self._lock:
+                self._taken[moment] = snapshot
 
     def stop(self) -> None:
         self._stop.set()

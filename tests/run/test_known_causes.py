@@ -358,6 +358,11 @@ def test_a_service_that_burns_a_fixed_cpu_per_request_is_the_services_cpu(sqlite
         out_dir=tmp_path / "out",
     )
     result = run_round(config, QuietProgress()).to_json()
+    # The read's CPU measured again after the level, the least of both kept: in two clean CI runs
+    # the service answered 153 and 122 reads a second where the 9.3 and 11.1 ms measured before the
+    # level allowed 108 and 90 (by those figures the machine's CPU ran faster during the level than
+    # just before it; the cause is not known).
+    burn_ms = min(burn_ms, cpu_ms_of(counting_to(count)))
     level = result["levels"][0]
     figures = f"a read {burn_ms:.1f} ms of CPU, offered {offered}/s, answered {level['achieved_rps']:,.0f}/s"
     assert not level["passed"], figures

@@ -133,9 +133,11 @@ def test_compare_starts_the_app_afresh_from_the_setups_snapshot_for_every_run(tm
 def test_kill_service_kills_the_apps_group_and_starts_it_again_losing_nothing(tmp_path):
     """kill -9 of every process of the app mid-level: gunicorn starts again with the same command,
     the level shows the outage (refused connections), the sessions hold (Django keeps them in the
-    database), and every write acknowledged before or after is there."""
+    database), and every write acknowledged before or after is there. At 20 req/s, not 4: gunicorn
+    was back 0.33-0.58 s after its kill, and at one request every 0.25 s one run in a dozen beside
+    three others had none due while it was down (measured: 1 of 12, and once in a clean CI run)."""
     out = tmp_path / "out"
-    ladder = ["--start", "4", "--step", "0", "--steps", "3", "--hold", "4", "--warmup", "0"]
+    ladder = ["--start", "20", "--step", "0", "--steps", "3", "--hold", "4", "--warmup", "0"]
     ran = dbladder(
         "run", "--db", f"sqlite:///{tmp_path}/tracker.db", *APP, *ladder, "--writes", "0.5",
         "--p95", "5000", "--max-fail", "100", "--continue-after-fail", "--fault", "kill-service@2:1",

@@ -102,6 +102,9 @@ class MariaDBServer(ServerKind):
     def settings_path(self, layout: Layout) -> Path:
         return layout.folder / "my.cnf"
 
+    def temporary_path(self, layout: Layout) -> Path:
+        return layout.folder / "tmp"
+
     @staticmethod
     def _run_as(user: OsUser | None) -> str | None:
         """mariadbd's --user: the OS user, or root when there is none (it runs as root only if told)."""
@@ -126,7 +129,14 @@ class MariaDBServer(ServerKind):
             "pid_file": str(layout.folder / "mariadbd.pid"),
             # Accounts are matched by address: no DNS lookup for each connection.
             "skip_name_resolve": "",
+            # Its temporary tables in its own folder, not the machine's /tmp: there another
+            # program's clean-up could take one away mid-statement (install-db then aborts on
+            # "Could not remove temporary table"), and the files go with the instance.
+            "tmpdir": str(self.temporary_path(layout)),
         }
+        self.temporary_path(layout).mkdir(exist_ok=True)
+        if user is not None:
+            user.own(self.temporary_path(layout))
         run_as = self._run_as(user)
         if run_as:
             fixed["user"] = run_as

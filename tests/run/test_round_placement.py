@@ -40,35 +40,71 @@ def cpus_allowed(pid: int) -> set[str]:
     return found
 
 
+def read_process(process: psutil.Process) -> tuple[str, set[str]] | None:
+    """One reading of a process: its command, then its threads' CPUs, or None when it ended or its
+    PID went to another process meanwhile. The command is read first: a child between fork and
+    exec still has its parent's command and CPUs, and once it shows its own command it has
+    already been placed (the hook runs before the exec)."""
+    try:
+        command = " ".join(process.cmdline())
+        cpus = cpus_allowed(process.pid)
+        if not cpus or not process.is_running():  # is_running: the same process (its start time)
+            return None
+    except psutil.Error:
+        return None
+    return command, cpus
+
+
 class Watcher(threading.Thread):
     """Every process below this one, with each thread's CPUs, read every 0.1 s until stopped; and
     the generator's processes, read as soon as their fleet has started them (a sample every 0.1 s
-    can miss them on a busy machine, and their command line is not theirs until they exec)."""
+    can miss them on a busy machine, and their command line is not theirs until they exec).
+
+    Processes are told apart by PID and start time: the machine's PIDs wrap (32,768 here, and a
+    parallel suite uses them fast), so a PID read later may be another process's. Each reading
+    keeps its own command: a process seen once with the service's command is not charged the CPUs
+    it had before its exec."""
 
     def __init__(self) -> None:
         super().__init__(daemon=True)
-        self.seen: dict[int, tuple[str, set[str]]] = {}
-        self.generators: dict[int, set[str]] = {}
+        self.seen: dict[tuple[int, float], list[tuple[str, set[str]]]] = {}
+        self.generators: dict[tuple[int, float], set[str]] = {}
+        self._generator_processes: list[psutil.Process] = []
         self.stopping = threading.Event()
 
     def fleet_started(self, fleet: Fleet) -> None:
         for pid in fleet.pids:
-            self.generators[pid] = self.generators.get(pid, set()) | cpus_allowed(pid)
+            try:
+                process = psutil.Process(pid)
+            except psutil.Error:
+                continue
+            self._generator_processes.append(process)
+            self._read_generator(process)
+
+    def _read_generator(self, process: psutil.Process) -> None:
+        reading = read_process(process)
+        if reading is not None:
+            key = (process.pid, process.create_time())
+            self.generators[key] = self.generators.get(key, set()) | reading[1]
 
     def run(self) -> None:
         me = psutil.Process()
         while not self.stopping.wait(0.1):
-            for pid, cpus in list(self.generators.items()):
-                self.generators[pid] = cpus | cpus_allowed(pid)
+            for generator in list(self._generator_processes):
+                self._read_generator(generator)
             for process in me.children(recursive=True):
-                try:
-                    command = " ".join(process.cmdline())
-                except psutil.Error:
-                    continue
-                allowed = cpus_allowed(process.pid)
-                if allowed:
-                    known = self.seen.get(process.pid, (command, set()))
-                    self.seen[process.pid] = (command, known[1] | allowed)
+                reading = read_process(process)
+                if reading is not None:
+                    self.seen.setdefault((process.pid, process.create_time()), []).append(reading)
+
+    def cpus_of(self, *names: str) -> dict[tuple[int, float], set[str]]:
+        """The CPUs read on each process while its command held one of `names`."""
+        found: dict[tuple[int, float], set[str]] = {}
+        for key, readings in self.seen.items():
+            for command, cpus in readings:
+                if any(name in command for name in names):
+                    found[key] = found.get(key, set()) | cpus
+        return found
 
 
 @pytest.fixture
@@ -128,16 +164,12 @@ def test_the_generator_and_the_service_run_on_their_cpus(tmp_path, watcher) -> N
     measured = r"Dataset in memory \(measured\)\..*MiB on disk, is under 1 % of the machine's memory"
     assert re.search(measured, report)
     assert re.search(r"at [\d,.]+ req/s \(level \d\) [\d.]+ MiB came from disk", report)
-    service = {
-        pid: cpus
-        for pid, (command, cpus) in seen.items()
-        if "dbladder.service" in command or "granian" in command
-    }
+    service = watcher.cpus_of("dbladder.service", "granian")
     assert service and watcher.generators, seen
     for cpus in service.values():
-        assert cpus == {str(LAST)}
-    for pid, cpus in watcher.generators.items():
-        assert cpus == {str(FIRST)}, pid
+        assert cpus == {str(LAST)}, service
+    for process, cpus in watcher.generators.items():
+        assert cpus == {str(FIRST)}, process
 
 
 @pytest.mark.slow
@@ -154,7 +186,7 @@ def test_a_managed_server_and_its_backends_run_on_the_databases_cpus(tmp_path, w
         placement=placement,
         integrity=False,
     )
-    seen_server: dict[int, set[str]] = {}
+    seen_server: dict[tuple[int, float], set[str]] = {}
     registry = str(registry_root())
     try:
         # The server is not this process's child (it runs in a session of its own): found by name.
@@ -170,9 +202,10 @@ def test_a_managed_server_and_its_backends_run_on_the_databases_cpus(tmp_path, w
                         continue
                     # The machine's own PostgreSQL is not ours: only servers in dbladder's registry.
                     ours = registry in command or registry in parent
-                    if process.info["name"] == "postgres" and ours:
-                        found = seen_server.get(process.pid, set())
-                        seen_server[process.pid] = found | cpus_allowed(process.pid)
+                    reading = read_process(process) if process.info["name"] == "postgres" and ours else None
+                    if reading is not None:
+                        key = (process.pid, process.create_time())
+                        seen_server[key] = seen_server.get(key, set()) | reading[1]
 
         finder = threading.Thread(target=servers, daemon=True)
         finder.start()

@@ -166,8 +166,8 @@ def test_the_generator_and_the_service_run_on_their_cpus(tmp_path, watcher) -> N
     assert re.search(r"at [\d,.]+ req/s \(level \d\) [\d.]+ MiB came from disk", report)
     service = watcher.cpus_of("dbladder.service", "granian")
     assert service and watcher.generators, seen
-    for cpus in service.values():
-        assert cpus == {str(LAST)}, service
+    for process, cpus in service.items():
+        assert cpus == {str(LAST)}, (process, watcher.seen[process])  # every reading, in order
     for process, cpus in watcher.generators.items():
         assert cpus == {str(FIRST)}, process
 

@@ -1,7 +1,7 @@
 """Bundles from real short runs: every file is there, and the reports' figures are result.json's.
 
 Two real runs on a small SQLite (every connection writing, then one writer connection) are made
-once for the module; the Markdown and the HTML of each are read back and compared with its
+once for the suite; the Markdown and the HTML of each are read back and compared with its
 result.json figure by figure, the two are compared with `dbladder report`, and headless Chromium
 renders the page (skipped with the reason when `chromium` is missing, except under CI). Two more
 real runs take the closed model ("Postgres vs MariaDB on two dedicated CPUs", db-wars): a users
@@ -22,6 +22,7 @@ from typing import Any
 
 import pytest
 from browser_support import CHROMIUM_FLAGS, chromium
+from once_support import made_once
 
 from dbladder.plans import Ladder, UserPlan
 from dbladder.report.bundle import write_bundle
@@ -30,32 +31,36 @@ from dbladder.result.schema import RESULT_SCHEMA, problem
 from dbladder.run.config import RunConfig
 from dbladder.run.round import run_round
 
-# Every test here reads bundles of real runs, made once per module (about 50 s together).
+# Every test here reads bundles of real runs, made once for the suite (about 25 s together), by
+# whichever of the parallel part's workers first asks (tests/once_support.py).
 pytestmark = pytest.mark.slow
 
 DOC = Path(__file__).parents[2] / "docs" / "result-schema.md"
 
 
-@pytest.fixture(scope="module")
+@pytest.fixture(scope="session")
 def bundles(tmp_path_factory) -> list[Path]:
     """Two bundles from real runs: the same round on SQLite, all connections writing vs one writer."""
-    folders = []
-    for writers in (0, 1):
-        root = tmp_path_factory.mktemp(f"bundle_writers{writers}")
-        config = RunConfig(
-            db_url=f"sqlite:///{root}/shop.db",
-            preset="quick",
-            plan=Ladder(100, 100, 2, 1.5, warmup=0.5),
-            sizes={"products": 2000, "orders": 5000},
-            workers=1,
-            pool_size=8,
-            engine_settings={"sqlite_writers": writers},
-            out_dir=root / "out",
-        )
-        result = run_round(config).to_json()
-        write_bundle(result, config.out_dir)
-        folders.append(config.out_dir)
-    return folders
+
+    def make(folder: Path) -> None:
+        for writers in (0, 1):
+            root = folder / f"writers{writers}"
+            config = RunConfig(
+                db_url=f"sqlite:///{root}/shop.db",
+                preset="quick",
+                plan=Ladder(100, 100, 2, 1.5, warmup=0.5),
+                sizes={"products": 2000, "orders": 5000},
+                workers=1,
+                pool_size=8,
+                engine_settings={"sqlite_writers": writers},
+                out_dir=root / "out",
+            )
+            root.mkdir()
+            result = run_round(config).to_json()
+            write_bundle(result, config.out_dir)
+
+    folder = made_once(tmp_path_factory, "report_bundles", make)
+    return [folder / f"writers{writers}" / "out" for writers in (0, 1)]
 
 
 def result_of(bundle: Path) -> dict[str, Any]:
@@ -343,22 +348,25 @@ def closed_bundles(tmp_path_factory) -> dict[str, Path]:
         "users": ("users-read", 0.05, UserPlan.levels((10, 20, 40), ramp=0.5, hold=1.5)),
         "spike": ("spike", 0.2, UserPlan.spike(base=10, peak=60, hold=2.0, ramp=0.5)),
     }
-    folders = {}
-    for name, (preset, writes, plan) in plans.items():
-        root = tmp_path_factory.mktemp(f"closed_{name}")
-        config = RunConfig(
-            db_url=f"sqlite:///{root}/shop.db",
-            preset=preset,
-            plan=plan,
-            write_share=writes,
-            sizes={"products": 2000, "orders": 5000},
-            workers=1,
-            pool_size=8,
-            out_dir=root / "out",
-        )
-        run_round(config)  # the runner writes the bundle, reports included
-        folders[name] = config.out_dir
-    return folders
+
+    def make(folder: Path) -> None:
+        for name, (preset, writes, plan) in plans.items():
+            root = folder / name
+            root.mkdir()
+            config = RunConfig(
+                db_url=f"sqlite:///{root}/shop.db",
+                preset=preset,
+                plan=plan,
+                write_share=writes,
+                sizes={"products": 2000, "orders": 5000},
+                workers=1,
+                pool_size=8,
+                out_dir=root / "out",
+            )
+            run_round(config)  # the runner writes the bundle, reports included
+
+    folder = made_once(tmp_path_factory, "report_closed_bundles", make)
+    return {name: folder / name / "out" for name in plans}
 
 
 CLOSED_FIGURES = {

@@ -91,18 +91,20 @@ def send_watched(server: KnownServer, ladder: Ladder) -> tuple[float, dict[str, 
 
 
 def stalled_once(kind: str) -> tuple[Diagnosis, dict[str, Any]]:
-    """A known server of `kind` that stalls 7 s after it came up, for 1 s, under 100 requests a
-    second with the level measured from 1 s to 11 s: its diagnosis, asserted a stall at the right
-    second (within 0.5 s) and of the right length (within 0.3 s), and the level's row."""
-    with known_server(kind, period_s=7.0, stall_s=1.0) as server:
+    """A known server of `kind` that stalls 4 s after it came up, for 1 s, under 100 requests a
+    second with the level measured from 1 s to 7 s: its diagnosis, asserted a stall at the right
+    second (within 0.5 s) and of the right length (within 0.3 s), and the level's row. Its next
+    stall, 8 s after it came up, is after the level's end (the level starts after it came up);
+    the 6 measured seconds keep two whole seconds on each side of the stall."""
+    with known_server(kind, period_s=4.0, stall_s=1.0) as server:
         up = time.monotonic()
-        origin, row, machine = send_watched(server, Ladder(100, 100, 1, 11.0, warmup=1.0))
+        origin, row, machine = send_watched(server, Ladder(100, 100, 1, 7.0, warmup=1.0))
     found = level_diagnosis(row, STALL_MARK, level_resources(row), machine=machine)
-    true_start = up + 7.0 - (origin + 1.0)  # seconds into the measured window
+    true_start = up + 4.0 - (origin + 1.0)  # seconds into the measured window
     assert found.kind == "stall", found.line
     assert abs(found.evidence["stall_start_s"] - true_start) <= 0.5, (found.line, true_start)
     assert abs(found.evidence["stall_length_s"] - 1.0) <= 0.3, found.line
-    assert len(row["seconds"]) == 10
+    assert len(row["seconds"]) == 6
     return found, row
 
 

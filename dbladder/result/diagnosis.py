@@ -22,12 +22,13 @@ and why:
    with every connection busy (and the sends they cut short) count only when the server answered
    what it was sent within the mark (p95 from the send): a slow server keeps them busy itself.
 3. Is it a stall, or several? Most seconds passed (the failing ones at most STALL_MOST_SECONDS of
-   the level), and each run of failing seconds has a stall's shape in its latencies: its longest
-   wait in its first second, every later second waiting until the same end (`stall_location`,
-   which works it through), wherever it falls: at the window's start, at its end (still stalled
-   when the window ended, or ended in its last second, the catch-up second), across a second's
-   boundary. A result that kept no max per second is read by its counts of answers, one run
-   with a passing second (or the catch-up second) after it.
+   the level, each run counted a second short: a stall across a second's boundary fails the seconds
+   on both sides, so a 1 s stall fails two, a third of a 6 s level), and each run of failing seconds
+   has a stall's shape in its latencies: its longest wait in its first second, every later second
+   waiting until the same end (`stall_location`, which works it through), wherever it falls: at the
+   window's start, at its end (still stalled when the window ended, or ended in its last second, the
+   catch-up second), across a second's boundary. A result that kept no max per second is read by its
+   counts of answers, one run with a passing second (or the catch-up second) after it.
    What the run's other samples saw in [s, s + L] is named beside it when it stood out against
    the rest of the level (`stall_events`: a checkpoint, CPU steal, iowait, lock waits, a role's
    CPU, the generator's schedule lag); nothing is said when nothing did.
@@ -216,6 +217,13 @@ def _failing_share(seconds: Sequence[Second], failing: Sequence[bool]) -> float:
     return sum(s.length for s, fails in zip(seconds, failing, strict=True) if fails) / _window(seconds)
 
 
+def _stall_share(seconds: Sequence[Second], runs: Sequence[tuple[int, int]]) -> float:
+    """The share of the window the runs of failing seconds could be stalls in: each run's seconds
+    less the one a stall across a second's boundary adds (a run of one second counts whole)."""
+    lengths = [sum(s.length for s in seconds[first : last + 1]) for first, last in runs]
+    return sum(max(length - 1.0, min(length, 1.0)) for length in lengths) / _window(seconds)
+
+
 def _generator(
     seconds: Sequence[Second], offered_rps: float, resources: Resources, pass_p95_ms: float
 ) -> Diagnosis | None:
@@ -255,7 +263,7 @@ def _stalls(
     latencies (`stall_location`), wherever it falls, the window's start and end included. A result
     that kept no max per second is read by its counts, as before the max was kept: one run, with a
     passing second after it or the catch-up second (more answers than sent) as its last."""
-    if not runs or _failing_share(seconds, failing) > STALL_MOST_SECONDS:
+    if not runs or _stall_share(seconds, runs) > STALL_MOST_SECONDS:
         return []
     passing = [s for s, fails in zip(seconds, failing, strict=True) if not fails]
     rate = steady_rate(passing)

@@ -64,6 +64,37 @@ def test_a_stall_over_three_seconds_is_still_one_stall():
     assert diagnosis.evidence["stall_length_s"] == pytest.approx(2.5)
 
 
+def test_a_one_second_stall_across_a_seconds_boundary_in_a_6_s_level_is_a_stall():
+    # s = 2.5, L = 1.0, as a real server stalled (tests/result/test_diagnosis_known_servers.py):
+    # seconds 2 and 3 fail, a third of the level, though the stall is a sixth of it. Second 2
+    # answers the 50 due before the stall, its longest wait 1.0 s; the backlog comes at 3.5 with
+    # second 3's 50, the longest of its waits 0.5 s. Counted by failing seconds it was "cannot tell".
+    quiet = [Second(100, 100, 0, 4.0, max_ms=4.5)] * 2
+    seconds = [
+        *quiet,
+        Second(100, 50, 0, 950.0, max_ms=1000.0),
+        Second(100, 150, 0, 450.0, max_ms=500.0),
+        *quiet,
+    ]
+    diagnosis = diagnose(seconds, 100, PASS_MS)
+    assert diagnosis.kind == "stall", diagnosis.line
+    assert diagnosis.evidence["stall_start_s"] == pytest.approx(2.5, abs=0.05)
+    assert diagnosis.evidence["stall_length_s"] == pytest.approx(1.0, abs=0.05)
+
+
+def test_a_stall_as_long_as_most_of_the_level_is_not_a_stall():
+    # The same shape, 3 s long in a 6 s level: four seconds fail, three counted, half the level.
+    seconds = [
+        Second(100, 100, 0, 4.0, max_ms=4.5),
+        Second(100, 50, 0, 2950.0, max_ms=3000.0),
+        Second(100, 0, 0, 2450.0, max_ms=2500.0),
+        Second(100, 0, 0, 1450.0, max_ms=1500.0),
+        Second(100, 350, 0, 450.0, max_ms=500.0),
+        Second(100, 100, 0, 4.0, max_ms=4.5),
+    ]
+    assert diagnose(seconds, 100, PASS_MS).kind != "stall"
+
+
 def test_a_short_stall_inside_one_second_says_how_far_off_its_start_can_be():
     # s = 6.2, L = 0.5: second 6 answers all its 100 in the end (the backlog at 6.7), so the counts
     # cannot place s; its p95 is 0.45 s, so L = 0.5 and s lies in [6.0, 6.5]: 6.25, within 0.25 s.

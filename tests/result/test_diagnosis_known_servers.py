@@ -89,6 +89,7 @@ def per_second(origin: float, requests: list[Sent], seconds: int) -> list[Second
                 answered=sum(start <= r.answered < end for r in requests),
                 failed=0,
                 p95_ms=p95,
+                max_ms=due[-1] if due else None,
             )
         )
     return result
@@ -96,18 +97,18 @@ def per_second(origin: float, requests: list[Sent], seconds: int) -> list[Second
 
 @pytest.mark.slow
 def test_a_server_that_stalls_once_for_a_second_is_a_stall_at_the_right_second():
-    # The server stalls at origin + k * 7 s for 1 s; a level started 1.5 s after it came up meets
-    # the stall at 7 s, 5.5 s into the level, and no other in its 8 s (1.5 s after the stall's end,
-    # a whole passing second among them).
-    with known_server("stall", period_s=7.0, stall_s=1.0) as server:
-        origin, requests = asyncio.run(send_level(server.port, rate=100, seconds=8, start_in=1.5))
+    # The server stalls at origin + k * 4 s for 1 s; a level started 1.5 s after it came up meets
+    # the stall at 4 s, 2.5 s into the level, and no other in its 6 s (the next is 6.5 s in): two
+    # whole seconds on each side of it.
+    with known_server("stall", period_s=4.0, stall_s=1.0) as server:
+        origin, requests = asyncio.run(send_level(server.port, rate=100, seconds=6, start_in=1.5))
     assert all(not math.isnan(r.answered) for r in requests)
     waited = [r for r in requests if r.answered - r.due > 0.1]
     true_start = waited[0].due - origin
     true_length = max(r.answered - r.due for r in requests)
     assert true_length == pytest.approx(1.0, abs=0.1)  # the server did what it was told
 
-    diagnosis = diagnose(per_second(origin, requests, 8), 100, PASS_MS)
+    diagnosis = diagnose(per_second(origin, requests, 6), 100, PASS_MS)
     assert diagnosis.kind == "stall", diagnosis.line
     assert abs(diagnosis.evidence["stall_start_s"] - true_start) <= 0.5, (diagnosis.line, true_start)
     assert abs(diagnosis.evidence["stall_length_s"] - true_length) <= 0.3, (diagnosis.line, true_length)

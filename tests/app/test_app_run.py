@@ -128,14 +128,17 @@ def test_the_app_runs_on_the_runs_database_and_keeps_every_acknowledged_write(tm
 
 @pytest.mark.slow
 def test_an_app_that_never_answers_fails_in_one_line_within_its_timeout_and_leaves_nothing(tmp_path):
-    silent = f"{sys.executable} -c 'import time; print(\"warming up\", flush=True); time.sleep(600)'"
+    # The test's folder rides on the app's command line (python -c ignores it): the process looked
+    # for afterwards is this test's, not another's sleeping in a parallel worker (test_process.py).
+    program = 'import time; print("warming up", flush=True); time.sleep(600)'
+    silent = f"{sys.executable} -c '{program}' {tmp_path}"
     ran, _, _ = app_run(tmp_path, *LADDER, "--app-ready-timeout", "1.5", serve=silent)
     assert ran.returncode == 1, ran.stderr
     error = ran.stderr.strip().splitlines()[-1]
     assert error.startswith("Error: the app did not answer /login below 500 within 1.")
     assert f"nothing answered; command: {silent}" in error and error.endswith("its last lines: warming up")
     assert "Traceback" not in ran.stderr
-    assert not [pid for pid in _all_pids() if "time.sleep(600)" in _cmdline(pid)]
+    assert not [pid for pid in _all_pids() if f"time.sleep(600) {tmp_path}" in _cmdline(pid)]
 
 
 def _all_pids() -> list[int]:

@@ -152,7 +152,10 @@ def _listener(socket_path: str | None, port: int) -> tuple[int | None, str, str]
                 if connection.laddr and os.path.realpath(str(connection.laddr)) == real and connection.pid:
                     # A connection accepted on the socket carries its path too, so the first match
                     # may be a PostgreSQL backend: the server is the oldest ancestor of its kind.
-                    return _server_root(connection.pid), f"socket {socket_path}", ""
+                    # A backend that ended since the listing has none: the next match is read.
+                    root = _server_root(connection.pid)
+                    if root is not None:
+                        return root, f"socket {socket_path}", ""
             return None, "", f"no visible process serves {socket_path}"
         for connection in psutil.net_connections(kind="inet"):
             if (
@@ -167,15 +170,18 @@ def _listener(socket_path: str | None, port: int) -> tuple[int | None, str, str]
         return None, "", "no permission to see which process listens (run as root or the server's user)"
 
 
-def _server_root(pid: int) -> int:
-    """The topmost ancestor of `pid` that runs the same program (a backend's postmaster)."""
+def _server_root(pid: int) -> int | None:
+    """The topmost ancestor of `pid` that runs the same program (a backend's postmaster), or None
+    when `pid` has ended (a backend whose connection closed after the sockets were listed)."""
     try:
         process = psutil.Process(pid)
         name = process.name()
         while (parent := process.parent()) is not None and parent.name() == name:
             process = parent
         return process.pid
-    except (psutil.NoSuchProcess, psutil.AccessDenied):
+    except psutil.NoSuchProcess:
+        return None
+    except psutil.AccessDenied:
         return pid
 
 

@@ -2,11 +2,14 @@
 
 from __future__ import annotations
 
+import subprocess
+import sys
+
 import psutil
 
 from dbladder.engines.base import EngineInfo
 from dbladder.observe import database_processes
-from dbladder.observe.database import SQLITE_HOW
+from dbladder.observe.database import SQLITE_HOW, _server_root
 from dbladder.urls import parse_url
 
 
@@ -59,3 +62,16 @@ def test_a_remote_server_cannot_be_observed_and_says_so():
 def test_a_url_that_cannot_be_read_is_a_warning():
     found = database_processes("nonsense")
     assert found() == [] and "cannot tell the database" in (found.warning or "")
+
+
+def test_a_backend_that_ended_since_the_sockets_were_listed_is_no_server():
+    # A connection on PostgreSQL's socket may be a backend that ends before it is looked up (a
+    # busy machine's other clients come and go): the search must go on to the next match, not
+    # name the ended backend the server (a CI run read such a PID as the server's root).
+    ended = subprocess.Popen([sys.executable, "-c", "pass"])
+    ended.wait()
+    assert _server_root(ended.pid) is None
+    # A live one is read up to its topmost ancestor of the same program (here this python, or the
+    # python that started this test worker).
+    root = _server_root(psutil.Process().pid)
+    assert root is not None and psutil.Process(root).name() == psutil.Process().name()
